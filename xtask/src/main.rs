@@ -1,0 +1,30 @@
+//! Project automation: generated files and the test control plane.
+//! Run as `cargo xtask <command>`.
+
+mod cluster;
+mod generate;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "xtask", about = "mdiag project automation")]
+struct Xtask {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Regenerate completions/, docs/mdiag.1 and docs/symptoms.md (`--check` fails when stale).
+    Generate(generate::GenerateArgs),
+    /// The local Kubernetes control plane used by the live tests.
+    #[command(subcommand)]
+    Cluster(cluster::ClusterCommand),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Xtask::parse().command {
+        Command::Generate(args) => generate::run(args),
+        Command::Cluster(cmd) => cluster::run(cmd),
+    }
+}
