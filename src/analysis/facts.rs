@@ -1,0 +1,201 @@
+//! Small readers over objects that several rules share: conditions,
+//! managedFields times, events of an object, lease freshness.
+
+use std::collections::HashMap;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ContainerStatus, Pod, PodCondition};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::model::{EventRecord, Snapshot};
+
+pub fn pod_condition<'a>(pod: &'a Pod, kind: &str) -> Option<&'a PodCondition> {
+    pod.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == kind)
+}
+
+pub fn deployment_condition<'a>(d: &'a Deployment, kind: &str) -> Option<&'a DeploymentCondition> {
+    d.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == kind)
+}
+
+pub fn container_statuses(pod: &Pod) -> &[ContainerStatus] {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or(&[])
+}
+
+pub fn container_names(pod: &Pod) -> Vec<&str> {
+    pod.spec
+        .as_ref()
+        .map(|s| s.containers.iter().map(|c| c.name.as_str()).collect())
+        .unwrap_or_default()
+}
+
+pub fn name(meta: &ObjectMeta) -> &str {
+    meta.name.as_deref().unwrap_or("")
+}
+
+pub fn uid(meta: &ObjectMeta) -> &str {
+    meta.uid.as_deref().unwrap_or("")
+}
+
+pub fn created(meta: &ObjectMeta) -> Option<Timestamp> {
+    meta.creation_timestamp.as_ref().map(|t| t.0)
+}
+
+/// The latest managedFields time of a write to the main resource (not the
+/// status), optionally only by `manager`.
+pub fn spec_write_time(meta: &ObjectMeta, manager: Option<&str>) -> Option<Timestamp> {
+    meta.managed_fields
+        .iter()
+        .flatten()
+        .filter(|m| m.subresource.as_deref().unwrap_or("").is_empty())
+        .filter(|m| manager.is_none_or(|want| m.manager.as_deref() == Some(want)))
+        .filter_map(|m| m.time.as_ref().map(|t| t.0))
+        .max()
+}
+
+/// The time of the last declaration: the newest Apply of the main resource,
+/// else the newest write to it by anyone but `controller`.
+pub fn declaration_time(meta: &ObjectMeta, controller: &str) -> Option<Timestamp> {
+    let entries = || {
+        meta.managed_fields
+            .iter()
+            .flatten()
+            .filter(|m| m.subresource.as_deref().unwrap_or("").is_empty())
+    };
+    entries()
+        .filter(|m| m.operation.as_deref() == Some("Apply"))
+        .filter(|m| m.manager.as_deref() != Some(controller))
+        .filter_map(|m| m.time.as_ref().map(|t| t.0))
+        .max()
+        .or_else(|| {
+            entries()
+                .filter(|m| m.manager.as_deref() != Some(controller))
+                .filter_map(|m| m.time.as_ref().map(|t| t.0))
+                .max()
+        })
+}
+
+/// The latest time anything wrote the status subresource.
+pub fn status_write_time(meta: &ObjectMeta) -> Option<Timestamp> {
+    meta.managed_fields
+        .iter()
+        .flatten()
+        .filter(|m| m.subresource.as_deref() == Some("status"))
+        .filter_map(|m| m.time.as_ref().map(|t| t.0))
+        .max()
+}
+
+/// Events indexed by the UID of the object they are about (and by
+/// kind/name for events that carry no UID).
+pub struct EventIndex<'a> {
+    by_uid: HashMap<&'a str, Vec<&'a EventRecord>>,
+    by_name: HashMap<(String, String, String), Vec<&'a EventRecord>>,
+}
+
+impl<'a> EventIndex<'a> {
+    pub fn new(snapshot: &'a Snapshot) -> Self {
+        let mut by_uid: HashMap<&str, Vec<&EventRecord>> = HashMap::new();
+        let mut by_name: HashMap<_, Vec<&EventRecord>> = HashMap::new();
+        for event in &snapshot.objects.events {
+            let uid = match event {
+                EventRecord::Core(e) => e.involved_object.uid.as_deref(),
+                EventRecord::New(e) => e.regarding.as_ref().and_then(|r| r.uid.as_deref()),
+            };
+            match uid.filter(|u| !u.is_empty()) {
+                Some(uid) => by_uid.entry(uid).or_default().push(event),
+                None => {
+                    let s = event.subject();
+                    by_name
+                        .entry((s.kind, s.namespace, s.name))
+                        .or_default()
+                        .push(event)
+                }
+            }
+        }
+        // Newest last, so `last()` is the latest observation.
+        for list in by_uid.values_mut().chain(by_name.values_mut()) {
+            list.sort_by_key(|e| e.last_seen());
+        }
+        EventIndex { by_uid, by_name }
+    }
+
+    /// Events about one object, oldest first.
+    pub fn about(&self, kind: &str, meta: &ObjectMeta) -> Vec<&'a EventRecord> {
+        let mut out: Vec<&EventRecord> = self.by_uid.get(uid(meta)).cloned().unwrap_or_default();
+        let key = (
+            kind.to_string(),
+            meta.namespace.clone().unwrap_or_default(),
+            name(meta).to_string(),
+        );
+        if let Some(extra) = self.by_name.get(&key) {
+            out.extend(extra);
+            out.sort_by_key(|e| e.last_seen());
+        }
+        out
+    }
+}
+
+/// How a leader-election Lease stands at `now`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseState {
+    pub holder: Option<String>,
+    pub renewed: Option<Timestamp>,
+    pub duration_seconds: i64,
+    /// Not renewed within its duration: the holder has stopped.
+    pub stale: bool,
+}
+
+pub fn lease_state(lease: &Lease, now: Timestamp) -> LeaseState {
+    let spec = lease.spec.as_ref();
+    let renewed = spec
+        .and_then(|s| s.renew_time.as_ref().or(s.acquire_time.as_ref()))
+        .map(|t| t.0);
+    let duration_seconds = spec
+        .and_then(|s| s.lease_duration_seconds)
+        .map(i64::from)
+        .unwrap_or(15);
+    let stale = match renewed {
+        None => true,
+        Some(t) => seconds_between(t, now) > duration_seconds as f64,
+    };
+    LeaseState {
+        holder: spec.and_then(|s| s.holder_identity.clone()),
+        renewed,
+        duration_seconds,
+        stale,
+    }
+}
+
+pub fn find_lease<'a>(
+    snapshot: &'a Snapshot,
+    namespace: &str,
+    lease_name: &str,
+) -> Option<&'a Lease> {
+    snapshot.objects.leases.iter().find(|l| {
+        l.metadata.namespace.as_deref() == Some(namespace) && name(&l.metadata) == lease_name
+    })
+}
+
+pub fn seconds_between(from: Timestamp, to: Timestamp) -> f64 {
+    (to.as_millisecond() - from.as_millisecond()) as f64 / 1000.0
+}
+
+/// A human age like `2m30s`, for evidence texts.
+pub fn age(from: Timestamp, now: Timestamp) -> String {
+    let secs = seconds_between(from, now).max(0.0) as i64;
+    crate::analysis::format_duration(secs)
+}

@@ -1,0 +1,299 @@
+//! The four moments of each Pod and the step ladder of the whole rollout.
+
+use std::collections::HashSet;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::facts::{self, EventIndex, container_statuses, created, pod_condition};
+use super::{Replicas, Step, StepState};
+use crate::chain::{CONTROLLER_NAME, Chain, ChainPod};
+
+/// One moment of a Pod: whether its persisted record exists, and its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Moment {
+    pub reached: bool,
+    pub at: Option<Timestamp>,
+}
+
+impl Moment {
+    fn reached_at(at: Option<Timestamp>) -> Self {
+        Moment { reached: true, at }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Moments {
+    pub stored: Moment,
+    pub bound: Moment,
+    pub started: Moment,
+    pub ready: Moment,
+}
+
+/// What the ladder needs to know about one Pod.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PodState {
+    pub name: String,
+    pub uid: String,
+    pub revision: Option<i64>,
+    pub current: bool,
+    pub terminating: bool,
+    pub node: Option<String>,
+    pub phase: Option<String>,
+    pub moments: Moments,
+    /// Its address is ready in an EndpointSlice of the Service.
+    pub serving: bool,
+    /// In a slice but draining (ready=false, serving=true, terminating).
+    pub draining: bool,
+    pub last_step: Step,
+    pub restarts: i32,
+    /// The first container's waiting or terminated reason, if any.
+    pub state_reason: Option<String>,
+}
+
+pub fn pod_states(chain: &Chain, _events: &EventIndex) -> Vec<PodState> {
+    let serving_uids = endpoint_uids(chain, |ready, _| ready);
+    let draining_uids = endpoint_uids(chain, |ready, serving| !ready && serving);
+    chain
+        .pods
+        .iter()
+        .map(|p| pod_state(p, &serving_uids, &draining_uids))
+        .collect()
+}
+
+/// UIDs of Pods whose endpoint conditions satisfy `keep(ready, serving)`.
+/// An unset condition counts as true, as the EndpointSlice API says.
+fn endpoint_uids(chain: &Chain, keep: impl Fn(bool, bool) -> bool) -> HashSet<String> {
+    chain
+        .endpoint_slices
+        .iter()
+        .flat_map(|s| s.endpoints.iter())
+        .filter(|e| {
+            let c = e.conditions.as_ref();
+            let ready = c.and_then(|c| c.ready).unwrap_or(true);
+            let serving = c.and_then(|c| c.serving).unwrap_or(ready);
+            keep(ready, serving)
+        })
+        .filter_map(|e| e.target_ref.as_ref()?.uid.clone())
+        .collect()
+}
+
+fn pod_state(p: &ChainPod, serving: &HashSet<String>, draining: &HashSet<String>) -> PodState {
+    let pod = p.pod;
+    let meta = &pod.metadata;
+    let node = pod.spec.as_ref().and_then(|s| s.node_name.clone());
+    let statuses = container_statuses(pod);
+    let container_count = pod.spec.as_ref().map_or(0, |s| s.containers.len());
+
+    let stored = Moment::reached_at(created(meta));
+    let bound = if node.is_some() {
+        let scheduled = pod_condition(pod, "PodScheduled").filter(|c| c.status == "True");
+        Moment::reached_at(scheduled.and_then(|c| c.last_transition_time.as_ref().map(|t| t.0)))
+    } else {
+        Moment::default()
+    };
+    let running: Vec<Timestamp> = statuses
+        .iter()
+        .filter_map(|s| s.state.as_ref()?.running.as_ref())
+        .filter_map(|r| r.started_at.as_ref().map(|t| t.0))
+        .collect();
+    let all_running = container_count > 0
+        && statuses.len() >= container_count
+        && statuses
+            .iter()
+            .all(|s| s.state.as_ref().is_some_and(|st| st.running.is_some()));
+    let started = if bound.reached && all_running {
+        Moment::reached_at(running.iter().max().copied())
+    } else {
+        Moment::default()
+    };
+    let ready_condition = pod_condition(pod, "Ready").filter(|c| c.status == "True");
+    let ready = if started.reached && ready_condition.is_some() {
+        Moment::reached_at(
+            ready_condition.and_then(|c| c.last_transition_time.as_ref().map(|t| t.0)),
+        )
+    } else {
+        Moment::default()
+    };
+    let uid = facts::uid(meta).to_string();
+    let is_serving = serving.contains(&uid);
+    let last_step = if ready.reached && is_serving {
+        Step::Serving
+    } else if ready.reached {
+        Step::Ready
+    } else if started.reached {
+        Step::Started
+    } else if bound.reached {
+        Step::Bound
+    } else {
+        Step::Stored
+    };
+    let state_reason = statuses.iter().find_map(|s| {
+        let st = s.state.as_ref()?;
+        st.waiting
+            .as_ref()
+            .and_then(|w| w.reason.clone())
+            .or_else(|| st.terminated.as_ref().and_then(|t| t.reason.clone()))
+    });
+    PodState {
+        name: facts::name(meta).to_string(),
+        draining: draining.contains(&uid),
+        uid,
+        revision: p.revision,
+        current: p.current,
+        terminating: p.terminating(),
+        node,
+        phase: pod.status.as_ref().and_then(|s| s.phase.clone()),
+        moments: Moments {
+            stored,
+            bound,
+            started,
+            ready,
+        },
+        serving: is_serving,
+        last_step,
+        restarts: statuses.iter().map(|s| s.restart_count).sum(),
+        state_reason,
+    }
+}
+
+pub fn replicas(chain: &Chain, pods: &[PodState]) -> Replicas {
+    let current: Vec<&PodState> = pods
+        .iter()
+        .filter(|p| p.current && !p.terminating)
+        .collect();
+    let count = |f: &dyn Fn(&PodState) -> bool| current.iter().filter(|p| f(p)).count() as i32;
+    Replicas {
+        desired: chain.desired_replicas(),
+        current: current.len() as i32,
+        ready: count(&|p| p.moments.ready.reached),
+        serving: count(&|p| p.serving && p.moments.ready.reached),
+        old: pods.iter().filter(|p| !p.current).count() as i32,
+    }
+}
+
+/// The ladder from the first step that applies to the target.
+pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepState> {
+    let mut out = Vec::new();
+    let controller_name = chain
+        .controller
+        .as_ref()
+        .map(|c| c.location.name.as_str())
+        .unwrap_or(CONTROLLER_NAME);
+
+    if let Some(msvc) = chain.model_service {
+        let meta = &msvc.metadata;
+        out.push(StepState {
+            step: Step::Declared,
+            reached: true,
+            at: facts::declaration_time(meta, controller_name).or(created(meta)),
+            note: format!("generation {}", meta.generation.unwrap_or(0)),
+        });
+        let generation = meta.generation.unwrap_or(0);
+        let observed = msvc.data["status"]["observedGeneration"].as_i64();
+        let reached = observed.is_some_and(|o| o >= generation);
+        // The controller writing the Deployment after the declaration is the
+        // earliest persisted proof that it observed it.
+        let declared_at = out[0].at;
+        let deployment_write = chain
+            .deployment
+            .and_then(|d| facts::spec_write_time(&d.metadata, Some(controller_name)))
+            .filter(|t| declared_at.is_none_or(|d| *t >= d));
+        let status_write = facts::status_write_time(meta);
+        out.push(StepState {
+            step: Step::Observed,
+            reached,
+            at: if reached {
+                [deployment_write, status_write].into_iter().flatten().min()
+            } else {
+                None
+            },
+            note: match observed {
+                Some(o) => format!("observedGeneration {o} of {generation}"),
+                None => "no status.observedGeneration".into(),
+            },
+        });
+    }
+
+    if chain.model_service.is_some() || chain.deployment.is_some() {
+        let (reached, at, note) = match chain.deployment {
+            None => (false, None, "no Deployment".to_string()),
+            Some(d) => {
+                let generation = d.metadata.generation.unwrap_or(0);
+                let observed = d.status.as_ref().and_then(|s| s.observed_generation);
+                let reached = observed.is_some_and(|o| o >= generation);
+                let at = facts::spec_write_time(&d.metadata, None).or(created(&d.metadata));
+                let note = match observed {
+                    Some(o) => format!("observedGeneration {o} of {generation}"),
+                    None => format!("generation {generation}, not observed"),
+                };
+                (reached, at, note)
+            }
+        };
+        out.push(StepState {
+            step: Step::Deployment,
+            reached,
+            at,
+            note,
+        });
+        let current = chain.current_replica_set();
+        out.push(StepState {
+            step: Step::ReplicaSet,
+            reached: current.is_some(),
+            at: current.and_then(|r| created(&r.replica_set.metadata)),
+            note: match current {
+                Some(r) => format!(
+                    "revision {}",
+                    r.revision.map_or("?".to_string(), |v| v.to_string())
+                ),
+                None => "no ReplicaSet runs the current template".into(),
+            },
+        });
+    }
+
+    let current: Vec<&PodState> = pods
+        .iter()
+        .filter(|p| p.current && !p.terminating)
+        .collect();
+    let of = format!("{}/{}", current.len(), replicas.desired);
+    let pod_step = |step: Step, pick: fn(&Moments) -> Moment| {
+        let moments: Vec<Moment> = current.iter().map(|p| pick(&p.moments)).collect();
+        let n = moments.iter().filter(|m| m.reached).count();
+        let reached = !moments.is_empty() && n == moments.len();
+        StepState {
+            step,
+            reached,
+            at: if reached {
+                moments.iter().filter_map(|m| m.at).max()
+            } else {
+                None
+            },
+            note: format!("{n} of {of} Pods"),
+        }
+    };
+    out.push(pod_step(Step::Stored, |m| m.stored));
+    out.push(pod_step(Step::Bound, |m| m.bound));
+    out.push(pod_step(Step::Started, |m| m.started));
+    out.push(pod_step(Step::Ready, |m| m.ready));
+    let serving = if replicas.desired == 0 {
+        true
+    } else {
+        replicas.serving >= replicas.desired
+    };
+    out.push(StepState {
+        step: Step::Serving,
+        reached: serving && !chain.services.is_empty(),
+        // EndpointSlices keep no per-endpoint time: say so, invent none.
+        at: None,
+        note: match chain.primary_service() {
+            None => "no Service".into(),
+            Some(s) => format!(
+                "{} of {} ready endpoints in service/{} (slices keep no time)",
+                replicas.serving,
+                replicas.desired,
+                facts::name(&s.metadata)
+            ),
+        },
+    });
+    out
+}

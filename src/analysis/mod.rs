@@ -1,0 +1,259 @@
+//! Pure analysis: the step ladder, the four moments of every Pod, the
+//! findings and the verdict. No IO and no clock: `now` is an argument.
+
+mod facts;
+mod ladder;
+mod rules;
+mod verdict;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+pub use facts::{LeaseState, lease_state};
+pub use ladder::{Moment, Moments, PodState};
+pub use rules::rule_ids;
+
+use crate::catalogue::{Severity, severity_of};
+use crate::chain::Chain;
+use crate::model::{Gap, ObjectRef, Snapshot, TemplateVars};
+
+/// The ladder a rollout climbs, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Step {
+    /// The ModelService is stored.
+    Declared,
+    /// Its controller observed the current generation.
+    Observed,
+    /// The Deployment exists and its generation is observed.
+    Deployment,
+    /// The ReplicaSet of the current revision exists.
+    #[serde(rename = "replicaset")]
+    ReplicaSet,
+    Stored,
+    Bound,
+    Started,
+    Ready,
+    /// The Service has a ready endpoint for every desired replica.
+    Serving,
+}
+
+impl Step {
+    pub const ALL: [Step; 9] = [
+        Step::Declared,
+        Step::Observed,
+        Step::Deployment,
+        Step::ReplicaSet,
+        Step::Stored,
+        Step::Bound,
+        Step::Started,
+        Step::Ready,
+        Step::Serving,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::Declared => "declared",
+            Step::Observed => "observed",
+            Step::Deployment => "deployment",
+            Step::ReplicaSet => "replicaset",
+            Step::Stored => "stored",
+            Step::Bound => "bound",
+            Step::Started => "started",
+            Step::Ready => "ready",
+            Step::Serving => "serving",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        Step::ALL.iter().position(|s| *s == self).unwrap_or(0)
+    }
+}
+
+/// One fact that supports a finding, with where it was read and when.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    /// `pod/NAME`, `deployment/NAME`, `event/NAME`...
+    pub object: String,
+    /// The field path, or `event` for an Event's message.
+    pub field: String,
+    pub value: String,
+    pub at: Option<Timestamp>,
+}
+
+impl Evidence {
+    pub fn new(
+        object: impl Into<String>,
+        field: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
+        Evidence {
+            object: object.into(),
+            field: field.into(),
+            value: value.into(),
+            at: None,
+        }
+    }
+
+    pub fn at(mut self, at: Option<Timestamp>) -> Self {
+        self.at = at;
+        self
+    }
+}
+
+/// A symptom the rules found. Texts (title, cause, fix...) live in the
+/// catalogue under `id`; `vars` fill its command templates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub id: &'static str,
+    pub severity: Severity,
+    pub subject: ObjectRef,
+    /// The ladder step this finding keeps the rollout from reaching.
+    pub step: Step,
+    /// One line of the decisive facts, in the cluster's own words.
+    pub detail: String,
+    pub evidence: Vec<Evidence>,
+    pub vars: TemplateVars,
+}
+
+impl Finding {
+    pub fn new(
+        id: &'static str,
+        subject: ObjectRef,
+        step: Step,
+        detail: impl Into<String>,
+    ) -> Self {
+        Finding {
+            id,
+            severity: severity_of(id),
+            subject,
+            step,
+            detail: detail.into(),
+            evidence: Vec::new(),
+            vars: TemplateVars::new(),
+        }
+    }
+
+    pub fn evidence(mut self, e: Evidence) -> Self {
+        self.evidence.push(e);
+        self
+    }
+
+    pub fn var(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.vars.insert(key.to_string(), value.into());
+        self
+    }
+}
+
+/// One rung of the ladder as observed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepState {
+    pub step: Step,
+    pub reached: bool,
+    /// The persisted time of the step, when the cluster keeps one.
+    pub at: Option<Timestamp>,
+    /// A short fact beside it (`2/2 Pods`, `generation 3, observed 2`).
+    pub note: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Replicas {
+    pub desired: i32,
+    /// Pods of the current revision that exist (not terminating).
+    pub current: i32,
+    pub ready: i32,
+    /// Current-revision Pods with a ready endpoint in the Service.
+    pub serving: i32,
+    /// Pods of older revisions still present.
+    pub old: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    pub last_step: Step,
+    pub missing: Option<Step>,
+    /// Index into `findings` of the one the verdict leads with.
+    pub lead: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetInfo {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
+
+/// Everything `trace` reports about one workload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnosis {
+    pub target: TargetInfo,
+    pub now: Timestamp,
+    pub healthy: bool,
+    pub verdict: Verdict,
+    pub steps: Vec<StepState>,
+    pub replicas: Replicas,
+    pub pods: Vec<PodState>,
+    /// Ranked: the lead first, then by closeness to the missing step and severity.
+    pub findings: Vec<Finding>,
+    pub gaps: Vec<Gap>,
+}
+
+/// Resources whose absence from a read makes the verdict unprovable.
+pub const CHAIN_RESOURCES: &[&str] = &[
+    "modelservices",
+    "deployments",
+    "replicasets",
+    "pods",
+    "services",
+    "endpointslices",
+];
+
+impl Diagnosis {
+    /// A gap hides part of the chain itself, so health cannot be proven.
+    pub fn chain_incomplete(&self) -> bool {
+        self.gaps.iter().any(|g| {
+            CHAIN_RESOURCES
+                .iter()
+                .any(|r| g.hides(r, &self.target.namespace))
+        })
+    }
+
+    pub fn lead(&self) -> Option<&Finding> {
+        self.verdict.lead.and_then(|i| self.findings.get(i))
+    }
+}
+
+/// Analyses a walked chain at `now`.
+pub fn analyze(snapshot: &Snapshot, chain: &Chain, now: Timestamp) -> Diagnosis {
+    let events = facts::EventIndex::new(snapshot);
+    let pods = ladder::pod_states(chain, &events);
+    let replicas = ladder::replicas(chain, &pods);
+    let steps = ladder::steps(chain, &pods, &replicas);
+    let ctx = rules::Ctx {
+        snapshot,
+        chain,
+        now,
+        events: &events,
+        pods: &pods,
+    };
+    let findings = rules::run_all(&ctx);
+    let gaps: Vec<Gap> = snapshot
+        .gaps
+        .iter()
+        .filter(|g| g.namespace.is_none() || g.namespace.as_deref() == Some(&chain.namespace))
+        .cloned()
+        .collect();
+    verdict::decide(chain, now, steps, replicas, pods, findings, gaps)
+}
+
+/// `95` -> `1m35s`, `3600` -> `1h0m`.
+pub fn format_duration(secs: i64) -> String {
+    let secs = secs.max(0);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{}s", s / 60, s % 60),
+        s if s < 86_400 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
+        s => format!("{}d{}h", s / 86_400, (s % 86_400) / 3600),
+    }
+}

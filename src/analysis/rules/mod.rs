@@ -1,0 +1,172 @@
+//! The rules: one small function per finding, evidence in, findings out.
+//! Adding a finding is one function here plus one entry in the catalogue.
+
+mod controller;
+mod pods;
+mod service;
+
+use jiff::Timestamp;
+
+use super::facts::EventIndex;
+use super::{Finding, PodState};
+use crate::chain::{Chain, ChainPod};
+use crate::model::{Snapshot, TemplateVars};
+
+/// What every rule may read. Nothing here does IO.
+pub struct Ctx<'a> {
+    pub snapshot: &'a Snapshot,
+    pub chain: &'a Chain<'a>,
+    pub now: Timestamp,
+    pub events: &'a EventIndex<'a>,
+    pub pods: &'a [PodState],
+}
+
+type Rule = fn(&Ctx) -> Vec<Finding>;
+
+/// Every rule, with the ids it may emit.
+const RULES: &[(&[&str], Rule)] = &[
+    (
+        &["controller-not-converging"],
+        controller::controller_not_converging,
+    ),
+    (&["deployment-missing"], controller::deployment_missing),
+    (
+        &["deployment-not-observed"],
+        controller::deployment_not_observed,
+    ),
+    (
+        &["progress-deadline-exceeded"],
+        controller::progress_deadline_exceeded,
+    ),
+    (&["pod-unschedulable"], pods::unschedulable),
+    (&["scheduler-silent"], pods::scheduler_silent),
+    (
+        &[
+            "crash-loop",
+            "container-cannot-run",
+            "container-config-error",
+        ],
+        pods::container_failures,
+    ),
+    (&["oom-killed"], pods::oom_killed),
+    (
+        &[
+            "image-pull-denied",
+            "image-pull-not-found",
+            "image-pull-timeout",
+            "image-pull-failed",
+        ],
+        pods::image_pull,
+    ),
+    (&["readiness-failing"], pods::readiness_failing),
+    (&["service-missing"], service::service_missing),
+    (&["selector-mismatch"], service::selector_mismatch),
+    (&["endpoints-not-ready"], service::endpoints_not_ready),
+];
+
+/// Ids the verdict itself may add beside the rules.
+const VERDICT_IDS: &[&str] = &["rollout-in-progress"];
+
+/// Every finding id this build can emit.
+pub fn rule_ids() -> Vec<&'static str> {
+    let mut ids: Vec<&str> = RULES
+        .iter()
+        .flat_map(|(ids, _)| ids.iter().copied())
+        .collect();
+    ids.extend(VERDICT_IDS);
+    ids
+}
+
+pub fn run_all(ctx: &Ctx) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = Vec::new();
+    for (_, rule) in RULES {
+        for finding in rule(ctx) {
+            merge_or_push(&mut findings, finding);
+        }
+    }
+    findings
+}
+
+/// The same symptom on several Pods of a revision is one finding about the
+/// first Pod, with the others' evidence beside it.
+fn merge_or_push(findings: &mut Vec<Finding>, finding: Finding) {
+    const MAX_EVIDENCE: usize = 12;
+    if finding.subject.kind == "Pod"
+        && let Some(existing) = findings
+            .iter_mut()
+            .find(|f| f.id == finding.id && f.subject.kind == "Pod")
+    {
+        let others = existing
+            .vars
+            .entry("also".into())
+            .or_insert_with(|| "0".into());
+        let n: usize = others.parse().unwrap_or(0) + 1;
+        *others = n.to_string();
+        let room = MAX_EVIDENCE.saturating_sub(existing.evidence.len());
+        existing
+            .evidence
+            .extend(finding.evidence.into_iter().take(room.min(3)));
+        return;
+    }
+    findings.push(finding);
+}
+
+impl<'a> Ctx<'a> {
+    /// Whether a gap hides `resource` in the chain's namespace: rules that
+    /// need it stay silent.
+    pub fn hidden(&self, resource: &str) -> bool {
+        self.snapshot
+            .gaps
+            .iter()
+            .any(|g| g.hides(resource, &self.chain.namespace))
+    }
+
+    /// Pods of the current revision that are not being deleted, with their state.
+    pub fn current_pods(&self) -> impl Iterator<Item = (&'a ChainPod<'a>, &'a PodState)> + '_ {
+        self.chain
+            .pods
+            .iter()
+            .zip(self.pods.iter())
+            .filter(|(_, s)| s.current && !s.terminating)
+    }
+
+    /// Template values every finding shares.
+    pub fn base_vars(&self) -> TemplateVars {
+        let mut vars = TemplateVars::new();
+        let c = self.chain;
+        vars.insert("namespace".into(), c.namespace.clone());
+        vars.insert("resource".into(), "msvc".into());
+        if let Some(m) = c.model_service {
+            vars.insert(
+                "modelservice".into(),
+                m.metadata.name.clone().unwrap_or_default(),
+            );
+        }
+        if let Some(d) = c.deployment {
+            vars.insert(
+                "deployment".into(),
+                d.metadata.name.clone().unwrap_or_default(),
+            );
+        }
+        if let Some(rs) = c.current_replica_set() {
+            vars.insert(
+                "replicaset".into(),
+                rs.replica_set.metadata.name.clone().unwrap_or_default(),
+            );
+        }
+        if let Some(s) = c.primary_service() {
+            vars.insert(
+                "service".into(),
+                s.metadata.name.clone().unwrap_or_default(),
+            );
+        }
+        if let Some(ctrl) = &c.controller {
+            vars.insert("controller".into(), ctrl.location.name.clone());
+            vars.insert(
+                "controller_namespace".into(),
+                ctrl.location.namespace.clone(),
+            );
+        }
+        vars
+    }
+}

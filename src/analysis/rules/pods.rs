@@ -1,0 +1,561 @@
+//! Rules about the Pods of the current revision: scheduling, containers,
+//! images, probes.
+
+use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
+
+use super::Ctx;
+use crate::analysis::facts::{self, age, container_statuses, lease_state, pod_condition};
+use crate::analysis::{Evidence, Finding, PodState, Step};
+use crate::chain::ChainPod;
+use crate::model::{EventRecord, ObjectRef, int_or_string};
+
+/// Seconds a Pod may wait for the scheduler before silence means something.
+const SCHEDULER_GRACE_SECONDS: f64 = 30.0;
+/// Seconds after a container starts before a missing Ready is a symptom.
+const READINESS_GRACE_SECONDS: f64 = 30.0;
+
+fn pod_ref(pod: &Pod) -> ObjectRef {
+    ObjectRef::new("Pod", &pod.metadata)
+}
+
+fn pod_label(pod: &Pod) -> String {
+    format!("pod/{}", facts::name(&pod.metadata))
+}
+
+fn pod_finding(ctx: &Ctx, id: &'static str, pod: &Pod, step: Step, detail: String) -> Finding {
+    let mut f = Finding::new(id, pod_ref(pod), step, detail);
+    f.vars = ctx.base_vars();
+    f.vars
+        .insert("pod".into(), facts::name(&pod.metadata).to_string());
+    if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) {
+        f.vars.insert("node".into(), node);
+    }
+    if let Some(first) = facts::container_names(pod).first() {
+        f.vars.insert("container".into(), first.to_string());
+    }
+    f
+}
+
+fn event_evidence(pod: &Pod, e: &EventRecord) -> Evidence {
+    let count = e.count();
+    let times = if count > 1 {
+        format!(" (x{count})")
+    } else {
+        String::new()
+    };
+    Evidence::new(
+        pod_label(pod),
+        format!("event {}", e.reason()),
+        format!("{}{times}", e.message()),
+    )
+    .at(e.last_seen())
+}
+
+/// Events about the Pod, newest last, that are no older than the Pod.
+fn pod_events<'a>(ctx: &Ctx<'a>, pod: &Pod) -> Vec<&'a EventRecord> {
+    let born = facts::created(&pod.metadata);
+    ctx.events
+        .about("Pod", &pod.metadata)
+        .into_iter()
+        .filter(|e| match (born, e.last_seen()) {
+            (Some(b), Some(seen)) => seen >= b,
+            _ => true,
+        })
+        .collect()
+}
+
+pub fn unschedulable(ctx: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (p, state) in ctx.current_pods() {
+        if state.moments.bound.reached {
+            continue;
+        }
+        let pod = p.pod;
+        let condition = pod_condition(pod, "PodScheduled").filter(|c| c.status == "False");
+        let failed: Vec<_> = pod_events(ctx, pod)
+            .into_iter()
+            .filter(|e| e.reason() == "FailedScheduling")
+            .collect();
+        if condition.is_none() && failed.is_empty() {
+            continue;
+        }
+        let message = failed
+            .last()
+            .map(|e| e.message().to_string())
+            .or_else(|| condition.and_then(|c| c.message.clone()))
+            .unwrap_or_default();
+        let mut f = pod_finding(ctx, "pod-unschedulable", pod, Step::Bound, message);
+        if let Some(c) = condition {
+            f = f.evidence(
+                Evidence::new(
+                    pod_label(pod),
+                    "status.conditions[PodScheduled]",
+                    format!(
+                        "False {}: {}",
+                        c.reason.as_deref().unwrap_or(""),
+                        c.message.as_deref().unwrap_or("")
+                    ),
+                )
+                .at(c.last_transition_time.as_ref().map(|t| t.0)),
+            );
+        }
+        if let Some(e) = failed.last() {
+            f = f.evidence(event_evidence(pod, e));
+        }
+        out.push(f);
+    }
+    out
+}
+
+pub fn scheduler_silent(ctx: &Ctx) -> Vec<Finding> {
+    if ctx.hidden("events") || ctx.hidden("leases") {
+        return Vec::new();
+    }
+    let lease = facts::find_lease(ctx.snapshot, "kube-system", "kube-scheduler")
+        .map(|l| lease_state(l, ctx.now));
+    if lease.as_ref().is_some_and(|l| !l.stale) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (p, state) in ctx.current_pods() {
+        let pod = p.pod;
+        let waited = facts::created(&pod.metadata)
+            .map(|c| facts::seconds_between(c, ctx.now))
+            .unwrap_or(0.0);
+        let has_scheduling_evidence = pod_condition(pod, "PodScheduled").is_some()
+            || pod_events(ctx, pod)
+                .iter()
+                .any(|e| e.reason() == "FailedScheduling" || e.reason() == "Scheduled");
+        if state.moments.bound.reached
+            || has_scheduling_evidence
+            || waited < SCHEDULER_GRACE_SECONDS
+        {
+            continue;
+        }
+        let lease_text = match &lease {
+            Some(l) => format!(
+                "holder {}, last renewed {} ago (duration {}s)",
+                l.holder.as_deref().unwrap_or("none"),
+                l.renewed.map_or("never".into(), |t| age(t, ctx.now)),
+                l.duration_seconds
+            ),
+            None => "no kube-scheduler Lease in kube-system".into(),
+        };
+        let f = pod_finding(
+            ctx,
+            "scheduler-silent",
+            pod,
+            Step::Bound,
+            format!(
+                "no nodeName and no scheduling event after {}; scheduler lease: {lease_text}",
+                age(facts::created(&pod.metadata).unwrap_or(ctx.now), ctx.now)
+            ),
+        )
+        .evidence(
+            Evidence::new(pod_label(pod), "spec.nodeName", "unset")
+                .at(facts::created(&pod.metadata)),
+        )
+        .evidence(
+            Evidence::new("lease/kube-scheduler", "spec.renewTime", lease_text)
+                .at(lease.as_ref().and_then(|l| l.renewed)),
+        );
+        out.push(f);
+    }
+    out
+}
+
+fn container_label(s: &ContainerStatus) -> String {
+    format!("status.containerStatuses[{}]", s.name)
+}
+
+/// Failing containers that are not OOM kills or image pulls: crash loops,
+/// configuration errors, commands that cannot run.
+pub fn container_failures(ctx: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (p, _) in ctx.current_pods() {
+        let pod = p.pod;
+        for s in container_statuses(pod) {
+            if let Some(f) = container_failure(ctx, p, s) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+fn container_failure(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Finding> {
+    let pod = p.pod;
+    let waiting = s.state.as_ref()?.waiting.as_ref()?;
+    let reason = waiting.reason.as_deref().unwrap_or("");
+    let last = s.last_state.as_ref().and_then(|l| l.terminated.as_ref());
+    let last_reason = last.and_then(|t| t.reason.as_deref()).unwrap_or("");
+    let exit = last.map(|t| t.exit_code);
+    let waiting_evidence = Evidence::new(
+        pod_label(pod),
+        format!("{}.state.waiting", container_label(s)),
+        format!("{reason}: {}", waiting.message.as_deref().unwrap_or("")),
+    );
+    let last_evidence = last.map(|t| {
+        Evidence::new(
+            pod_label(pod),
+            format!("{}.lastState.terminated", container_label(s)),
+            format!(
+                "exitCode {} reason {}{}",
+                t.exit_code,
+                t.reason.as_deref().unwrap_or("(none)"),
+                t.message
+                    .as_deref()
+                    .map(|m| format!(": {}", m.trim()))
+                    .unwrap_or_default()
+            ),
+        )
+        .at(t.finished_at.as_ref().map(|t| t.0))
+    });
+    let restarts = Evidence::new(
+        pod_label(pod),
+        format!("{}.restartCount", container_label(s)),
+        s.restart_count.to_string(),
+    );
+
+    let (id, detail) = match reason {
+        "CreateContainerConfigError" | "CreateContainerError" => (
+            "container-config-error",
+            format!(
+                "container {}: {reason}: {}",
+                s.name,
+                waiting.message.as_deref().unwrap_or("")
+            ),
+        ),
+        "RunContainerError" | "ContainerCannotRun" => (
+            "container-cannot-run",
+            format!(
+                "container {}: {reason}: {}",
+                s.name,
+                waiting.message.as_deref().unwrap_or("")
+            ),
+        ),
+        "CrashLoopBackOff" if last_reason == "OOMKilled" => return None,
+        "CrashLoopBackOff"
+            if matches!(exit, Some(126 | 127)) || last_reason == "ContainerCannotRun" =>
+        {
+            (
+                "container-cannot-run",
+                format!(
+                    "container {} exits with code {} ({}): the command cannot be run",
+                    s.name,
+                    exit.unwrap_or(0),
+                    if exit == Some(127) {
+                        "command not found"
+                    } else {
+                        "not executable"
+                    }
+                ),
+            )
+        }
+        "CrashLoopBackOff" => {
+            let how = match exit {
+                Some(0) => "keeps exiting with code 0 (it finishes, it does not fail)".to_string(),
+                Some(137) if last_reason != "OOMKilled" => format!(
+                    "was killed (exit 137, reason {}; not reported as OOMKilled)",
+                    if last_reason.is_empty() {
+                        "none"
+                    } else {
+                        last_reason
+                    }
+                ),
+                Some(code) => format!(
+                    "exits with code {code}{}",
+                    if last_reason.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({last_reason})")
+                    }
+                ),
+                None => "keeps restarting (last exit not recorded)".to_string(),
+            };
+            (
+                "crash-loop",
+                format!("container {} {how}, {} restarts", s.name, s.restart_count),
+            )
+        }
+        _ => return None,
+    };
+    let mut f = pod_finding(ctx, id, pod, Step::Started, detail)
+        .var("container", s.name.clone())
+        .evidence(waiting_evidence);
+    if let Some(e) = last_evidence {
+        f = f.evidence(e);
+    }
+    f = f.evidence(restarts);
+    if let Some(e) = pod_events(ctx, pod)
+        .into_iter()
+        .rev()
+        .find(|e| matches!(e.reason(), "BackOff" | "Failed"))
+    {
+        f = f.evidence(event_evidence(pod, e));
+    }
+    Some(f)
+}
+
+pub fn oom_killed(ctx: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (p, _) in ctx.current_pods() {
+        let pod = p.pod;
+        for s in container_statuses(pod) {
+            let state = s.state.as_ref();
+            let now_terminated = state.and_then(|st| st.terminated.as_ref());
+            let last = s.last_state.as_ref().and_then(|l| l.terminated.as_ref());
+            let oom = [now_terminated, last]
+                .into_iter()
+                .flatten()
+                .find(|t| t.reason.as_deref() == Some("OOMKilled"));
+            let Some(oom) = oom else { continue };
+            // A container running and ready now is healthy whatever its past.
+            let recovered = state.is_some_and(|st| st.running.is_some()) && s.ready;
+            if recovered {
+                continue;
+            }
+            let limit = pod
+                .spec
+                .as_ref()
+                .and_then(|spec| spec.containers.iter().find(|c| c.name == s.name))
+                .and_then(|c| c.resources.as_ref())
+                .and_then(|r| r.limits.as_ref())
+                .and_then(|l| l.get("memory"))
+                .map(|q| q.0.clone());
+            let detail = format!(
+                "container {} was OOMKilled (exit {}), memory limit {}, {} restarts",
+                s.name,
+                oom.exit_code,
+                limit.as_deref().unwrap_or("none"),
+                s.restart_count
+            );
+            let f = pod_finding(ctx, "oom-killed", pod, Step::Started, detail)
+                .var("container", s.name.clone())
+                .evidence(
+                    Evidence::new(
+                        pod_label(pod),
+                        format!("{}.lastState.terminated", container_label(s)),
+                        format!("reason OOMKilled exitCode {}", oom.exit_code),
+                    )
+                    .at(oom.finished_at.as_ref().map(|t| t.0)),
+                )
+                .evidence(Evidence::new(
+                    pod_label(pod),
+                    format!("spec.containers[{}].resources.limits.memory", s.name),
+                    limit.unwrap_or_else(|| "(no limit: the node ran out of memory)".into()),
+                ))
+                .evidence(Evidence::new(
+                    pod_label(pod),
+                    format!("{}.restartCount", container_label(s)),
+                    s.restart_count.to_string(),
+                ));
+            out.push(f);
+        }
+    }
+    out
+}
+
+const PULL_REASONS: &[&str] = &[
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "ErrImageNeverPull",
+    "InvalidImageName",
+    "ImageInspectError",
+    "RegistryUnavailable",
+];
+
+/// Sorts a registry's words into the four pull failures. Order matters:
+/// a denial often also says "does not exist".
+pub fn classify_pull_error(message: &str) -> &'static str {
+    let m = message.to_ascii_lowercase();
+    let any = |words: &[&str]| words.iter().any(|w| m.contains(w));
+    if any(&[
+        "pull access denied",
+        "unauthorized",
+        "authorization failed",
+        "authentication required",
+        "403 forbidden",
+        "denied",
+        "insufficient_scope",
+        "no basic auth credentials",
+    ]) {
+        "image-pull-denied"
+    } else if any(&[
+        "not found",
+        "manifest unknown",
+        "notfound",
+        "no such manifest",
+        "no matching manifest",
+        "name unknown",
+    ]) {
+        "image-pull-not-found"
+    } else if any(&[
+        "i/o timeout",
+        "deadlineexceeded",
+        "deadline exceeded",
+        "timeout",
+        "timed out",
+    ]) {
+        "image-pull-timeout"
+    } else {
+        "image-pull-failed"
+    }
+}
+
+pub fn image_pull(ctx: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (p, _) in ctx.current_pods() {
+        let pod = p.pod;
+        for s in container_statuses(pod) {
+            let Some(waiting) = s.state.as_ref().and_then(|st| st.waiting.as_ref()) else {
+                continue;
+            };
+            let reason = waiting.reason.as_deref().unwrap_or("");
+            if !PULL_REASONS.contains(&reason) {
+                continue;
+            }
+            // The registry's words are in the kubelet's Failed event (and in
+            // the waiting message while the state is ErrImagePull).
+            let failed = pod_events(ctx, pod).into_iter().rev().find(|e| {
+                e.reason() == "Failed"
+                    && e.message().contains("ull image")
+                    && mentions_container_image(e, s)
+            });
+            let registry_words = failed
+                .map(|e| e.message().to_string())
+                .or_else(|| {
+                    waiting
+                        .message
+                        .clone()
+                        .filter(|m| !m.starts_with("Back-off"))
+                })
+                .unwrap_or_default();
+            let id = if registry_words.is_empty() {
+                "image-pull-failed"
+            } else {
+                classify_pull_error(&registry_words)
+            };
+            let detail = if registry_words.is_empty() {
+                format!(
+                    "container {} waits in {reason} for image {}; the registry's answer is not recorded",
+                    s.name, s.image
+                )
+            } else {
+                format!("image {}: {}", s.image, registry_words)
+            };
+            let mut f = pod_finding(ctx, id, pod, Step::Started, detail)
+                .var("container", s.name.clone())
+                .evidence(Evidence::new(
+                    pod_label(pod),
+                    format!("{}.state.waiting", container_label(s)),
+                    format!("{reason}: {}", waiting.message.as_deref().unwrap_or("")),
+                ));
+            if let Some(e) = failed {
+                f = f.evidence(event_evidence(pod, e));
+            }
+            out.push(f);
+        }
+    }
+    out
+}
+
+fn mentions_container_image(e: &EventRecord, s: &ContainerStatus) -> bool {
+    let field = e.subject().field_path;
+    field.is_empty() || field.contains(&format!("{{{}}}", s.name)) || e.message().contains(&s.image)
+}
+
+pub fn readiness_failing(ctx: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (p, state) in ctx.current_pods() {
+        if !state.moments.started.reached || state.moments.ready.reached {
+            continue;
+        }
+        if let Some(f) = readiness_finding(ctx, p, state) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+fn readiness_finding(ctx: &Ctx, p: &ChainPod, state: &PodState) -> Option<Finding> {
+    let pod = p.pod;
+    let started = state.moments.started.at;
+    // Only probe failures of the running containers are current evidence.
+    let unhealthy: Vec<&EventRecord> = pod_events(ctx, pod)
+        .into_iter()
+        .filter(|e| e.reason() == "Unhealthy" && e.message().contains("eadiness"))
+        .filter(|e| match (started, e.last_seen()) {
+            (Some(s), Some(seen)) => seen >= s,
+            _ => true,
+        })
+        .collect();
+    let running_for = started
+        .map(|s| facts::seconds_between(s, ctx.now))
+        .unwrap_or(f64::MAX);
+    if unhealthy.is_empty() && running_for < READINESS_GRACE_SECONDS {
+        return None;
+    }
+    let ready = pod_condition(pod, "Ready");
+    let detail = match unhealthy.last() {
+        Some(e) => format!("{} (x{})", e.message(), e.count()),
+        None => format!(
+            "running for {} but not Ready, and no probe failure is recorded (events may have expired)",
+            facts::age(started.unwrap_or(ctx.now), ctx.now)
+        ),
+    };
+    let mut f = pod_finding(ctx, "readiness-failing", pod, Step::Ready, detail);
+    if let Some(c) = ready {
+        f = f.evidence(
+            Evidence::new(
+                pod_label(pod),
+                "status.conditions[Ready]",
+                format!(
+                    "{} {}{}",
+                    c.status,
+                    c.reason.as_deref().unwrap_or(""),
+                    c.message
+                        .as_deref()
+                        .map(|m| format!(": {m}"))
+                        .unwrap_or_default()
+                ),
+            )
+            .at(c.last_transition_time.as_ref().map(|t| t.0)),
+        );
+    }
+    if let Some(probe) = pod.spec.as_ref().and_then(|s| {
+        s.containers
+            .iter()
+            .find_map(|c| c.readiness_probe.as_ref().map(|p| (c, p)))
+    }) {
+        let (c, probe) = probe;
+        let target = if let Some(h) = &probe.http_get {
+            format!(
+                "httpGet {}:{}",
+                h.path.as_deref().unwrap_or("/"),
+                int_or_string(&h.port)
+            )
+        } else if let Some(t) = &probe.tcp_socket {
+            format!("tcpSocket :{}", int_or_string(&t.port))
+        } else if probe.exec.is_some() {
+            "exec".to_string()
+        } else if probe.grpc.is_some() {
+            "grpc".to_string()
+        } else {
+            "probe".to_string()
+        };
+        f = f.var("container", c.name.clone()).evidence(Evidence::new(
+            pod_label(pod),
+            format!("spec.containers[{}].readinessProbe", c.name),
+            format!(
+                "{target}, period {}s, failureThreshold {}",
+                probe.period_seconds.unwrap_or(10),
+                probe.failure_threshold.unwrap_or(3)
+            ),
+        ));
+    }
+    if let Some(e) = unhealthy.last() {
+        f = f.evidence(event_evidence(pod, e));
+    }
+    Some(f)
+}

@@ -1,0 +1,153 @@
+//! The verdict: the last step with a persisted record, the first missing
+//! one after it, and the finding closest to it (reverse reasoning).
+
+use jiff::Timestamp;
+
+use super::facts;
+use super::{
+    Diagnosis, Evidence, Finding, PodState, Replicas, Step, StepState, TargetInfo, Verdict,
+};
+use crate::catalogue::Severity;
+use crate::chain::Chain;
+use crate::model::{Gap, ObjectRef};
+
+pub fn decide(
+    chain: &Chain,
+    now: Timestamp,
+    steps: Vec<StepState>,
+    replicas: Replicas,
+    pods: Vec<PodState>,
+    mut findings: Vec<Finding>,
+    gaps: Vec<Gap>,
+) -> Diagnosis {
+    // The rollout stands on the last step of the unbroken run from the start.
+    let first_missing = steps.iter().position(|s| !s.reached);
+    let (last_step, missing) = match first_missing {
+        None => (Step::Serving, None),
+        Some(0) => (steps[0].step, Some(steps[0].step)),
+        Some(i) => (steps[i - 1].step, Some(steps[i].step)),
+    };
+
+    if let Some(f) = rollout_in_progress(chain, &replicas, &findings, missing) {
+        findings.push(f);
+    }
+
+    let target_step = missing.unwrap_or(Step::Serving);
+    findings.sort_by_key(|f| {
+        (
+            f.severity == Severity::Info,
+            f.step.index().abs_diff(target_step.index()),
+            f.severity,
+            f.id,
+            f.subject.name.clone(),
+        )
+    });
+    let lead = if findings.is_empty() { None } else { Some(0) };
+
+    let target = target_info(chain);
+    let problems = findings.iter().any(|f| f.severity != Severity::Info);
+    let mut diagnosis = Diagnosis {
+        target,
+        now,
+        healthy: false,
+        verdict: Verdict {
+            last_step,
+            missing,
+            lead,
+        },
+        steps,
+        replicas,
+        pods,
+        findings,
+        gaps,
+    };
+    diagnosis.healthy = missing.is_none() && !problems && !diagnosis.chain_incomplete();
+    diagnosis
+}
+
+fn target_info(chain: &Chain) -> TargetInfo {
+    let (kind, meta) = if let Some(m) = chain.model_service {
+        ("ModelService", &m.metadata)
+    } else if let Some(d) = chain.deployment {
+        ("Deployment", &d.metadata)
+    } else if let Some(p) = chain.pods.first() {
+        ("Pod", &p.pod.metadata)
+    } else {
+        return TargetInfo {
+            kind: chain.target.kind.to_string(),
+            namespace: chain.namespace.clone(),
+            name: chain.target.name.clone(),
+            uid: String::new(),
+        };
+    };
+    TargetInfo {
+        kind: kind.to_string(),
+        namespace: chain.namespace.clone(),
+        name: facts::name(meta).to_string(),
+        uid: facts::uid(meta).to_string(),
+    }
+}
+
+/// A rollout (or rollback) that is still moving with nothing wrong: judged
+/// by generations and the new revision's counts, not by counting Pods.
+fn rollout_in_progress(
+    chain: &Chain,
+    replicas: &Replicas,
+    findings: &[Finding],
+    missing: Option<Step>,
+) -> Option<Finding> {
+    let d = chain.deployment?;
+    if findings.iter().any(|f| f.severity != Severity::Info) {
+        return None;
+    }
+    let moving = missing.is_some_and(|m| m >= Step::ReplicaSet);
+    let draining = missing.is_none() && replicas.old > 0;
+    if !moving && !draining {
+        return None;
+    }
+    let status = d.status.as_ref();
+    let updated = status.and_then(|s| s.updated_replicas).unwrap_or(0);
+    let available = status.and_then(|s| s.available_replicas).unwrap_or(0);
+    let generation = d.metadata.generation.unwrap_or(0);
+    let observed = status.and_then(|s| s.observed_generation).unwrap_or(0);
+    let revision = chain
+        .current_replica_set()
+        .and_then(|r| r.revision)
+        .map_or("?".to_string(), |r| r.to_string());
+    let detail = if draining {
+        format!(
+            "revision {revision} serves all {} replicas; {} Pod(s) of older revisions are still draining",
+            replicas.desired, replicas.old
+        )
+    } else {
+        format!(
+            "revision {revision}: {} of {} Pods ready, {} serving; {} old Pod(s) still present",
+            replicas.ready, replicas.desired, replicas.serving, replicas.old
+        )
+    };
+    let name = facts::name(&d.metadata);
+    let mut f = Finding::new(
+        "rollout-in-progress",
+        ObjectRef::new("Deployment", &d.metadata),
+        missing.unwrap_or(Step::Serving),
+        detail,
+    )
+    .evidence(Evidence::new(
+        format!("deployment/{name}"),
+        "metadata.generation / status.observedGeneration",
+        format!("{generation} / {observed}"),
+    ))
+    .evidence(Evidence::new(
+        format!("deployment/{name}"),
+        "status.updatedReplicas / availableReplicas",
+        format!("{updated} / {available} of {}", replicas.desired),
+    ));
+    f.vars.insert("namespace".into(), chain.namespace.clone());
+    f.vars.insert("deployment".into(), name.to_string());
+    if let Some(m) = chain.model_service {
+        f.vars
+            .insert("modelservice".into(), facts::name(&m.metadata).to_string());
+    }
+    f.vars.insert("resource".into(), "msvc".into());
+    Some(f)
+}

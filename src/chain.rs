@@ -1,0 +1,567 @@
+//! The object graph of one workload, walked by owner UID (never by name
+//! prefix): ModelService -> Deployment -> ReplicaSets -> Pods, and the
+//! Service with its EndpointSlices beside them. Pure: it only reads the
+//! snapshot.
+
+use k8s_openapi::Metadata;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::DynamicObject;
+
+use crate::model::{Snapshot, TargetKind, TargetSpec};
+
+pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
+pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
+pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+/// Where the ModelService controller is looked for after the target namespace.
+pub const CONTROLLER_NAMESPACE: &str = "modeldock-system";
+pub const CONTROLLER_NAME: &str = "modeldock-controller";
+
+/// The target named something that is not in the snapshot.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{kind} {name:?} not found in namespace {namespace:?}{}", hint(.available))]
+pub struct TargetNotFound {
+    pub kind: TargetKind,
+    pub namespace: String,
+    pub name: String,
+    /// Targets that do exist there, as `msvc/NAME` or `deploy/NAME`.
+    pub available: Vec<String>,
+}
+
+fn hint(available: &[String]) -> String {
+    if available.is_empty() {
+        "; nothing to trace there (wrong namespace or context?)".into()
+    } else {
+        format!("; it has: {}", available.join(", "))
+    }
+}
+
+/// Where the ModelService controller lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerLocation {
+    pub namespace: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Chain<'a> {
+    pub namespace: String,
+    pub target: TargetSpec,
+    pub model_service: Option<&'a DynamicObject>,
+    pub deployment: Option<&'a Deployment>,
+    /// Newest revision first.
+    pub replica_sets: Vec<RevisionSet<'a>>,
+    pub pods: Vec<ChainPod<'a>>,
+    pub services: Vec<&'a Service>,
+    pub endpoint_slices: Vec<&'a EndpointSlice>,
+    pub controller: Option<ControllerParts<'a>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RevisionSet<'a> {
+    pub replica_set: &'a ReplicaSet,
+    pub revision: Option<i64>,
+    /// Its template is the Deployment's current one.
+    pub current: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ChainPod<'a> {
+    pub pod: &'a Pod,
+    pub revision: Option<i64>,
+    /// Owned by the ReplicaSet of the current revision.
+    pub current: bool,
+}
+
+impl ChainPod<'_> {
+    /// Being deleted: it is draining, not part of the rollout any more.
+    pub fn terminating(&self) -> bool {
+        self.pod.metadata.deletion_timestamp.is_some()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ControllerParts<'a> {
+    pub location: ControllerLocation,
+    pub deployment: Option<&'a Deployment>,
+    pub lease: Option<&'a Lease>,
+}
+
+impl<'a> Chain<'a> {
+    pub fn current_replica_set(&self) -> Option<&RevisionSet<'a>> {
+        self.replica_sets.iter().find(|r| r.current)
+    }
+
+    pub fn current_pods(&self) -> impl Iterator<Item = &ChainPod<'a>> {
+        self.pods.iter().filter(|p| p.current && !p.terminating())
+    }
+
+    /// Desired replicas: the Deployment's, else the ModelService's, else 1.
+    pub fn desired_replicas(&self) -> i32 {
+        if let Some(d) = self.deployment {
+            return d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+        }
+        self.model_service
+            .and_then(|m| m.data["spec"]["replicas"].as_i64())
+            .map(|r| r.clamp(0, i64::from(i32::MAX)) as i32)
+            .unwrap_or(1)
+    }
+
+    pub fn primary_service(&self) -> Option<&'a Service> {
+        self.services.first().copied()
+    }
+}
+
+fn name(meta: &ObjectMeta) -> &str {
+    meta.name.as_deref().unwrap_or("")
+}
+
+fn ns_of(meta: &ObjectMeta) -> &str {
+    meta.namespace.as_deref().unwrap_or("")
+}
+
+fn uid(meta: &ObjectMeta) -> &str {
+    meta.uid.as_deref().unwrap_or("")
+}
+
+/// The UIDs `meta` names as owners (of a given kind).
+fn owned_by(meta: &ObjectMeta, owner_uid: &str) -> bool {
+    !owner_uid.is_empty()
+        && meta
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| o.uid == owner_uid)
+}
+
+fn owner_uid_of_kind<'m>(meta: &'m ObjectMeta, kind: &str) -> Option<&'m str> {
+    let owners = meta.owner_references.as_deref().unwrap_or(&[]);
+    owners
+        .iter()
+        .filter(|o| o.kind == kind)
+        .max_by_key(|o| o.controller.unwrap_or(false))
+        .map(|o| o.uid.as_str())
+}
+
+pub fn revision_of(meta: &ObjectMeta) -> Option<i64> {
+    meta.annotations
+        .as_ref()?
+        .get(REVISION_ANNOTATION)?
+        .parse()
+        .ok()
+}
+
+/// Whether a ReplicaSet runs the Deployment's current template: the same
+/// template once the pod-template-hash label the controller adds is removed.
+fn runs_template(rs: &ReplicaSet, deployment: &Deployment) -> bool {
+    let (Some(rs_template), Some(d_template)) = (
+        rs.spec.as_ref().and_then(|s| s.template.as_ref()),
+        deployment.spec.as_ref().map(|s| &s.template),
+    ) else {
+        return false;
+    };
+    let mut rs_template = rs_template.clone();
+    if let Some(labels) = rs_template
+        .metadata
+        .as_mut()
+        .and_then(|m| m.labels.as_mut())
+    {
+        labels.remove(POD_TEMPLATE_HASH);
+    }
+    let normalise = |t: &k8s_openapi::api::core::v1::PodTemplateSpec| {
+        let mut v = serde_json::to_value(t).unwrap_or_default();
+        strip_empty(&mut v);
+        v
+    };
+    normalise(&rs_template) == normalise(d_template)
+}
+
+/// Drops nulls, empty maps and empty lists so that `labels: {}` and a
+/// missing `labels` compare equal.
+fn strip_empty(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            for child in map.values_mut() {
+                strip_empty(child);
+            }
+            map.retain(|_, c| match c {
+                Value::Null => false,
+                Value::Object(m) => !m.is_empty(),
+                Value::Array(a) => !a.is_empty(),
+                _ => true,
+            });
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_empty),
+        _ => {}
+    }
+}
+
+/// Whether a Service's selector selects the labels.
+pub fn selector_matches(
+    service: &Service,
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+) -> bool {
+    let Some(selector) = service.spec.as_ref().and_then(|s| s.selector.as_ref()) else {
+        return false;
+    };
+    if selector.is_empty() {
+        return false;
+    }
+    let Some(labels) = labels else { return false };
+    selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+}
+
+/// Finds the target and walks its chain.
+pub fn walk<'a>(
+    snapshot: &'a Snapshot,
+    target: &TargetSpec,
+    namespace: &str,
+    controller: Option<&ControllerLocation>,
+) -> Result<Chain<'a>, TargetNotFound> {
+    let objects = &snapshot.objects;
+    let in_ns = |meta: &ObjectMeta| ns_of(meta) == namespace;
+    let not_found = || TargetNotFound {
+        kind: target.kind,
+        namespace: namespace.to_string(),
+        name: target.name.clone(),
+        available: available_targets(snapshot, namespace),
+    };
+    let msvc_by_uid = |owner: &str| {
+        objects
+            .model_services
+            .iter()
+            .find(|m| uid(&m.metadata) == owner)
+    };
+    let deployment_by_uid = |owner: &str| {
+        objects
+            .deployments
+            .iter()
+            .find(|d| uid(&d.metadata) == owner)
+    };
+
+    let (model_service, deployment) = match target.kind {
+        TargetKind::ModelService => {
+            let msvc = objects
+                .model_services
+                .iter()
+                .find(|m| in_ns(&m.metadata) && name(&m.metadata) == target.name)
+                .ok_or_else(not_found)?;
+            (Some(msvc), owned_deployment(snapshot, msvc, namespace))
+        }
+        TargetKind::Deployment => {
+            let d = objects
+                .deployments
+                .iter()
+                .find(|d| in_ns(&d.metadata) && name(&d.metadata) == target.name)
+                .ok_or_else(not_found)?;
+            let msvc = owner_uid_of_kind(&d.metadata, "ModelService").and_then(msvc_by_uid);
+            (msvc, Some(d))
+        }
+        TargetKind::Pod => {
+            let pod = objects
+                .pods
+                .iter()
+                .find(|p| in_ns(&p.metadata) && name(&p.metadata) == target.name)
+                .ok_or_else(not_found)?;
+            let rs = owner_uid_of_kind(&pod.metadata, "ReplicaSet").and_then(|owner| {
+                objects
+                    .replica_sets
+                    .iter()
+                    .find(|r| uid(&r.metadata) == owner)
+            });
+            let d = rs
+                .and_then(|rs| owner_uid_of_kind(&rs.metadata, "Deployment"))
+                .and_then(deployment_by_uid);
+            let msvc = d
+                .and_then(|d| owner_uid_of_kind(&d.metadata, "ModelService"))
+                .and_then(msvc_by_uid);
+            if d.is_none() {
+                // A bare Pod (or one whose owners are gone): the chain is the Pod.
+                return Ok(bare_pod_chain(snapshot, target, namespace, pod));
+            }
+            (msvc, d)
+        }
+    };
+
+    let mut replica_sets: Vec<RevisionSet> = match deployment {
+        Some(d) => objects
+            .replica_sets
+            .iter()
+            .filter(|rs| owned_by(&rs.metadata, uid(&d.metadata)))
+            .map(|rs| RevisionSet {
+                replica_set: rs,
+                revision: revision_of(&rs.metadata),
+                current: runs_template(rs, d),
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    replica_sets.sort_by(|a, b| {
+        b.revision
+            .cmp(&a.revision)
+            .then_with(|| name(&a.replica_set.metadata).cmp(name(&b.replica_set.metadata)))
+    });
+    // Two ReplicaSets can share a template only transiently; the newest wins.
+    let mut seen_current = false;
+    for rs in &mut replica_sets {
+        if rs.current && seen_current {
+            rs.current = false;
+        }
+        seen_current |= rs.current;
+    }
+
+    let mut pods: Vec<ChainPod> = objects
+        .pods
+        .iter()
+        .filter_map(|pod| {
+            let owner = replica_sets
+                .iter()
+                .find(|rs| owned_by(&pod.metadata, uid(&rs.replica_set.metadata)))?;
+            Some(ChainPod {
+                pod,
+                revision: owner.revision,
+                current: owner.current,
+            })
+        })
+        .collect();
+    pods.sort_by(|a, b| {
+        b.current
+            .cmp(&a.current)
+            .then_with(|| b.revision.cmp(&a.revision))
+            .then_with(|| name(&a.pod.metadata).cmp(name(&b.pod.metadata)))
+    });
+
+    let services = related_services(snapshot, namespace, model_service, deployment);
+    let endpoint_slices = objects
+        .endpoint_slices
+        .iter()
+        .filter(|s| in_ns(&s.metadata))
+        .filter(|s| {
+            let service_name = s
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(SERVICE_NAME_LABEL));
+            services
+                .iter()
+                .any(|svc| Some(&svc.metadata.name.clone().unwrap_or_default()) == service_name)
+        })
+        .collect();
+
+    Ok(Chain {
+        namespace: namespace.to_string(),
+        target: target.clone(),
+        model_service,
+        deployment,
+        replica_sets,
+        pods,
+        services,
+        endpoint_slices,
+        controller: model_service.map(|_| find_controller(snapshot, namespace, controller)),
+    })
+}
+
+fn owned_deployment<'a>(
+    snapshot: &'a Snapshot,
+    msvc: &DynamicObject,
+    namespace_name: &str,
+) -> Option<&'a Deployment> {
+    let owner = uid(&msvc.metadata);
+    snapshot
+        .objects
+        .deployments
+        .iter()
+        .filter(|d| ns_of(&d.metadata) == namespace_name && owned_by(&d.metadata, owner))
+        .max_by_key(|d| {
+            d.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.uid == owner && o.controller == Some(true))
+        })
+}
+
+/// The Service(s) of the workload: owned by the ModelService, else one that
+/// selects the Deployment's Pods, else one of exactly the workload's name.
+fn related_services<'a>(
+    snapshot: &'a Snapshot,
+    namespace_name: &str,
+    model_service: Option<&DynamicObject>,
+    deployment: Option<&Deployment>,
+) -> Vec<&'a Service> {
+    let in_ns = snapshot
+        .objects
+        .services
+        .iter()
+        .filter(|s| ns_of(&s.metadata) == namespace_name);
+    if let Some(msvc) = model_service {
+        let owned: Vec<_> = in_ns
+            .clone()
+            .filter(|s| owned_by(&s.metadata, uid(&msvc.metadata)))
+            .collect();
+        if !owned.is_empty() {
+            return owned;
+        }
+    }
+    if let Some(d) = deployment {
+        let template_labels = d
+            .spec
+            .as_ref()
+            .and_then(|s| s.template.metadata.as_ref())
+            .and_then(|m| m.labels.as_ref());
+        let selecting: Vec<_> = in_ns
+            .clone()
+            .filter(|s| selector_matches(s, template_labels))
+            .collect();
+        if !selecting.is_empty() {
+            return selecting;
+        }
+    }
+    let workload_name = model_service
+        .map(|m| name(&m.metadata))
+        .or(deployment.map(|d| name(&d.metadata)));
+    in_ns
+        .filter(|s| Some(name(&s.metadata)) == workload_name)
+        .collect()
+}
+
+fn find_controller<'a>(
+    snapshot: &'a Snapshot,
+    namespace_name: &str,
+    wanted: Option<&ControllerLocation>,
+) -> ControllerParts<'a> {
+    let candidates = match wanted {
+        Some(loc) => vec![loc.clone()],
+        None => vec![
+            ControllerLocation {
+                namespace: namespace_name.to_string(),
+                name: CONTROLLER_NAME.into(),
+            },
+            ControllerLocation {
+                namespace: CONTROLLER_NAMESPACE.into(),
+                name: CONTROLLER_NAME.into(),
+            },
+        ],
+    };
+    let lookup = |loc: &ControllerLocation| {
+        let deployment = snapshot
+            .objects
+            .deployments
+            .iter()
+            .find(|d| ns_of(&d.metadata) == loc.namespace && name(&d.metadata) == loc.name);
+        let lease = snapshot
+            .objects
+            .leases
+            .iter()
+            .find(|l| ns_of(l.metadata()) == loc.namespace && name(l.metadata()) == loc.name);
+        ControllerParts {
+            location: loc.clone(),
+            deployment,
+            lease,
+        }
+    };
+    candidates
+        .iter()
+        .map(lookup)
+        .find(|c| c.deployment.is_some() || c.lease.is_some())
+        .unwrap_or_else(|| lookup(candidates.last().expect("at least one candidate")))
+}
+
+fn bare_pod_chain<'a>(
+    snapshot: &'a Snapshot,
+    target: &TargetSpec,
+    namespace_name: &str,
+    pod: &'a Pod,
+) -> Chain<'a> {
+    let labels = pod.metadata.labels.as_ref();
+    let services: Vec<&Service> = snapshot
+        .objects
+        .services
+        .iter()
+        .filter(|s| ns_of(&s.metadata) == namespace_name && selector_matches(s, labels))
+        .collect();
+    let endpoint_slices = snapshot
+        .objects
+        .endpoint_slices
+        .iter()
+        .filter(|s| ns_of(&s.metadata) == namespace_name)
+        .filter(|s| {
+            let service_name = s
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(SERVICE_NAME_LABEL));
+            services
+                .iter()
+                .any(|svc| svc.metadata.name.as_ref() == service_name)
+        })
+        .collect();
+    Chain {
+        namespace: namespace_name.to_string(),
+        target: target.clone(),
+        model_service: None,
+        deployment: None,
+        replica_sets: Vec::new(),
+        pods: vec![ChainPod {
+            pod,
+            revision: None,
+            current: true,
+        }],
+        services,
+        endpoint_slices,
+        controller: None,
+    }
+}
+
+/// Targets a user could trace in a namespace, for "not found" messages.
+pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<String> {
+    let mut out: Vec<String> = snapshot
+        .objects
+        .model_services
+        .iter()
+        .filter(|m| ns_of(&m.metadata) == namespace_name)
+        .map(|m| format!("msvc/{}", name(&m.metadata)))
+        .collect();
+    out.extend(
+        snapshot
+            .objects
+            .deployments
+            .iter()
+            .filter(|d| ns_of(&d.metadata) == namespace_name)
+            .map(|d| format!("deploy/{}", name(&d.metadata))),
+    );
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The namespaces a file holds the named target in (to default `-n`).
+pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<String> {
+    let metas: Vec<&ObjectMeta> = match target.kind {
+        TargetKind::ModelService => snapshot
+            .objects
+            .model_services
+            .iter()
+            .map(|m| &m.metadata)
+            .collect(),
+        TargetKind::Deployment => snapshot
+            .objects
+            .deployments
+            .iter()
+            .map(|d| &d.metadata)
+            .collect(),
+        TargetKind::Pod => snapshot.objects.pods.iter().map(|p| &p.metadata).collect(),
+    };
+    let mut out: Vec<String> = metas
+        .into_iter()
+        .filter(|m| name(m) == target.name)
+        .map(|m| ns_of(m).to_string())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}

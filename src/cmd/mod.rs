@@ -1,0 +1,83 @@
+//! One thin file per subcommand: turn flags into a plain request, fetch
+//! the snapshot through the source seam, analyse, render, pick the exit code.
+
+pub mod explain;
+pub mod trace;
+
+use std::io::IsTerminal;
+
+use anyhow::Context;
+use jiff::Timestamp;
+
+use crate::catalogue::Lang;
+use crate::chain::ControllerLocation;
+use crate::cli::{Cli, ColorChoice, Command, GlobalArgs, LangArg};
+use crate::exit::{Exit, UsageError};
+
+pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
+    match &cli.command {
+        Command::Trace(args) => trace::run(&cli.global, args).await,
+        Command::Explain(args) => explain::run(&cli.global, args),
+    }
+}
+
+/// The language: `--lang`, else LC_ALL / LC_MESSAGES / LANG.
+pub fn lang(global: &GlobalArgs) -> Lang {
+    match global.lang {
+        Some(LangArg::En) => Lang::En,
+        Some(LangArg::Zh) => Lang::Zh,
+        None => ["LC_ALL", "LC_MESSAGES", "LANG"]
+            .iter()
+            .filter_map(|k| std::env::var(k).ok())
+            .find(|v| !v.is_empty())
+            .map(|v| Lang::from_locale(&v))
+            .unwrap_or_default(),
+    }
+}
+
+/// Colour only for a terminal, never when NO_COLOR is set, unless forced.
+pub fn color(global: &GlobalArgs) -> bool {
+    match global.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var("TERM").map_or(true, |t| t != "dumb")
+                && std::io::stdout().is_terminal()
+        }
+    }
+}
+
+pub fn parse_at(global: &GlobalArgs) -> anyhow::Result<Option<Timestamp>> {
+    global
+        .at
+        .as_deref()
+        .map(|s| {
+            s.parse::<Timestamp>().map_err(|e| {
+                UsageError(format!(
+                    "--at {s:?} is not an RFC 3339 time such as 2026-11-28T10:15:00Z ({e})"
+                ))
+            })
+        })
+        .transpose()
+        .map_err(Into::into)
+}
+
+pub fn parse_controller(global: &GlobalArgs) -> anyhow::Result<Option<ControllerLocation>> {
+    let Some(text) = global.controller.as_deref() else {
+        return Ok(None);
+    };
+    let (namespace, name) = text
+        .split_once('/')
+        .filter(|(ns, n)| !ns.is_empty() && !n.is_empty() && !n.contains('/'))
+        .ok_or_else(|| UsageError(format!("--controller {text:?} must be NAMESPACE/NAME")))?;
+    Ok(Some(ControllerLocation {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    }))
+}
+
+/// Writes rendered output, with context on failure.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    crate::render::write_stdout(text).context("cannot write to stdout")
+}

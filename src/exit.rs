@@ -1,0 +1,67 @@
+//! Exit codes, the same for every command (SPEC section 6), and the one
+//! place errors are mapped onto them.
+
+use crate::chain::TargetNotFound;
+use crate::model::TargetParseError;
+use crate::source::SourceError;
+use crate::source::live::LiveError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// Healthy, or converged.
+    Healthy = 0,
+    /// A problem was found, or the rollout failed.
+    Problem = 1,
+    /// The command line or an input file is wrong.
+    Usage = 2,
+    /// Timed out while the rollout was still progressing.
+    TimedOut = 3,
+    /// The cluster could not be reached, or access was denied.
+    Unreachable = 4,
+    /// The target does not exist.
+    NotFound = 5,
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(e: Exit) -> Self {
+        std::process::ExitCode::from(e.code())
+    }
+}
+
+/// The text `--help` shows about exit codes.
+pub const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0  healthy / converged
+  1  a problem was found, or the rollout failed
+  2  usage error (bad flags, unreadable or invalid input file)
+  3  timed out while still progressing
+  4  cluster unreachable, or access denied
+  5  target not found";
+
+/// Maps an error to its exit code by the typed errors in its chain.
+pub fn for_error(err: &anyhow::Error) -> Exit {
+    for cause in err.chain() {
+        if cause.is::<TargetNotFound>() {
+            return Exit::NotFound;
+        }
+        if cause.is::<TargetParseError>() || cause.is::<SourceError>() || cause.is::<UsageError>() {
+            return Exit::Usage;
+        }
+        if let Some(live) = cause.downcast_ref::<LiveError>() {
+            return live.exit();
+        }
+    }
+    Exit::Problem
+}
+
+/// A mistake on the command line that clap cannot see.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);

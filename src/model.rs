@@ -1,0 +1,454 @@
+//! The in-memory snapshot every data source produces, and the small value
+//! types the rest of the crate shares. No IO here.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use jiff::Timestamp;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Event as CoreEvent, Node, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::events::v1::Event as NewEvent;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::DynamicObject;
+use serde::{Deserialize, Serialize};
+
+/// Everything one run knows about the cluster: objects, logs, what could not
+/// be read, and where it came from.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub origin: Origin,
+    pub objects: Objects,
+    pub logs: Vec<LogRecord>,
+    pub gaps: Vec<Gap>,
+    /// Paths (never values) that were redacted when the snapshot was taken.
+    pub redactions: Vec<String>,
+}
+
+/// Where a snapshot came from and when it was taken.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    pub kind: OriginKind,
+    /// A file path, or the cluster server URL for a live read.
+    pub location: String,
+    pub captured_at: Option<Timestamp>,
+    pub captured_by: Option<String>,
+    pub context: Option<String>,
+    pub server_version: Option<String>,
+    pub target: Option<TargetSpec>,
+    /// The newest timestamp found in any object (the clock for a dump).
+    pub newest_seen: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OriginKind {
+    #[default]
+    Live,
+    /// mdiag's own snapshot format.
+    SnapshotFile,
+    /// `kubectl get -o yaml|json` output or plain manifests: no capture metadata.
+    KubectlDump,
+}
+
+/// The Kubernetes objects of a snapshot, typed where the analysis reads them.
+#[derive(Debug, Clone, Default)]
+pub struct Objects {
+    pub model_services: Vec<DynamicObject>,
+    pub deployments: Vec<Deployment>,
+    pub replica_sets: Vec<ReplicaSet>,
+    pub pods: Vec<Pod>,
+    pub services: Vec<Service>,
+    pub endpoint_slices: Vec<EndpointSlice>,
+    pub events: Vec<EventRecord>,
+    pub nodes: Vec<Node>,
+    pub leases: Vec<Lease>,
+    pub hpas: Vec<HorizontalPodAutoscaler>,
+    pub pdbs: Vec<PodDisruptionBudget>,
+    pub http_routes: Vec<DynamicObject>,
+    /// Objects of kinds the analysis does not read, kept so nothing is lost.
+    pub other: Vec<serde_json::Value>,
+}
+
+impl Objects {
+    pub fn len(&self) -> usize {
+        self.model_services.len()
+            + self.deployments.len()
+            + self.replica_sets.len()
+            + self.pods.len()
+            + self.services.len()
+            + self.endpoint_slices.len()
+            + self.events.len()
+            + self.nodes.len()
+            + self.leases.len()
+            + self.hpas.len()
+            + self.pdbs.len()
+            + self.http_routes.len()
+            + self.other.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// An Event in either of its two API shapes.
+#[derive(Debug, Clone)]
+pub enum EventRecord {
+    Core(Box<CoreEvent>),
+    New(Box<NewEvent>),
+}
+
+/// The object an event is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventSubject {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub field_path: String,
+}
+
+impl EventRecord {
+    pub fn subject(&self) -> EventSubject {
+        let r = match self {
+            EventRecord::Core(e) => Some(&e.involved_object),
+            EventRecord::New(e) => e.regarding.as_ref(),
+        };
+        let Some(r) = r else {
+            return EventSubject::default();
+        };
+        EventSubject {
+            kind: r.kind.clone().unwrap_or_default(),
+            namespace: r.namespace.clone().unwrap_or_default(),
+            name: r.name.clone().unwrap_or_default(),
+            uid: r.uid.clone().unwrap_or_default(),
+            field_path: r.field_path.clone().unwrap_or_default(),
+        }
+    }
+
+    pub fn reason(&self) -> &str {
+        match self {
+            EventRecord::Core(e) => e.reason.as_deref(),
+            EventRecord::New(e) => e.reason.as_deref(),
+        }
+        .unwrap_or("")
+    }
+
+    pub fn message(&self) -> &str {
+        match self {
+            EventRecord::Core(e) => e.message.as_deref(),
+            EventRecord::New(e) => e.note.as_deref(),
+        }
+        .unwrap_or("")
+    }
+
+    pub fn event_type(&self) -> &str {
+        match self {
+            EventRecord::Core(e) => e.type_.as_deref(),
+            EventRecord::New(e) => e.type_.as_deref(),
+        }
+        .unwrap_or("")
+    }
+
+    /// The component that reported it (kubelet, default-scheduler, ...).
+    pub fn reporter(&self) -> &str {
+        match self {
+            EventRecord::Core(e) => e
+                .reporting_component
+                .as_deref()
+                .filter(|s| !s.is_empty())
+                .or(e.source.as_ref().and_then(|s| s.component.as_deref())),
+            EventRecord::New(e) => e.reporting_controller.as_deref(),
+        }
+        .unwrap_or("")
+    }
+
+    /// How many times it was seen (series count, or count).
+    pub fn count(&self) -> u32 {
+        let n = match self {
+            EventRecord::Core(e) => e
+                .series
+                .as_ref()
+                .and_then(|s| s.count)
+                .or(e.count)
+                .unwrap_or(1),
+            EventRecord::New(e) => e
+                .series
+                .as_ref()
+                .map(|s| s.count)
+                .or(e.deprecated_count)
+                .unwrap_or(1),
+        };
+        n.max(1) as u32
+    }
+
+    /// When it was first seen: the oldest of the times either shape carries.
+    pub fn first_seen(&self) -> Option<Timestamp> {
+        match self {
+            EventRecord::Core(e) => e
+                .first_timestamp
+                .as_ref()
+                .map(|t| t.0)
+                .or(e.event_time.as_ref().map(|t| t.0))
+                .or(e.metadata.creation_timestamp.as_ref().map(|t| t.0)),
+            EventRecord::New(e) => e
+                .deprecated_first_timestamp
+                .as_ref()
+                .map(|t| t.0)
+                .or(e.event_time.as_ref().map(|t| t.0)),
+        }
+    }
+
+    /// When it was last seen: series last observation, last timestamp, or event time.
+    pub fn last_seen(&self) -> Option<Timestamp> {
+        let candidates: Vec<Option<Timestamp>> = match self {
+            EventRecord::Core(e) => vec![
+                e.series
+                    .as_ref()
+                    .and_then(|s| s.last_observed_time.as_ref())
+                    .map(|t| t.0),
+                e.last_timestamp.as_ref().map(|t| t.0),
+                e.event_time.as_ref().map(|t| t.0),
+                e.first_timestamp.as_ref().map(|t| t.0),
+                e.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            ],
+            EventRecord::New(e) => vec![
+                e.series.as_ref().map(|s| s.last_observed_time.0),
+                e.deprecated_last_timestamp.as_ref().map(|t| t.0),
+                e.event_time.as_ref().map(|t| t.0),
+            ],
+        };
+        candidates.into_iter().flatten().max()
+    }
+
+    pub fn uid(&self) -> &str {
+        match self {
+            EventRecord::Core(e) => e.metadata.uid.as_deref(),
+            EventRecord::New(e) => e.metadata.uid.as_deref(),
+        }
+        .unwrap_or("")
+    }
+
+    pub fn to_value(&self) -> serde_json::Value {
+        let v = match self {
+            EventRecord::Core(e) => serde_json::to_value(e),
+            EventRecord::New(e) => serde_json::to_value(e),
+        };
+        v.unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// A container log read at capture time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogRecord {
+    pub namespace: String,
+    pub pod: String,
+    pub container: String,
+    /// The log of the previous (terminated) run of the container.
+    #[serde(default)]
+    pub previous: bool,
+    /// True when the text was cut to the size cap.
+    #[serde(default)]
+    pub truncated: bool,
+    #[serde(default)]
+    pub text: String,
+}
+
+/// Something that could not be read, and why. A forbidden list is not an
+/// empty list: rules that need it stay silent and the gap is reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gap {
+    /// The resource (plural, as kubectl names it), e.g. `pods` or `pods/log`.
+    pub resource: String,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    #[serde(default = "default_verb")]
+    pub verb: String,
+    pub reason: String,
+}
+
+fn default_verb() -> String {
+    "list".into()
+}
+
+impl Gap {
+    /// Whether this gap hides objects of `resource` in `namespace`.
+    pub fn hides(&self, resource: &str, namespace: &str) -> bool {
+        let resource_matches = self.resource == resource
+            || self.resource.split('.').next() == Some(resource)
+            || self.resource == "*";
+        let namespace_matches = match &self.namespace {
+            None => true,
+            Some(ns) => ns == namespace,
+        };
+        resource_matches && namespace_matches
+    }
+}
+
+/// What the user asked about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetSpec {
+    pub kind: TargetKind,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum TargetKind {
+    ModelService,
+    Deployment,
+    Pod,
+}
+
+impl TargetKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::ModelService => "ModelService",
+            TargetKind::Deployment => "Deployment",
+            TargetKind::Pod => "Pod",
+        }
+    }
+}
+
+impl fmt::Display for TargetKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A bad target argument.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("cannot read target {given:?}: {why} (use NAME, msvc/NAME, deploy/NAME or pod/NAME)")]
+pub struct TargetParseError {
+    pub given: String,
+    pub why: &'static str,
+}
+
+impl TargetSpec {
+    /// Parses `NAME`, `msvc/NAME`, `deploy/NAME`, `pod/NAME` (and the long
+    /// kind names kubectl accepts).
+    pub fn parse(text: &str, namespace: Option<&str>) -> Result<Self, TargetParseError> {
+        let err = |why| TargetParseError {
+            given: text.to_string(),
+            why,
+        };
+        let (kind, name) = match text.split_once('/') {
+            None => (TargetKind::ModelService, text),
+            Some((kind, name)) => {
+                let kind = match kind.to_ascii_lowercase().as_str() {
+                    "msvc" | "modelservice" | "modelservices" => TargetKind::ModelService,
+                    "deploy" | "deployment" | "deployments" | "deployment.apps"
+                    | "deployments.apps" => TargetKind::Deployment,
+                    "po" | "pod" | "pods" => TargetKind::Pod,
+                    _ => return Err(err("unknown kind")),
+                };
+                (kind, name)
+            }
+        };
+        if name.is_empty() {
+            return Err(err("the name is empty"));
+        }
+        if name.contains('/') {
+            return Err(err("too many '/'"));
+        }
+        if !is_dns_subdomain(name) {
+            return Err(err("not a valid Kubernetes object name"));
+        }
+        Ok(TargetSpec {
+            kind,
+            namespace: namespace.map(str::to_string),
+            name: name.to_string(),
+        })
+    }
+}
+
+/// RFC 1123 subdomain, as object names must be.
+fn is_dns_subdomain(name: &str) -> bool {
+    name.len() <= 253
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+/// A reference to an object in a finding or a report.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObjectRef {
+    pub kind: String,
+    pub name: String,
+    pub uid: String,
+}
+
+impl ObjectRef {
+    pub fn new(
+        kind: &str,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    ) -> Self {
+        ObjectRef {
+            kind: kind.to_string(),
+            name: meta.name.clone().unwrap_or_default(),
+            uid: meta.uid.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.kind.to_ascii_lowercase(), self.name)
+    }
+}
+
+/// Values used to fill catalogue command templates (`{pod}`, `{namespace}`...).
+pub type TemplateVars = BTreeMap<String, String>;
+
+/// The time a run judges at, and why that one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Clock {
+    pub now: Timestamp,
+    pub source: ClockSource,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockSource {
+    /// The machine's clock, for a live read.
+    Live,
+    /// The capture time recorded in a snapshot file.
+    Capture,
+    /// A file without capture time: the newest timestamp it holds.
+    NewestTimestamp,
+    /// Given with `--at`.
+    At,
+}
+
+impl Clock {
+    /// Picks the clock: `--at` wins, then a live read's own time, then the
+    /// capture time, then the newest timestamp in the file.
+    pub fn choose(origin: &Origin, at: Option<Timestamp>, system_now: Timestamp) -> Clock {
+        let (now, source) = if let Some(at) = at {
+            (at, ClockSource::At)
+        } else if origin.kind == OriginKind::Live {
+            (system_now, ClockSource::Live)
+        } else if let Some(captured) = origin.captured_at {
+            (captured, ClockSource::Capture)
+        } else if let Some(newest) = origin.newest_seen {
+            (newest, ClockSource::NewestTimestamp)
+        } else {
+            (system_now, ClockSource::Live)
+        };
+        Clock { now, source }
+    }
+}
+
+/// A port or a port name, as written.
+pub fn int_or_string(v: &k8s_openapi::apimachinery::pkg::util::intstr::IntOrString) -> String {
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    match v {
+        IntOrString::Int(i) => i.to_string(),
+        IntOrString::String(s) => s.clone(),
+    }
+}

@@ -1,0 +1,79 @@
+//! Rendering, for people (tree, waterfall, findings) and for machines (the
+//! versioned JSON/YAML report). Nothing outside this module knows about
+//! terminals or colours.
+
+pub mod explain;
+pub mod human;
+pub mod report;
+mod text;
+
+use std::io::Write;
+
+use jiff::Timestamp;
+use owo_colors::OwoColorize;
+
+use crate::catalogue::{Lang, Severity};
+
+pub use text::Labels;
+
+/// How to render: language, colour, and the clock times are shown against.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    pub lang: Lang,
+    pub color: bool,
+    pub now: Timestamp,
+}
+
+impl Style {
+    pub fn plain(lang: Lang, now: Timestamp) -> Self {
+        Style {
+            lang,
+            color: false,
+            now,
+        }
+    }
+
+    pub fn labels(&self) -> &'static Labels {
+        Labels::for_lang(self.lang)
+    }
+
+    fn paint(&self, text: &str, f: impl Fn(&str) -> String) -> String {
+        if self.color {
+            f(text)
+        } else {
+            text.to_string()
+        }
+    }
+
+    pub fn bold(&self, t: &str) -> String {
+        self.paint(t, |s| s.bold().to_string())
+    }
+    pub fn dim(&self, t: &str) -> String {
+        self.paint(t, |s| s.dimmed().to_string())
+    }
+    pub fn good(&self, t: &str) -> String {
+        self.paint(t, |s| s.green().to_string())
+    }
+    pub fn bad(&self, t: &str) -> String {
+        self.paint(t, |s| s.red().bold().to_string())
+    }
+    pub fn warn(&self, t: &str) -> String {
+        self.paint(t, |s| s.yellow().to_string())
+    }
+    pub fn severity(&self, severity: Severity, t: &str) -> String {
+        match severity {
+            Severity::Error => self.bad(t),
+            Severity::Warning => self.warn(t),
+            Severity::Info => self.paint(t, |s| s.cyan().to_string()),
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`mdiag ... | head`) is not an error.
+pub fn write_stdout(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}

@@ -1,0 +1,319 @@
+//! The machine-readable report (schema `mdiag/v1`, SPEC section 7). These
+//! types are the contract: they are built from the analysis, never the
+//! internal structs serialized as they happen to be.
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::Style;
+use crate::analysis::{Diagnosis, Finding, Replicas, Step};
+use crate::catalogue::{Lang, Severity, catalogue, fill};
+use crate::model::{Clock, ClockSource, Gap, ObjectRef, Origin, OriginKind};
+
+pub const SCHEMA: &str = "mdiag/v1";
+
+#[derive(Debug, Serialize)]
+pub struct TraceReport {
+    pub schema: &'static str,
+    pub kind: &'static str,
+    pub target: ReportTarget,
+    pub healthy: bool,
+    pub verdict: ReportVerdict,
+    pub clock: ReportClock,
+    pub source: ReportSource,
+    pub replicas: Replicas,
+    pub steps: Vec<ReportStep>,
+    pub pods: Vec<ReportPod>,
+    pub findings: Vec<ReportFinding>,
+    pub gaps: Vec<Gap>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportTarget {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportVerdict {
+    pub last_step: Step,
+    pub missing: Option<Step>,
+    /// The id of the finding the verdict leads with.
+    pub lead: Option<String>,
+    pub summary: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportClock {
+    pub now: Timestamp,
+    pub source: ClockSource,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportSource {
+    /// `live`, `snapshot` or `kubectl-dump`.
+    pub kind: &'static str,
+    pub location: String,
+    pub context: Option<String>,
+    pub server_version: Option<String>,
+    pub captured_at: Option<Timestamp>,
+    /// API requests a live read made.
+    pub requests: Option<u32>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportStep {
+    pub step: Step,
+    pub reached: bool,
+    pub at: Option<Timestamp>,
+    /// Seconds since the previous step that has a time.
+    pub gap_seconds: Option<f64>,
+    pub note: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportMoments {
+    pub stored: Option<Timestamp>,
+    pub bound: Option<Timestamp>,
+    pub started: Option<Timestamp>,
+    pub ready: Option<Timestamp>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportPod {
+    pub name: String,
+    pub uid: String,
+    pub revision: Option<i64>,
+    pub current: bool,
+    pub terminating: bool,
+    pub node: Option<String>,
+    pub phase: Option<String>,
+    pub moments: ReportMoments,
+    pub serving: bool,
+    pub last_step: Step,
+    pub restarts: i32,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportEvidence {
+    pub object: String,
+    pub field: String,
+    pub value: String,
+    pub at: Option<Timestamp>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportFinding {
+    pub id: String,
+    pub severity: Severity,
+    pub title: String,
+    pub subject: ObjectRef,
+    pub step: Step,
+    pub detail: String,
+    pub evidence: Vec<ReportEvidence>,
+    pub cause: String,
+    pub check: Vec<String>,
+    pub fix: String,
+    pub verify: String,
+}
+
+/// Extra facts about the run that are not analysis.
+pub struct RunInfo<'a> {
+    pub origin: &'a Origin,
+    pub clock: Clock,
+    pub requests: Option<u32>,
+}
+
+pub fn trace_report(d: &Diagnosis, run: &RunInfo, lang: Lang) -> TraceReport {
+    let style = Style::plain(lang, run.clock.now);
+    let mut previous: Option<Timestamp> = None;
+    let steps = d
+        .steps
+        .iter()
+        .map(|s| {
+            let gap = match (previous, s.at) {
+                (Some(p), Some(t)) => {
+                    Some(((t.as_millisecond() - p.as_millisecond()) as f64) / 1000.0)
+                }
+                _ => None,
+            };
+            if s.at.is_some() {
+                previous = s.at;
+            }
+            ReportStep {
+                step: s.step,
+                reached: s.reached,
+                at: s.at,
+                gap_seconds: gap,
+                note: s.note.clone(),
+            }
+        })
+        .collect();
+    TraceReport {
+        schema: SCHEMA,
+        kind: "Trace",
+        target: ReportTarget {
+            kind: d.target.kind.clone(),
+            namespace: d.target.namespace.clone(),
+            name: d.target.name.clone(),
+            uid: d.target.uid.clone(),
+        },
+        healthy: d.healthy,
+        verdict: ReportVerdict {
+            last_step: d.verdict.last_step,
+            missing: d.verdict.missing,
+            lead: d.lead().map(|f| f.id.to_string()),
+            summary: summary(d, &style),
+        },
+        clock: ReportClock {
+            now: run.clock.now,
+            source: run.clock.source,
+        },
+        source: ReportSource {
+            kind: match run.origin.kind {
+                OriginKind::Live => "live",
+                OriginKind::SnapshotFile => "snapshot",
+                OriginKind::KubectlDump => "kubectl-dump",
+            },
+            location: run.origin.location.clone(),
+            context: run.origin.context.clone(),
+            server_version: run.origin.server_version.clone(),
+            captured_at: run.origin.captured_at,
+            requests: run.requests,
+        },
+        replicas: d.replicas,
+        steps,
+        pods: d
+            .pods
+            .iter()
+            .map(|p| ReportPod {
+                name: p.name.clone(),
+                uid: p.uid.clone(),
+                revision: p.revision,
+                current: p.current,
+                terminating: p.terminating,
+                node: p.node.clone(),
+                phase: p.phase.clone(),
+                moments: ReportMoments {
+                    stored: p.moments.stored.at,
+                    bound: p.moments.bound.at,
+                    started: p.moments.started.at,
+                    ready: p.moments.ready.at,
+                },
+                serving: p.serving,
+                last_step: p.last_step,
+                restarts: p.restarts,
+                reason: p.state_reason.clone(),
+            })
+            .collect(),
+        findings: d.findings.iter().map(|f| report_finding(f, lang)).collect(),
+        gaps: d.gaps.clone(),
+    }
+}
+
+pub fn report_finding(f: &Finding, lang: Lang) -> ReportFinding {
+    let entry = catalogue().get(f.id);
+    let text = |pick: fn(&crate::catalogue::Entry) -> &crate::catalogue::Text| {
+        entry
+            .map(|e| pick(e).get(lang).to_string())
+            .unwrap_or_default()
+    };
+    ReportFinding {
+        id: f.id.to_string(),
+        severity: f.severity,
+        title: text(|e| &e.title),
+        subject: f.subject.clone(),
+        step: f.step,
+        detail: detail_with_others(f, lang),
+        evidence: f
+            .evidence
+            .iter()
+            .map(|e| ReportEvidence {
+                object: e.object.clone(),
+                field: e.field.clone(),
+                value: e.value.clone(),
+                at: e.at,
+            })
+            .collect(),
+        cause: text(|e| &e.cause),
+        check: entry
+            .map(|e| e.check.iter().map(|c| fill(c, &f.vars)).collect())
+            .unwrap_or_default(),
+        fix: text(|e| &e.fix),
+        verify: text(|e| &e.verify),
+    }
+}
+
+/// The finding's detail, with how many other Pods share it.
+pub fn detail_with_others(f: &Finding, lang: Lang) -> String {
+    match f.vars.get("also").and_then(|n| n.parse::<usize>().ok()) {
+        Some(n) if n > 0 => match lang {
+            Lang::En => format!(
+                "{} (and {n} more Pod{})",
+                f.detail,
+                if n == 1 { "" } else { "s" }
+            ),
+            Lang::Zh => format!("{}（另有 {n} 个 Pod 相同）", f.detail),
+        },
+        _ => f.detail.clone(),
+    }
+}
+
+/// The one-line verdict, in the user's language.
+pub fn summary(d: &Diagnosis, style: &Style) -> String {
+    let zh = style.lang == Lang::Zh;
+    if d.healthy {
+        let r = &d.replicas;
+        return if zh {
+            format!(
+                "在服务：{} 个期望副本中 {} 个就绪并有就绪的端点",
+                r.desired, r.serving
+            )
+        } else {
+            format!(
+                "serving: {} of {} desired replicas ready with a ready endpoint",
+                r.serving, r.desired
+            )
+        };
+    }
+    let mut head = match (d.verdict.missing, zh) {
+        (Some(m), false) => format!(
+            "stopped at {}, missing {}",
+            d.verdict.last_step.as_str(),
+            m.as_str()
+        ),
+        (Some(m), true) => format!("停在 {}，缺少 {}", d.verdict.last_step.as_str(), m.as_str()),
+        (None, false) => "reached serving, with problems".to_string(),
+        (None, true) => "已到达 serving，但有问题".to_string(),
+    };
+    match d.lead() {
+        Some(f) => {
+            let title = catalogue()
+                .get(f.id)
+                .map(|e| e.title.get(style.lang).to_string())
+                .unwrap_or_default();
+            head.push_str(if zh { "：" } else { ": " });
+            head.push_str(&format!(
+                "{} [{}] {}",
+                title,
+                f.id,
+                detail_with_others(f, style.lang)
+            ));
+        }
+        None => {
+            head.push_str(if zh { "；" } else { "; " });
+            head.push_str(style.labels().no_cause);
+        }
+    }
+    if d.chain_incomplete() {
+        head.push_str(if zh {
+            "（部分对象无法读取，结论不完整）"
+        } else {
+            " (parts of the chain could not be read: the verdict is incomplete)"
+        });
+    }
+    head
+}

@@ -1,0 +1,299 @@
+//! Reading snapshots from files: mdiag's own format, `kubectl get -o
+//! yaml|json` output (a `List` or a single object) and multi-document YAML,
+//! gzip-compressed when the name ends in `.gz`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+use super::format::{FORMAT_ID, FORMAT_VERSION, SnapshotFile};
+use super::objects::{ObjectError, sort_object};
+use crate::model::{Origin, OriginKind, Snapshot};
+
+/// The largest snapshot we read (after decompression). Far above any real
+/// namespace, low enough that a hostile file cannot exhaust memory.
+pub const MAX_SNAPSHOT_BYTES: u64 = 1 << 30;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is not valid gzip data ({source}); drop the .gz suffix if the file is not compressed"
+    )]
+    Gzip {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is larger than {limit} bytes; capture a smaller target or namespace")]
+    TooLarge { path: PathBuf, limit: u64 },
+    #[error("{path} is not valid UTF-8 text; is it a binary file?")]
+    NotText { path: PathBuf },
+    #[error("{path} is empty")]
+    Empty { path: PathBuf },
+    #[error("{path} is not valid {syntax}: {detail}")]
+    Syntax {
+        path: PathBuf,
+        syntax: &'static str,
+        detail: String,
+    },
+    #[error(
+        "{path}: document {document} is not a Kubernetes object or list (it has no apiVersion and kind)"
+    )]
+    NotKubernetes { path: PathBuf, document: usize },
+    #[error(
+        "{path} is an mdiag snapshot of format version {found}; this mdiag reads up to version {supported}: upgrade mdiag"
+    )]
+    FutureVersion {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+    #[error("{path} is not a valid mdiag snapshot: {detail}")]
+    BadSnapshot { path: PathBuf, detail: String },
+    #[error("{path}: {source}")]
+    BadObject {
+        path: PathBuf,
+        #[source]
+        source: ObjectError,
+    },
+}
+
+/// Reads any supported file into a [`Snapshot`].
+pub fn read_snapshot_file(path: &Path) -> Result<Snapshot, SourceError> {
+    let bytes = read_bytes(path)?;
+    let text = String::from_utf8(bytes).map_err(|_| SourceError::NotText {
+        path: path.to_path_buf(),
+    })?;
+    parse_snapshot_text(&text, path)
+}
+
+fn read_bytes(path: &Path) -> Result<Vec<u8>, SourceError> {
+    let io = |source| SourceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let gz = path.extension().is_some_and(|e| e == "gz");
+    let mut bytes = Vec::new();
+    // Read one byte past the cap so an oversized file is detected, not cut.
+    let limit = MAX_SNAPSHOT_BYTES + 1;
+    if gz {
+        flate2::read::MultiGzDecoder::new(file)
+            .take(limit)
+            .read_to_end(&mut bytes)
+            .map_err(|source| SourceError::Gzip {
+                path: path.to_path_buf(),
+                source,
+            })?;
+    } else {
+        file.take(limit).read_to_end(&mut bytes).map_err(io)?;
+    }
+    if bytes.len() as u64 > MAX_SNAPSHOT_BYTES {
+        return Err(SourceError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_SNAPSHOT_BYTES,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Parses file contents; `path` is used for messages and the origin.
+pub fn parse_snapshot_text(text: &str, path: &Path) -> Result<Snapshot, SourceError> {
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.is_empty() {
+        return Err(SourceError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    let documents = if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        parse_json_documents(trimmed, path)?
+    } else {
+        serde_saphyr::from_multiple::<Value>(trimmed).map_err(|e| SourceError::Syntax {
+            path: path.to_path_buf(),
+            syntax: "YAML",
+            detail: first_line(&e.to_string()),
+        })?
+    };
+
+    let mut snapshot = Snapshot {
+        origin: Origin {
+            kind: OriginKind::KubectlDump,
+            location: path.display().to_string(),
+            ..Origin::default()
+        },
+        ..Snapshot::default()
+    };
+    let mut seen_document = false;
+    for (index, document) in documents.into_iter().enumerate() {
+        if document.is_null() {
+            continue;
+        }
+        seen_document = true;
+        add_document(&mut snapshot, document, index + 1, path)?;
+    }
+    if !seen_document {
+        return Err(SourceError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(snapshot)
+}
+
+/// JSON: one value, or several concatenated (as `kubectl get -o json` in a
+/// loop writes them).
+fn parse_json_documents(text: &str, path: &Path) -> Result<Vec<Value>, SourceError> {
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<Value>()
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| SourceError::Syntax {
+            path: path.to_path_buf(),
+            syntax: "JSON",
+            detail: e.to_string(),
+        })
+}
+
+fn add_document(
+    snapshot: &mut Snapshot,
+    document: Value,
+    index: usize,
+    path: &Path,
+) -> Result<(), SourceError> {
+    if document.get("format").and_then(Value::as_str) == Some(FORMAT_ID) {
+        return add_snapshot_file(snapshot, document, path);
+    }
+    if let Value::Array(items) = document {
+        for item in items {
+            add_document(snapshot, item, index, path)?;
+        }
+        return Ok(());
+    }
+    let kind = document.get("kind").and_then(Value::as_str).unwrap_or("");
+    let has_api_version = document.get("apiVersion").and_then(Value::as_str).is_some();
+    if kind.is_empty() || !has_api_version {
+        return Err(SourceError::NotKubernetes {
+            path: path.to_path_buf(),
+            document: index,
+        });
+    }
+    if kind.ends_with("List") && document.get("items").is_some() {
+        let list_kind = kind.to_string();
+        let mut document = document;
+        // `items: null` is how an empty list is sometimes printed.
+        let Some(Value::Array(items)) = document.get_mut("items").map(Value::take) else {
+            return Ok(());
+        };
+        for item in items {
+            add_object(snapshot, item, path, Some(&list_kind))?;
+        }
+        return Ok(());
+    }
+    add_object(snapshot, document, path, None)
+}
+
+fn add_object(
+    snapshot: &mut Snapshot,
+    mut object: Value,
+    path: &Path,
+    list_kind: Option<&str>,
+) -> Result<(), SourceError> {
+    // Items of a typed list (`PodList`) may omit their own kind.
+    if object.get("kind").is_none()
+        && let Some(kind) = list_kind.and_then(|k| k.strip_suffix("List"))
+    {
+        object["kind"] = Value::String(kind.to_string());
+    }
+    track_newest(&mut snapshot.origin, &object);
+    sort_object(&mut snapshot.objects, object).map_err(|source| SourceError::BadObject {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn add_snapshot_file(
+    snapshot: &mut Snapshot,
+    document: Value,
+    path: &Path,
+) -> Result<(), SourceError> {
+    let version = document.get("version").and_then(Value::as_u64).unwrap_or(0);
+    if version > u64::from(FORMAT_VERSION) {
+        return Err(SourceError::FutureVersion {
+            path: path.to_path_buf(),
+            found: version.min(u64::from(u32::MAX)) as u32,
+            supported: FORMAT_VERSION,
+        });
+    }
+    let file: SnapshotFile =
+        serde_json::from_value(document).map_err(|e| SourceError::BadSnapshot {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
+    if file.version == 0 {
+        return Err(SourceError::BadSnapshot {
+            path: path.to_path_buf(),
+            detail: "version must be 1 or more".into(),
+        });
+    }
+    let origin = &mut snapshot.origin;
+    origin.kind = OriginKind::SnapshotFile;
+    origin.captured_at = file.captured_at.or(origin.captured_at);
+    origin.captured_by = file.captured_by;
+    origin.context = file.context;
+    origin.server_version = file.server_version;
+    origin.target = file.target;
+    for object in file.objects {
+        add_object(snapshot, object, path, None)?;
+    }
+    snapshot.logs.extend(file.logs);
+    snapshot.gaps.extend(file.gaps);
+    snapshot.redactions.extend(file.redactions);
+    Ok(())
+}
+
+/// A kubectl dump has no capture time: remember the newest timestamp seen
+/// in any object, which becomes the replay clock.
+fn track_newest(origin: &mut Origin, object: &Value) {
+    if let Some(newest) = newest_timestamp(object)
+        && origin.newest_seen.is_none_or(|seen| newest > seen)
+    {
+        origin.newest_seen = Some(newest);
+    }
+}
+
+fn newest_timestamp(value: &Value) -> Option<Timestamp> {
+    match value {
+        Value::String(s) if looks_like_timestamp(s) => s.parse::<Timestamp>().ok(),
+        Value::Array(items) => items.iter().filter_map(newest_timestamp).max(),
+        Value::Object(map) => map
+            .iter()
+            // Field sets and free text are not times of anything.
+            .filter(|(k, _)| k.as_str() != "fieldsV1" && k.as_str() != "data")
+            .filter_map(|(_, v)| newest_timestamp(v))
+            .max(),
+        _ => None,
+    }
+}
+
+fn looks_like_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    (20..=40).contains(&b.len())
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'T'
+        && b[..4].iter().all(u8::is_ascii_digit)
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(6)
+        .collect::<Vec<_>>()
+        .join(" | ")
+}

@@ -1,0 +1,37 @@
+//! mdiag's own snapshot file format (SPEC section 5): versioned, with the
+//! capture metadata, every object in full, logs, gaps and redactions.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Gap, LogRecord, TargetSpec};
+
+/// The value of `format` that marks an mdiag snapshot file.
+pub const FORMAT_ID: &str = "mdiag.dev/snapshot";
+/// The newest format version this build reads and the one it writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotFile {
+    pub format: String,
+    pub version: u32,
+    #[serde(default)]
+    pub captured_at: Option<Timestamp>,
+    #[serde(default)]
+    pub captured_by: Option<String>,
+    #[serde(default)]
+    pub context: Option<String>,
+    #[serde(default)]
+    pub server_version: Option<String>,
+    #[serde(default)]
+    pub target: Option<TargetSpec>,
+    #[serde(default)]
+    pub objects: Vec<serde_json::Value>,
+    #[serde(default)]
+    pub logs: Vec<LogRecord>,
+    #[serde(default)]
+    pub gaps: Vec<Gap>,
+    #[serde(default)]
+    pub redactions: Vec<String>,
+}

@@ -1,0 +1,434 @@
+//! Reading from a live cluster through kube. Only get and list: mdiag
+//! never writes. Requests of one wave run concurrently; a trace needs two
+//! waves (discovery with the namespace lists, then the ModelServices).
+//! A forbidden or failed list becomes a [`Gap`], not an error.
+
+use std::fmt::Debug;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use futures::future::join_all;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Event as CoreEvent, Node, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use serde::de::DeserializeOwned;
+
+use crate::chain::{CONTROLLER_NAME, CONTROLLER_NAMESPACE, ControllerLocation};
+use crate::exit::Exit;
+use crate::model::{EventRecord, Gap, Origin, OriginKind, Snapshot};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    #[error("cannot load the kubeconfig: {0}")]
+    Config(String),
+    #[error("cannot reach the cluster at {server}: {detail}")]
+    Unreachable { server: String, detail: String },
+    #[error(
+        "the cluster at {server} denied access: {detail}; check your credentials (kubectl auth whoami)"
+    )]
+    Denied { server: String, detail: String },
+    #[error(
+        "no resource named {wanted:?} is served by the cluster (is the ModelService CRD installed? use --resource, or trace deploy/NAME)"
+    )]
+    NoResource { wanted: String },
+}
+
+impl LiveError {
+    pub fn exit(&self) -> Exit {
+        match self {
+            LiveError::NoResource { .. } => Exit::NotFound,
+            _ => Exit::Unreachable,
+        }
+    }
+}
+
+/// How to reach the cluster, as the user said it.
+#[derive(Debug, Clone, Default)]
+pub struct LiveOptions {
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    pub request_timeout: Option<Duration>,
+}
+
+pub struct Connection {
+    pub client: Client,
+    /// The context's namespace (or `default`).
+    pub default_namespace: String,
+    pub context: Option<String>,
+    pub server: String,
+    requests: Arc<AtomicU32>,
+}
+
+/// Resolves the kubeconfig, context and credentials as kubectl does
+/// (exec and OIDC plugins included, through kube's config loader).
+pub async fn connect(options: &LiveOptions) -> Result<Connection, LiveError> {
+    let kube_options = KubeConfigOptions {
+        context: options.context.clone(),
+        ..KubeConfigOptions::default()
+    };
+    let (mut config, context) = if let Some(path) = &options.kubeconfig {
+        let kubeconfig = Kubeconfig::read_from(path)
+            .map_err(|e| LiveError::Config(format!("{}: {e}", path.display())))?;
+        let context = options
+            .context
+            .clone()
+            .or(kubeconfig.current_context.clone());
+        let config = Config::from_custom_kubeconfig(kubeconfig, &kube_options)
+            .await
+            .map_err(|e| LiveError::Config(e.to_string()))?;
+        (config, context)
+    } else if options.context.is_some() || kubeconfig_present() {
+        let context = options.context.clone().or_else(|| {
+            Kubeconfig::read()
+                .ok()
+                .and_then(|k| k.current_context.clone())
+        });
+        let config = Config::from_kubeconfig(&kube_options)
+            .await
+            .map_err(|e| LiveError::Config(e.to_string()))?;
+        (config, context)
+    } else {
+        let config = Config::infer().await.map_err(|e| {
+            LiveError::Config(format!(
+                "{e}; no kubeconfig found (set KUBECONFIG or --kubeconfig, or use --snapshot FILE)"
+            ))
+        })?;
+        (config, None)
+    };
+    if let Some(t) = options.request_timeout {
+        config.read_timeout = Some(t);
+        config.connect_timeout = Some(t.min(Duration::from_secs(10)));
+    }
+    let server = config.cluster_url.to_string();
+    let default_namespace = config.default_namespace.clone();
+    let client = Client::try_from(config).map_err(|e| LiveError::Config(e.to_string()))?;
+    Ok(Connection {
+        client,
+        default_namespace,
+        context,
+        server,
+        requests: Arc::new(AtomicU32::new(0)),
+    })
+}
+
+fn kubeconfig_present() -> bool {
+    if std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty()) {
+        return true;
+    }
+    std::env::home_dir().is_some_and(|h| h.join(".kube").join("config").exists())
+}
+
+impl Connection {
+    /// API requests issued so far (pages included).
+    pub fn requests(&self) -> u32 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    fn count(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn classify(&self, err: &kube::Error) -> Failure {
+        match err {
+            kube::Error::Api(status) if status.code == 401 => Failure::Fatal(LiveError::Denied {
+                server: self.server.clone(),
+                detail: status.message.clone(),
+            }),
+            kube::Error::Api(status) if status.code == 404 => Failure::Absent,
+            kube::Error::Api(status) => Failure::Gap(status.message.clone()),
+            kube::Error::SerdeError(e) => Failure::Gap(format!("unreadable response: {e}")),
+            other => Failure::Fatal(LiveError::Unreachable {
+                server: self.server.clone(),
+                detail: error_chain(other),
+            }),
+        }
+    }
+
+    /// Lists every page of a resource.
+    async fn list_all<K>(&self, api: Api<K>) -> Result<Vec<K>, kube::Error>
+    where
+        K: Clone + DeserializeOwned + Debug,
+    {
+        let mut params = ListParams::default().limit(500);
+        let mut out = Vec::new();
+        loop {
+            self.count();
+            let page = api.list(&params).await?;
+            out.extend(page.items);
+            match page.metadata.continue_ {
+                Some(token) if !token.is_empty() => params = params.continue_token(&token),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    async fn get_opt<K>(&self, api: Api<K>, name: &str) -> Result<Option<K>, kube::Error>
+    where
+        K: Clone + DeserializeOwned + Debug,
+    {
+        self.count();
+        api.get_opt(name).await
+    }
+
+    /// Finds the resource serving `wanted` (a short name like `msvc`, a
+    /// plural, or `plural.group`) through aggregated discovery: one request.
+    async fn discover(&self, wanted: &str) -> Result<Option<ApiResource>, kube::Error> {
+        self.count();
+        let groups = self.client.list_api_groups_aggregated().await?;
+        let (want_name, want_group) = match wanted.split_once('.') {
+            Some((name, group)) => (name, Some(group)),
+            None => (wanted, None),
+        };
+        for group in groups.items {
+            let group_name = group
+                .metadata
+                .as_ref()
+                .and_then(|m| m.name.clone())
+                .unwrap_or_default();
+            if want_group.is_some_and(|g| g != group_name) {
+                continue;
+            }
+            // Versions come preferred first.
+            for version in &group.versions {
+                let version_name = version.version.clone().unwrap_or_default();
+                for r in &version.resources {
+                    let plural = r.resource.clone().unwrap_or_default();
+                    let kind = r
+                        .response_kind
+                        .as_ref()
+                        .and_then(|k| k.kind.clone())
+                        .unwrap_or_default();
+                    let matches = plural == want_name
+                        || r.short_names.iter().any(|s| s == want_name)
+                        || r.singular_resource.as_deref() == Some(want_name)
+                        || kind.eq_ignore_ascii_case(want_name);
+                    if matches {
+                        let gvk = GroupVersionKind::gvk(&group_name, &version_name, &kind);
+                        return Ok(Some(ApiResource::from_gvk_with_plural(&gvk, &plural)));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+enum Failure {
+    Absent,
+    Gap(String),
+    Fatal(LiveError),
+}
+
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Collects what lists and gets return, turning failures into gaps.
+struct Collector<'c> {
+    conn: &'c Connection,
+    gaps: Vec<Gap>,
+    fatal: Option<LiveError>,
+}
+
+impl Collector<'_> {
+    fn take<T: Default>(
+        &mut self,
+        result: Result<T, kube::Error>,
+        resource: &str,
+        namespace: Option<&str>,
+        verb: &str,
+    ) -> T {
+        match result {
+            Ok(v) => v,
+            Err(e) => {
+                match self.conn.classify(&e) {
+                    Failure::Absent => {}
+                    Failure::Gap(reason) => self.gaps.push(Gap {
+                        resource: resource.to_string(),
+                        namespace: namespace.map(str::to_string),
+                        verb: verb.to_string(),
+                        reason,
+                    }),
+                    Failure::Fatal(f) => {
+                        self.fatal.get_or_insert(f);
+                    }
+                }
+                T::default()
+            }
+        }
+    }
+}
+
+/// What a trace reads, for one namespace.
+pub struct TraceRead<'a> {
+    pub namespace: &'a str,
+    /// The ModelService resource to find by discovery (default `msvc`).
+    pub resource: Option<&'a str>,
+    pub controller: Option<&'a ControllerLocation>,
+}
+
+/// Reads everything a trace of one namespace needs, in two waves.
+pub async fn read_for_trace(
+    conn: &Connection,
+    read: &TraceRead<'_>,
+) -> Result<Snapshot, LiveError> {
+    let ns = read.namespace;
+    let client = &conn.client;
+    let wanted = read.resource.unwrap_or("msvc");
+    let controller_spots: Vec<ControllerLocation> = match read.controller {
+        Some(c) => vec![c.clone()],
+        None => vec![
+            ControllerLocation {
+                namespace: ns.to_string(),
+                name: CONTROLLER_NAME.into(),
+            },
+            ControllerLocation {
+                namespace: CONTROLLER_NAMESPACE.into(),
+                name: CONTROLLER_NAME.into(),
+            },
+        ],
+    };
+
+    // Wave 1: discovery and everything that does not depend on it.
+    let (
+        discovered,
+        deployments,
+        replica_sets,
+        pods,
+        services,
+        slices,
+        events,
+        nodes,
+        system_leases,
+        hpas,
+        pdbs,
+        controllers,
+    ) = tokio::join!(
+        conn.discover(wanted),
+        conn.list_all(Api::<Deployment>::namespaced(client.clone(), ns)),
+        conn.list_all(Api::<ReplicaSet>::namespaced(client.clone(), ns)),
+        conn.list_all(Api::<Pod>::namespaced(client.clone(), ns)),
+        conn.list_all(Api::<Service>::namespaced(client.clone(), ns)),
+        conn.list_all(Api::<EndpointSlice>::namespaced(client.clone(), ns)),
+        conn.list_all(Api::<CoreEvent>::namespaced(client.clone(), ns)),
+        conn.list_all(Api::<Node>::all(client.clone())),
+        conn.list_all(Api::<Lease>::namespaced(client.clone(), "kube-system")),
+        conn.list_all(Api::<HorizontalPodAutoscaler>::namespaced(
+            client.clone(),
+            ns
+        )),
+        conn.list_all(Api::<PodDisruptionBudget>::namespaced(client.clone(), ns)),
+        join_all(controller_spots.iter().map(|spot| async move {
+            let deployment = conn
+                .get_opt(
+                    Api::<Deployment>::namespaced(client.clone(), &spot.namespace),
+                    &spot.name,
+                )
+                .await;
+            let lease = conn
+                .get_opt(
+                    Api::<Lease>::namespaced(client.clone(), &spot.namespace),
+                    &spot.name,
+                )
+                .await;
+            (spot, deployment, lease)
+        })),
+    );
+
+    let mut c = Collector {
+        conn,
+        gaps: Vec::new(),
+        fatal: None,
+    };
+    let mut snapshot = Snapshot::default();
+    let o = &mut snapshot.objects;
+    let discovered = c.take(discovered.map(Some), "apis", None, "discover");
+    o.deployments = c.take(deployments, "deployments", Some(ns), "list");
+    o.replica_sets = c.take(replica_sets, "replicasets", Some(ns), "list");
+    o.pods = c.take(pods, "pods", Some(ns), "list");
+    o.services = c.take(services, "services", Some(ns), "list");
+    o.endpoint_slices = c.take(slices, "endpointslices", Some(ns), "list");
+    o.events = c
+        .take(events, "events", Some(ns), "list")
+        .into_iter()
+        .map(|e| EventRecord::Core(Box::new(e)))
+        .collect();
+    o.nodes = c.take(nodes, "nodes", None, "list");
+    o.leases = c.take(system_leases, "leases", Some("kube-system"), "list");
+    o.hpas = c.take(hpas, "horizontalpodautoscalers", Some(ns), "list");
+    o.pdbs = c.take(pdbs, "poddisruptionbudgets", Some(ns), "list");
+    for (spot, deployment, lease) in controllers {
+        let ns = Some(spot.namespace.as_str());
+        if let Some(d) = c.take(deployment, "deployments", ns, "get") {
+            // The controller may live in the target namespace: no duplicates.
+            if !o
+                .deployments
+                .iter()
+                .any(|x| x.metadata.uid == d.metadata.uid)
+            {
+                o.deployments.push(d);
+            }
+        }
+        if let Some(l) = c.take(lease, "leases", ns, "get") {
+            o.leases.push(l);
+        }
+    }
+    if let Some(fatal) = c.fatal.take() {
+        return Err(fatal);
+    }
+
+    // Wave 2: the ModelServices, now that discovery named their resource.
+    match discovered.flatten() {
+        Some(resource) => {
+            let api = Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource);
+            let listed = conn.list_all(api).await;
+            snapshot.objects.model_services = c.take(listed, &resource.plural, Some(ns), "list");
+        }
+        None if c.gaps.iter().any(|g| g.resource == "apis") => {}
+        None if read.resource.is_some() => {
+            return Err(LiveError::NoResource {
+                wanted: wanted.to_string(),
+            });
+        }
+        // No ModelService CRD: plain Deployments can still be traced.
+        None => {}
+    }
+    if let Some(fatal) = c.fatal.take() {
+        return Err(fatal);
+    }
+    for m in &mut snapshot.objects.model_services {
+        // Typed lists return items without kind; the analysis sorts by kind.
+        if m.types.is_none() {
+            m.types = Some(kube::api::TypeMeta {
+                api_version: String::new(),
+                kind: "ModelService".into(),
+            });
+        }
+    }
+    snapshot.gaps = c.gaps;
+    snapshot.origin = Origin {
+        kind: OriginKind::Live,
+        location: conn.server.clone(),
+        context: conn.context.clone(),
+        ..Origin::default()
+    };
+    Ok(snapshot)
+}
