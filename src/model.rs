@@ -452,3 +452,72 @@ pub fn int_or_string(v: &k8s_openapi::apimachinery::pkg::util::intstr::IntOrStri
         IntOrString::String(s) => s.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_as_kubectl_names_them() {
+        let t = TargetSpec::parse("chart-demo", Some("lab")).unwrap();
+        assert_eq!(
+            (t.kind, t.name.as_str()),
+            (TargetKind::ModelService, "chart-demo")
+        );
+        assert_eq!(t.namespace.as_deref(), Some("lab"));
+        for (text, kind) in [
+            ("msvc/a", TargetKind::ModelService),
+            ("deploy/a", TargetKind::Deployment),
+            ("deployment.apps/a", TargetKind::Deployment),
+            ("pod/a", TargetKind::Pod),
+            ("po/a", TargetKind::Pod),
+        ] {
+            assert_eq!(TargetSpec::parse(text, None).unwrap().kind, kind, "{text}");
+        }
+        for bad in ["", "svc/a", "deploy/", "a/b/c", "Upper", "-lead", "x_y"] {
+            assert!(TargetSpec::parse(bad, None).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn a_gap_hides_only_its_resource_and_namespace() {
+        let gap = Gap {
+            resource: "pods".into(),
+            namespace: Some("lab".into()),
+            verb: "list".into(),
+            reason: "forbidden".into(),
+        };
+        assert!(gap.hides("pods", "lab"));
+        assert!(!gap.hides("pods", "other"));
+        assert!(!gap.hides("services", "lab"));
+        let cluster_wide = Gap {
+            namespace: None,
+            ..gap
+        };
+        assert!(cluster_wide.hides("pods", "anything"));
+    }
+
+    #[test]
+    fn the_clock_prefers_at_then_capture_then_newest() {
+        let t = |s: &str| s.parse::<Timestamp>().unwrap();
+        let mut origin = Origin {
+            kind: OriginKind::KubectlDump,
+            newest_seen: Some(t("2026-01-01T00:00:00Z")),
+            ..Origin::default()
+        };
+        let system = t("2030-01-01T00:00:00Z");
+        assert_eq!(
+            Clock::choose(&origin, None, system).source,
+            ClockSource::NewestTimestamp
+        );
+        origin.captured_at = Some(t("2026-01-02T00:00:00Z"));
+        assert_eq!(
+            Clock::choose(&origin, None, system).now,
+            t("2026-01-02T00:00:00Z")
+        );
+        let at = Clock::choose(&origin, Some(t("2026-01-03T00:00:00Z")), system);
+        assert_eq!(at.source, ClockSource::At);
+        origin.kind = OriginKind::Live;
+        assert_eq!(Clock::choose(&origin, None, system).now, system);
+    }
+}

@@ -255,7 +255,7 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         .iter()
         .filter(|p| p.current && !p.terminating)
         .collect();
-    let of = format!("{}/{}", current.len(), replicas.desired);
+    let of = format!("{} Pods ({} desired)", current.len(), replicas.desired);
     let pod_step = |step: Step, pick: fn(&Moments) -> Moment| {
         let moments: Vec<Moment> = current.iter().map(|p| pick(&p.moments)).collect();
         let n = moments.iter().filter(|m| m.reached).count();
@@ -268,7 +268,7 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             } else {
                 None
             },
-            note: format!("{n} of {of} Pods"),
+            note: format!("{n} of {of}"),
         }
     };
     out.push(pod_step(Step::Stored, |m| m.stored));

@@ -257,3 +257,24 @@ pub fn format_duration(secs: i64) -> String {
         s => format!("{}d{}h", s / 86_400, (s % 86_400) / 3600),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_kubectl_ages() {
+        assert_eq!(format_duration(0), "0s");
+        assert_eq!(format_duration(95), "1m35s");
+        assert_eq!(format_duration(3600), "1h0m");
+        assert_eq!(format_duration(90_000), "1d1h");
+        assert_eq!(format_duration(-5), "0s");
+    }
+
+    #[test]
+    fn every_rule_id_is_in_the_catalogue() {
+        for id in rule_ids() {
+            assert!(crate::catalogue::catalogue().get(id).is_some(), "{id}");
+        }
+    }
+}

@@ -214,4 +214,90 @@ mod tests {
         assert_eq!(Lang::from_locale("en_US.UTF-8"), Lang::En);
         assert_eq!(Lang::from_locale("C"), Lang::En);
     }
+
+    /// The finding ids SPEC section 4 makes a contract.
+    const SPEC_IDS: &[&str] = &[
+        "pod-unschedulable",
+        "scheduler-silent",
+        "pod-not-started",
+        "crash-loop",
+        "container-config-error",
+        "container-cannot-run",
+        "oom-killed",
+        "image-pull-denied",
+        "image-pull-not-found",
+        "image-pull-timeout",
+        "image-pull-failed",
+        "readiness-failing",
+        "endpoints-not-ready",
+        "selector-mismatch",
+        "port-mismatch",
+        "service-missing",
+        "endpoints-stale",
+        "dns-check",
+        "controller-not-converging",
+        "deployment-not-observed",
+        "deployment-missing",
+        "rollout-surge-blocked",
+        "progress-deadline-exceeded",
+        "managed-deployment-edited",
+        "field-conflict",
+        "hpa-metrics-unavailable",
+        "hpa-at-max",
+        "hpa-target-missing",
+        "node-not-ready",
+        "pdb-blocking",
+        "rollout-in-progress",
+    ];
+
+    #[test]
+    fn the_catalogue_covers_every_spec_id_once_in_both_languages() {
+        let cat = catalogue();
+        for id in SPEC_IDS {
+            assert!(cat.get(id).is_some(), "{id} missing");
+        }
+        let mut ids: Vec<&str> = cat.entries.iter().map(|e| e.id.as_str()).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), cat.entries.len(), "duplicate ids");
+        for e in &cat.entries {
+            for (what, text) in [
+                ("title", &e.title),
+                ("cause", &e.cause),
+                ("judge", &e.judge),
+                ("fix", &e.fix),
+                ("verify", &e.verify),
+            ] {
+                assert!(!text.get(Lang::En).is_empty(), "{} {what} en", e.id);
+                assert!(!text.get(Lang::Zh).is_empty(), "{} {what} zh", e.id);
+            }
+            assert!(!e.check.is_empty(), "{} has no check", e.id);
+        }
+    }
+
+    #[test]
+    fn check_templates_use_known_placeholders_and_only_read() {
+        for e in &catalogue().entries {
+            for c in &e.check {
+                for p in placeholders_in(c) {
+                    assert!(
+                        PLACEHOLDERS.contains(&p.as_str()),
+                        "{}: {{{p}}} in {c}",
+                        e.id
+                    );
+                }
+                let words: Vec<&str> = c.split_whitespace().collect();
+                for verb in [
+                    "apply", "edit", "delete", "patch", "scale", "create", "replace", "label",
+                    "annotate",
+                ] {
+                    assert!(
+                        !(words.first() == Some(&"kubectl") && words.contains(&verb)),
+                        "{}: {c} writes",
+                        e.id
+                    );
+                }
+            }
+        }
+    }
 }

@@ -59,9 +59,9 @@ fn header(out: &mut String, d: &Diagnosis, run: &RunInfo, style: &Style) {
         _ => run.origin.location.clone(),
     };
     let why = match run.clock.source {
-        ClockSource::Live => "now",
-        ClockSource::Capture => "capture time",
-        ClockSource::NewestTimestamp => "newest timestamp in the file",
+        ClockSource::Live => l.clock_live,
+        ClockSource::Capture => l.clock_capture,
+        ClockSource::NewestTimestamp => l.clock_newest,
         ClockSource::At => "--at",
     };
     let _ = writeln!(
@@ -290,12 +290,15 @@ fn tree(out: &mut String, chain: &Chain, d: &Diagnosis, style: &Style) {
 fn pod_line(p: &PodState, style: &Style) -> String {
     let l = style.labels();
     let mut parts = vec![p.node.clone().unwrap_or_else(|| "no node".into())];
-    parts.push(p.last_step.as_str().to_string());
+    if p.last_step != Step::Serving {
+        parts.push(p.last_step.as_str().to_string());
+    }
     if let Some(r) = &p.state_reason {
         parts.push(style.bad(r));
     }
     if p.restarts > 0 {
-        parts.push(format!("{} restarts", p.restarts));
+        let plural = if p.restarts == 1 { "" } else { "s" };
+        parts.push(format!("{} restart{plural}", p.restarts));
     }
     if p.terminating {
         parts.push(style.dim("terminating"));

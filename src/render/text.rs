@@ -31,6 +31,9 @@ pub struct Labels {
     pub also_on: &'static str,
     pub old_pods: &'static str,
     pub symptoms: &'static str,
+    pub clock_live: &'static str,
+    pub clock_capture: &'static str,
+    pub clock_newest: &'static str,
 }
 
 const EN: Labels = Labels {
@@ -61,6 +64,9 @@ const EN: Labels = Labels {
     also_on: "also on",
     old_pods: "older revisions",
     symptoms: "symptoms",
+    clock_live: "now",
+    clock_capture: "capture time",
+    clock_newest: "newest timestamp in the file",
 };
 
 const ZH: Labels = Labels {
@@ -91,6 +97,9 @@ const ZH: Labels = Labels {
     also_on: "另有",
     old_pods: "旧修订版",
     symptoms: "症状",
+    clock_live: "当前时间",
+    clock_capture: "采集时间",
+    clock_newest: "文件中最新的时间戳",
 };
 
 impl Labels {

@@ -559,3 +559,49 @@ fn readiness_finding(ctx: &Ctx, p: &ChainPod, state: &PodState) -> Option<Findin
     }
     Some(f)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::classify_pull_error;
+
+    #[test]
+    fn registry_words_sort_into_the_four_pull_failures() {
+        let cases = [
+            (
+                "pull access denied, repository does not exist or may require authorization",
+                "image-pull-denied",
+            ),
+            ("unexpected status: 401 Unauthorized", "image-pull-denied"),
+            ("403 Forbidden", "image-pull-denied"),
+            (
+                "rpc error: code = NotFound desc = failed to resolve reference: not found",
+                "image-pull-not-found",
+            ),
+            ("manifest unknown: manifest unknown", "image-pull-not-found"),
+            (
+                "no matching manifest for linux/arm64 in the manifest list entries",
+                "image-pull-not-found",
+            ),
+            (
+                "dial tcp 203.0.113.10:443: i/o timeout",
+                "image-pull-timeout",
+            ),
+            (
+                "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
+                "image-pull-timeout",
+            ),
+            ("net/http: TLS handshake timeout", "image-pull-timeout"),
+            (
+                "dial tcp: lookup registry.example.com: no such host",
+                "image-pull-failed",
+            ),
+            (
+                "x509: certificate signed by unknown authority",
+                "image-pull-failed",
+            ),
+        ];
+        for (text, id) in cases {
+            assert_eq!(classify_pull_error(text), id, "{text}");
+        }
+    }
+}

@@ -1,0 +1,496 @@
+//! Ring 2: the binary on files. Exit codes, input shapes, bad input, output
+//! formats, and the rendered views (insta snapshots, fixed clock, no colour).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn mdiag() -> Command {
+    let mut cmd = Command::cargo_bin("mdiag").unwrap();
+    cmd.current_dir(root())
+        .env_remove("NO_COLOR")
+        .env_remove("KUBECONFIG")
+        .env("LANG", "C");
+    cmd
+}
+
+fn fixture(name: &str) -> String {
+    format!("fixtures/demo/{name}.yaml")
+}
+
+fn trace_json(file: &str) -> Value {
+    let out = mdiag()
+        .args(["trace", "chart-demo", "--snapshot", file, "-o", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code() == Some(0) || out.status.code() == Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn finding_ids(report: &Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn temp_with(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn healthy_exits_zero_and_broken_exits_one() {
+    mdiag()
+        .args(["trace", "chart-demo", "--snapshot", &fixture("healthy")])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("HEALTHY"));
+    mdiag()
+        .args(["trace", "chart-demo", "--snapshot", &fixture("crash-loop")])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("crash-loop"));
+}
+
+#[test]
+fn json_report_has_the_documented_shape() {
+    let r = trace_json(&fixture("crash-loop"));
+    assert_eq!(r["schema"], "mdiag/v1");
+    assert_eq!(r["target"]["kind"], "ModelService");
+    assert_eq!(r["target"]["namespace"], "modeldock-lab");
+    assert_eq!(r["target"]["name"], "chart-demo");
+    assert!(r["target"]["uid"].as_str().unwrap().len() == 36);
+    assert_eq!(r["healthy"], false);
+    assert_eq!(r["verdict"]["last_step"], "bound");
+    assert_eq!(r["verdict"]["missing"], "started");
+    assert!(
+        r["verdict"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("crash-loop")
+    );
+    let steps: Vec<&str> = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "declared",
+            "observed",
+            "deployment",
+            "replicaset",
+            "stored",
+            "bound",
+            "started",
+            "ready",
+            "serving"
+        ]
+    );
+    let pod = &r["pods"][0];
+    for key in ["name", "uid", "revision", "node", "serving", "last_step"] {
+        assert!(pod.get(key).is_some(), "pod.{key}");
+    }
+    for moment in ["stored", "bound", "started", "ready"] {
+        assert!(pod["moments"].get(moment).is_some(), "moments.{moment}");
+    }
+    assert!(pod["moments"]["stored"].as_str().unwrap().ends_with('Z'));
+    assert!(pod["moments"]["started"].is_null());
+    let f = &r["findings"][0];
+    assert_eq!(f["id"], "crash-loop");
+    assert_eq!(f["severity"], "error");
+    for key in ["kind", "name", "uid"] {
+        assert!(f["subject"][key].is_string(), "subject.{key}");
+    }
+    assert!(!f["evidence"].as_array().unwrap().is_empty());
+    let check = f["check"][0].as_str().unwrap();
+    assert!(
+        check.starts_with("kubectl -n modeldock-lab logs chart-demo-"),
+        "{check}"
+    );
+    assert!(!check.contains('{'), "placeholders filled: {check}");
+    assert!(f["fix"].as_str().unwrap().len() > 20);
+    assert!(f["verify"].as_str().unwrap().len() > 20);
+    assert!(r["gaps"].as_array().unwrap().is_empty());
+    assert_eq!(r["clock"]["source"], "newest-timestamp");
+}
+
+#[test]
+fn yaml_output_carries_the_same_report() {
+    let json = trace_json(&fixture("oom-killed"));
+    let out = mdiag()
+        .args([
+            "trace",
+            "chart-demo",
+            "--snapshot",
+            &fixture("oom-killed"),
+            "-o",
+            "yaml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let yaml: Value = serde_saphyr::from_slice(&out.stdout).unwrap();
+    assert_eq!(yaml["verdict"], json["verdict"]);
+    assert_eq!(yaml["healthy"], json["healthy"]);
+    assert_eq!(finding_ids(&yaml), finding_ids(&json));
+}
+
+/// The fixture as a kubectl List in JSON.
+fn fixture_value(name: &str) -> Value {
+    let text = std::fs::read_to_string(root().join(fixture(name))).unwrap();
+    serde_saphyr::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_kubectl_list_in_json_reads_like_the_yaml() {
+    let list = fixture_value("image-pull-denied");
+    let (_dir, path) = temp_with(
+        "dump.json",
+        serde_json::to_string(&list).unwrap().as_bytes(),
+    );
+    let from_json = trace_json(path.to_str().unwrap());
+    let from_yaml = trace_json(&fixture("image-pull-denied"));
+    assert_eq!(from_json["verdict"], from_yaml["verdict"]);
+    assert_eq!(finding_ids(&from_json), finding_ids(&from_yaml));
+    assert!(finding_ids(&from_json).contains(&"image-pull-denied".to_string()));
+}
+
+#[test]
+fn multi_document_yaml_and_gzip_are_read() {
+    let list = fixture_value("selector-mismatch");
+    let mut docs = String::new();
+    for item in list["items"].as_array().unwrap() {
+        docs.push_str("---\n");
+        docs.push_str(&serde_saphyr::to_string(item).unwrap());
+    }
+    let (_d1, multi) = temp_with("objects.yaml", docs.as_bytes());
+    let r = trace_json(multi.to_str().unwrap());
+    assert_eq!(finding_ids(&r), vec!["selector-mismatch"]);
+
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(docs.as_bytes()).unwrap();
+    let (_d2, zipped) = temp_with("objects.yaml.gz", &gz.finish().unwrap());
+    let r = trace_json(zipped.to_str().unwrap());
+    assert_eq!(finding_ids(&r), vec!["selector-mismatch"]);
+}
+
+#[test]
+fn deployment_and_pod_targets_work_from_a_file() {
+    let out = mdiag()
+        .args([
+            "trace",
+            "deploy/chart-demo",
+            "--snapshot",
+            &fixture("readiness-failing"),
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(finding_ids(&r).contains(&"readiness-failing".to_string()));
+    let pod = r["pods"][0]["name"].as_str().unwrap().to_string();
+    mdiag()
+        .args([
+            "trace",
+            &format!("pod/{pod}"),
+            "--snapshot",
+            &fixture("readiness-failing"),
+        ])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("readiness-failing"));
+}
+
+#[test]
+fn a_missing_target_exits_five_and_names_what_exists() {
+    mdiag()
+        .args([
+            "trace",
+            "chart-demo-typo",
+            "--snapshot",
+            &fixture("healthy"),
+        ])
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains("msvc/chart-demo"))
+        .stderr(predicate::str::contains("deploy/chart-demo"));
+    mdiag()
+        .args([
+            "trace",
+            "chart-demo",
+            "-n",
+            "other",
+            "--snapshot",
+            &fixture("healthy"),
+        ])
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains("\"other\""));
+}
+
+#[test]
+fn a_missing_file_is_a_usage_error_naming_the_path() {
+    mdiag()
+        .args(["trace", "chart-demo", "--snapshot", "no/such/file.yaml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no/such/file.yaml"));
+}
+
+#[test]
+fn bad_files_get_clear_errors_and_never_panic() {
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty.yaml", b"".to_vec(), "is empty"),
+        ("binary.yaml", vec![0xff, 0xfe, 0x00, 0x12, 0x80], "not valid UTF-8"),
+        ("notk8s.yaml", b"foo: bar\n".to_vec(), "not a Kubernetes object"),
+        ("broken.yaml", b"items: [\n  {a: 1\n".to_vec(), "not valid YAML"),
+        ("broken.json", b"{\"kind\": \"List\", \"items\": [".to_vec(), "not valid JSON"),
+        ("future.yaml", b"format: mdiag.dev/snapshot\nversion: 99\nobjects: []\n".to_vec(), "upgrade mdiag"),
+        ("notgzip.yaml.gz", b"plain text".to_vec(), "not valid gzip"),
+        (
+            "badpod.yaml",
+            b"apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: 5}\n".to_vec(),
+            "does not fit its schema",
+        ),
+        (
+            "bomb.yaml",
+            b"a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\nh: [*g, *g, *g, *g, *g, *g, *g, *g, *g]\n".to_vec(),
+            "",
+        ),
+    ];
+    for (name, bytes, message) in cases {
+        let (_dir, path) = temp_with(name, &bytes);
+        let out = mdiag()
+            .args(["trace", "chart-demo", "--snapshot", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(message), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+}
+
+#[test]
+fn a_file_cut_anywhere_never_panics() {
+    let text = std::fs::read(root().join(fixture("crash-loop"))).unwrap();
+    for cut in (0..text.len()).step_by(text.len() / 23 + 1) {
+        let (_dir, path) = temp_with("cut.yaml", &text[..cut]);
+        let out = mdiag()
+            .args([
+                "trace",
+                "chart-demo",
+                "--snapshot",
+                path.to_str().unwrap(),
+                "-o",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        let code = out.status.code();
+        assert!(matches!(code, Some(1 | 2 | 5)), "cut at {cut}: {code:?}");
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+            "cut at {cut}"
+        );
+    }
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    let cases: &[&[&str]] = &[
+        &["trace"],
+        &["trace", "chart-demo", "-o", "xml"],
+        &["trace", "a/b/c"],
+        &["trace", "svc/chart-demo"],
+        &["trace", "Chart_Demo"],
+        &["trace", "chart-demo", "-A"],
+        &["trace", "chart-demo", "--at", "2026-11-28T10:00:00Z"],
+        &[
+            "trace",
+            "chart-demo",
+            "--snapshot",
+            "fixtures/demo/healthy.yaml",
+            "--at",
+            "yesterday",
+        ],
+        &["trace", "chart-demo", "--controller", "nonamespace"],
+        &["frobnicate"],
+    ];
+    for args in cases {
+        let out = mdiag().args(*args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn at_moves_the_clock_of_a_replay() {
+    // The replay clock is what --at says, and the report says so.
+    let out = mdiag()
+        .args([
+            "trace",
+            "chart-demo",
+            "--snapshot",
+            &fixture("crash-loop"),
+            "-o",
+            "json",
+            "--at",
+            "2026-11-28T10:30:00Z",
+        ])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["clock"]["source"], "at");
+    assert_eq!(r["clock"]["now"], "2026-11-28T10:30:00Z");
+}
+
+#[test]
+fn the_snapshot_format_says_its_capture_clock() {
+    let r = trace_json(&fixture("snapshot-crash-loop"));
+    assert_eq!(r["clock"]["source"], "capture");
+    assert_eq!(r["source"]["kind"], "snapshot");
+    assert_eq!(r["gaps"][0]["resource"], "nodes");
+}
+
+#[test]
+fn explain_renders_the_catalogue() {
+    mdiag()
+        .args(["explain", "CrashLoopBackOff"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("crash-loop"))
+        .stdout(predicate::str::contains("--previous"));
+    mdiag()
+        .args(["explain", "oom-killed", "--lang", "zh"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("原因"));
+    mdiag().args(["explain", "no-such-thing"]).assert().code(2);
+    let out = mdiag().args(["explain", "--list"]).output().unwrap();
+    let listed = String::from_utf8(out.stdout).unwrap();
+    for id in mdiag::analysis::rule_ids() {
+        assert!(listed.contains(id), "{id} not listed");
+    }
+}
+
+#[test]
+fn colour_only_when_asked_or_on_a_terminal() {
+    let plain = mdiag()
+        .args(["trace", "chart-demo", "--snapshot", &fixture("crash-loop")])
+        .output()
+        .unwrap();
+    assert!(!plain.stdout.contains(&0x1b), "no escape codes when piped");
+    let forced = mdiag()
+        .args([
+            "trace",
+            "chart-demo",
+            "--snapshot",
+            &fixture("crash-loop"),
+            "--color",
+            "always",
+        ])
+        .output()
+        .unwrap();
+    assert!(forced.stdout.contains(&0x1b));
+}
+
+#[test]
+fn lang_defaults_from_the_environment() {
+    let out = mdiag()
+        .env("LANG", "zh_CN.UTF-8")
+        .args([
+            "trace",
+            "chart-demo",
+            "--snapshot",
+            &fixture("unschedulable"),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("未在服务"), "{text}");
+}
+
+#[test]
+fn help_lists_the_exit_codes() {
+    mdiag()
+        .arg("--help")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("5  target not found"));
+}
+
+// The rendered views, reviewed like code. The clock is the file's own.
+
+fn rendered(args: &[&str]) -> String {
+    let out = mdiag().args(args).output().unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn snapshot_human_crash_loop() {
+    insta::assert_snapshot!(rendered(&[
+        "trace",
+        "chart-demo",
+        "--snapshot",
+        &fixture("crash-loop")
+    ]));
+}
+
+#[test]
+fn snapshot_human_healthy() {
+    insta::assert_snapshot!(rendered(&[
+        "trace",
+        "chart-demo",
+        "--snapshot",
+        &fixture("healthy")
+    ]));
+}
+
+#[test]
+fn snapshot_human_rollout_in_progress_zh() {
+    insta::assert_snapshot!(rendered(&[
+        "trace",
+        "chart-demo",
+        "--snapshot",
+        &fixture("rollout-in-progress"),
+        "--lang",
+        "zh"
+    ]));
+}
+
+#[test]
+fn snapshot_json_unschedulable() {
+    insta::assert_snapshot!(rendered(&[
+        "trace",
+        "chart-demo",
+        "--snapshot",
+        &fixture("unschedulable"),
+        "-o",
+        "json"
+    ]));
+}

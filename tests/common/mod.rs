@@ -1,0 +1,56 @@
+//! Helpers shared by the test binaries: load a fixture, diagnose it the
+//! way `trace` does, with the file's own clock.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use mdiag::analysis::{Diagnosis, analyze};
+use mdiag::chain::walk;
+use mdiag::model::{Clock, Snapshot, TargetSpec};
+use mdiag::source::read_snapshot_file;
+
+pub const NAMESPACE: &str = "modeldock-lab";
+
+pub fn fixture_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/demo")
+        .join(format!("{name}.yaml"))
+}
+
+pub fn load(name: &str) -> Snapshot {
+    read_snapshot_file(&fixture_path(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+pub fn clock(snapshot: &Snapshot) -> Clock {
+    // The system clock must never be the answer for a file with times in it.
+    Clock::choose(&snapshot.origin, None, jiff::Timestamp::UNIX_EPOCH)
+}
+
+pub fn diagnose(snapshot: &Snapshot) -> Diagnosis {
+    diagnose_target(snapshot, "chart-demo")
+}
+
+pub fn diagnose_target(snapshot: &Snapshot, target: &str) -> Diagnosis {
+    let target = TargetSpec::parse(target, Some(NAMESPACE)).unwrap();
+    let chain = walk(snapshot, &target, NAMESPACE, None).expect("target in fixture");
+    analyze(snapshot, &chain, clock(snapshot).now)
+}
+
+pub fn ids(d: &Diagnosis) -> Vec<&'static str> {
+    d.findings.iter().map(|f| f.id).collect()
+}
+
+/// The scenario names in fixtures/demo (every .yaml but expected.yaml).
+pub fn scenarios() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            let stem = name.strip_suffix(".yaml")?;
+            (stem != "expected").then(|| stem.to_string())
+        })
+        .collect();
+    names.sort();
+    names
+}

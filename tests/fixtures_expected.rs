@@ -1,0 +1,195 @@
+//! Ring 1: the pure analysis on every demo fixture, against what
+//! fixtures/demo/expected.yaml says a correct diagnosis is (written from the
+//! SPEC by the fixture author, not from program output).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use mdiag::analysis::Step;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Expected {
+    healthy: bool,
+    last_step: String,
+    missing: Option<String>,
+    must: Vec<String>,
+    must_not: Vec<String>,
+}
+
+fn expected() -> BTreeMap<String, Expected> {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/expected.yaml"),
+    )
+    .unwrap();
+    serde_saphyr::from_str(&text).unwrap()
+}
+
+#[test]
+fn every_fixture_has_an_expectation_and_every_expectation_a_fixture() {
+    let expected = expected();
+    let names = scenarios();
+    assert!(
+        names.len() >= 7,
+        "a healthy state and at least six broken ones"
+    );
+    for name in &names {
+        assert!(
+            expected.contains_key(name),
+            "{name} has no entry in expected.yaml"
+        );
+    }
+    for name in expected.keys() {
+        assert!(
+            names.contains(name),
+            "expected.yaml names {name}, which has no file"
+        );
+    }
+}
+
+#[test]
+fn every_fixture_gets_the_expected_verdict_and_findings() {
+    let mut failures = Vec::new();
+    for (name, want) in expected() {
+        let d = diagnose(&load(&name));
+        let got_ids = ids(&d);
+        let mut problems = Vec::new();
+        if d.healthy != want.healthy {
+            problems.push(format!("healthy {} want {}", d.healthy, want.healthy));
+        }
+        if d.verdict.last_step.as_str() != want.last_step {
+            problems.push(format!(
+                "last_step {} want {}",
+                d.verdict.last_step.as_str(),
+                want.last_step
+            ));
+        }
+        let missing = d.verdict.missing.map(|s| s.as_str().to_string());
+        if missing != want.missing {
+            problems.push(format!("missing {missing:?} want {:?}", want.missing));
+        }
+        for id in &want.must {
+            if !got_ids.contains(&id.as_str()) {
+                problems.push(format!("{id} not found"));
+            }
+        }
+        for id in &want.must_not {
+            if got_ids.contains(&id.as_str()) {
+                problems.push(format!("{id} is a false alarm"));
+            }
+        }
+        // The verdict leads with one of the expected causes.
+        if let (Some(lead), false) = (d.lead(), want.must.is_empty())
+            && !want.must.iter().any(|m| m == lead.id)
+        {
+            problems.push(format!(
+                "verdict leads with {} instead of {:?}",
+                lead.id, want.must
+            ));
+        }
+        if !problems.is_empty() {
+            failures.push(format!("{name}: {} (got {got_ids:?})", problems.join("; ")));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn a_healthy_rollout_has_all_four_moments_in_order_on_every_current_pod() {
+    let d = diagnose(&load("healthy"));
+    let current: Vec<_> = d.pods.iter().filter(|p| p.current).collect();
+    assert_eq!(current.len(), 2);
+    for p in current {
+        let m = &p.moments;
+        let times = [m.stored.at, m.bound.at, m.started.at, m.ready.at];
+        assert!(times.iter().all(Option::is_some), "{}: {times:?}", p.name);
+        let times: Vec<_> = times.into_iter().flatten().collect();
+        assert!(
+            times.windows(2).all(|w| w[0] <= w[1]),
+            "{}: out of order {times:?}",
+            p.name
+        );
+        assert!(p.serving);
+        assert_eq!(p.last_step, Step::Serving);
+    }
+    assert_eq!(d.replicas.desired, 2);
+    assert_eq!(d.replicas.serving, 2);
+}
+
+#[test]
+fn the_ladder_is_complete_and_ordered_for_a_model_service() {
+    let d = diagnose(&load("healthy"));
+    let steps: Vec<Step> = d.steps.iter().map(|s| s.step).collect();
+    assert_eq!(steps, Step::ALL.to_vec());
+    assert!(d.steps.iter().all(|s| s.reached));
+    // Every step but serving has a persisted time; slices keep none.
+    for s in &d.steps {
+        assert_eq!(s.at.is_some(), s.step != Step::Serving, "{:?}", s.step);
+    }
+}
+
+#[test]
+fn an_unbound_pod_has_only_its_stored_moment() {
+    let d = diagnose(&load("unschedulable"));
+    for p in d.pods.iter().filter(|p| p.current) {
+        assert!(p.moments.stored.at.is_some());
+        assert!(!p.moments.bound.reached && !p.moments.started.reached && !p.moments.ready.reached);
+        assert_eq!(p.node, None);
+        assert_eq!(p.last_step, Step::Stored);
+    }
+}
+
+#[test]
+fn pods_of_older_revisions_are_beside_the_ladder_not_on_it() {
+    // oom-killed: the old revision still serves 2/2, the new Pod crashes.
+    let d = diagnose(&load("oom-killed"));
+    assert!(d.pods.iter().any(|p| !p.current && p.serving));
+    assert_eq!(d.verdict.last_step, Step::Bound);
+    assert_eq!(d.replicas.current, 1);
+    assert!(d.replicas.old >= 2);
+    assert!(!d.healthy);
+}
+
+#[test]
+fn the_replay_clock_of_a_dump_is_its_newest_timestamp() {
+    let s = load("crash-loop");
+    let c = clock(&s);
+    assert_eq!(c.source, mdiag::model::ClockSource::NewestTimestamp);
+    assert_eq!(c.now.to_string(), "2026-11-28T10:11:06.532418Z");
+}
+
+#[test]
+fn the_replay_clock_of_a_snapshot_is_its_capture_time() {
+    let s = load("snapshot-crash-loop");
+    let c = clock(&s);
+    assert_eq!(c.source, mdiag::model::ClockSource::Capture);
+    assert_eq!(Some(c.now), s.origin.captured_at);
+}
+
+#[test]
+fn the_snapshot_and_the_dump_of_the_same_state_reach_the_same_findings() {
+    let dump = diagnose(&load("crash-loop"));
+    let snap = diagnose(&load("snapshot-crash-loop"));
+    assert_eq!(ids(&dump), ids(&snap));
+    assert_eq!(dump.verdict.last_step, snap.verdict.last_step);
+    assert_eq!(dump.verdict.missing, snap.verdict.missing);
+    // The snapshot says Nodes could not be read: that is reported.
+    assert!(snap.gaps.iter().any(|g| g.resource == "nodes"));
+}
+
+#[test]
+fn a_target_can_be_the_deployment_or_a_pod() {
+    let s = load("crash-loop");
+    let by_msvc = diagnose_target(&s, "chart-demo");
+    let by_deploy = diagnose_target(&s, "deploy/chart-demo");
+    let pod = by_msvc.pods[0].name.clone();
+    let by_pod = diagnose_target(&s, &format!("pod/{pod}"));
+    // Walking up from the Pod finds the ModelService again.
+    assert_eq!(by_pod.target, by_msvc.target);
+    assert_eq!(ids(&by_pod), ids(&by_msvc));
+    // From the Deployment the ladder starts there.
+    assert_eq!(by_deploy.steps[0].step, Step::Declared);
+    assert_eq!(by_deploy.target.kind, "ModelService");
+}
