@@ -1,0 +1,93 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_mdiag_global_optspecs
+    string join \n kubeconfig= context= n/namespace= A/all-namespaces o/output= l/selector= snapshot= at= lang= color= resource= controller= request-timeout= h/help V/version
+end
+
+function __fish_mdiag_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_mdiag_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_mdiag_using_subcommand
+    set -l cmd (__fish_mdiag_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c mdiag -n "__fish_mdiag_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c mdiag -n "__fish_mdiag_needs_command" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_needs_command" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
+complete -c mdiag -n "__fish_mdiag_needs_command" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
+json\t'The versioned JSON report (schema mdiag/v1)'
+yaml\t'The same report as YAML'"
+complete -c mdiag -n "__fish_mdiag_needs_command" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
+complete -c mdiag -n "__fish_mdiag_needs_command" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
+complete -c mdiag -n "__fish_mdiag_needs_command" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
+complete -c mdiag -n "__fish_mdiag_needs_command" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
+zh\t''"
+complete -c mdiag -n "__fish_mdiag_needs_command" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mdiag -n "__fish_mdiag_needs_command" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
+complete -c mdiag -n "__fish_mdiag_needs_command" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
+complete -c mdiag -n "__fish_mdiag_needs_command" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_needs_command" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mdiag -n "__fish_mdiag_needs_command" -s V -l version -d 'Print version'
+complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
+complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
+complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
+json\t'The versioned JSON report (schema mdiag/v1)'
+yaml\t'The same report as YAML'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
+zh\t''"
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s V -l version -d 'Print version'
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
+json\t'The versioned JSON report (schema mdiag/v1)'
+yaml\t'The same report as YAML'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
+zh\t''"
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l list -d 'List every finding id'
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s V -l version -d 'Print version'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace explain help" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace explain help" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
