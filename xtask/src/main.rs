@@ -3,6 +3,7 @@
 
 mod cluster;
 mod generate;
+mod test;
 
 use clap::{Parser, Subcommand};
 
@@ -17,6 +18,8 @@ struct Xtask {
 enum Command {
     /// Regenerate completions/, docs/mdiag.1 and docs/symptoms.md (`--check` fails when stale).
     Generate(generate::GenerateArgs),
+    /// The whole test suite, as CI runs it (README's test command).
+    Test(test::TestArgs),
     /// The local Kubernetes control plane used by the live tests.
     #[command(subcommand)]
     Cluster(cluster::ClusterCommand),
@@ -25,6 +28,7 @@ enum Command {
 fn main() -> anyhow::Result<()> {
     match Xtask::parse().command {
         Command::Generate(args) => generate::run(args),
+        Command::Test(args) => test::run(args),
         Command::Cluster(cmd) => cluster::run(cmd),
     }
 }
