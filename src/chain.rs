@@ -146,6 +146,20 @@ fn owner_uid_of_kind<'m>(meta: &'m ObjectMeta, kind: &str) -> Option<&'m str> {
         .map(|o| o.uid.as_str())
 }
 
+/// The generation a ModelService's controller last observed:
+/// `status.observedGeneration`, else the newest `observedGeneration` its
+/// conditions carry (controllers built on metav1.Condition often set only those).
+pub fn observed_generation(msvc: &DynamicObject) -> Option<i64> {
+    let status = &msvc.data["status"];
+    status["observedGeneration"].as_i64().or_else(|| {
+        status["conditions"]
+            .as_array()?
+            .iter()
+            .filter_map(|c| c["observedGeneration"].as_i64())
+            .max()
+    })
+}
+
 pub fn revision_of(meta: &ObjectMeta) -> Option<i64> {
     meta.annotations
         .as_ref()?
@@ -313,14 +327,19 @@ pub fn walk<'a>(
         }
         seen_current |= rs.current;
     }
+    if !seen_current && let Some(d) = deployment {
+        mark_current_by_revision(&mut replica_sets, d);
+    }
 
     let mut pods: Vec<ChainPod> = objects
         .pods
         .iter()
+        .filter(|pod| ns_of(&pod.metadata) == namespace)
         .filter_map(|pod| {
             let owner = replica_sets
                 .iter()
-                .find(|rs| owned_by(&pod.metadata, uid(&rs.replica_set.metadata)))?;
+                .find(|rs| owned_by(&pod.metadata, uid(&rs.replica_set.metadata)))
+                .or_else(|| adopting_replica_set(&replica_sets, pod))?;
             Some(ChainPod {
                 pod,
                 revision: owner.revision,
@@ -363,6 +382,83 @@ pub fn walk<'a>(
         endpoint_slices,
         controller: model_service.map(|_| find_controller(snapshot, namespace, controller)),
     })
+}
+
+/// When no ReplicaSet runs the Deployment's template as written (a dump
+/// from a tool that drops defaulted fields), fall back to what the Deployment
+/// controller records: the revision annotation, once it observed the spec.
+fn mark_current_by_revision(replica_sets: &mut [RevisionSet], d: &Deployment) {
+    let generation = d.metadata.generation.unwrap_or(0);
+    let observed = d.status.as_ref().and_then(|s| s.observed_generation);
+    if observed.is_none_or(|o| o < generation) {
+        return;
+    }
+    let by_revision = revision_of(&d.metadata)
+        .and_then(|want| replica_sets.iter().position(|r| r.revision == Some(want)));
+    let pick = by_revision.or_else(|| {
+        replica_sets
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, r)| r.replica_set.metadata.creation_timestamp.clone())
+            .map(|(i, _)| i)
+    });
+    if let Some(i) = pick {
+        replica_sets[i].current = true;
+    }
+}
+
+/// A Pod with no controller owner is adopted by the ReplicaSet whose
+/// selector matches it, as the ReplicaSet controller would adopt it.
+fn adopting_replica_set<'r, 'a>(
+    replica_sets: &'r [RevisionSet<'a>],
+    pod: &Pod,
+) -> Option<&'r RevisionSet<'a>> {
+    let has_controller = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.controller == Some(true));
+    if has_controller {
+        return None;
+    }
+    replica_sets.iter().find(|rs| {
+        rs.replica_set
+            .spec
+            .as_ref()
+            .is_some_and(|s| label_selector_matches(&s.selector, pod.metadata.labels.as_ref()))
+    })
+}
+
+/// Whether a LabelSelector (matchLabels and matchExpressions) selects the
+/// labels. An empty selector selects nothing here: adoption needs intent.
+pub fn label_selector_matches(
+    selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+) -> bool {
+    let empty = std::collections::BTreeMap::new();
+    let labels = labels.unwrap_or(&empty);
+    let match_labels = selector.match_labels.as_ref();
+    let expressions = selector.match_expressions.as_deref().unwrap_or(&[]);
+    if match_labels.is_none_or(|m| m.is_empty()) && expressions.is_empty() {
+        return false;
+    }
+    let labels_ok = match_labels
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    let expressions_ok = expressions.iter().all(|e| {
+        let values = e.values.as_deref().unwrap_or(&[]);
+        let value = labels.get(&e.key);
+        match e.operator.as_str() {
+            "In" => value.is_some_and(|v| values.contains(v)),
+            "NotIn" => value.is_none_or(|v| !values.contains(v)),
+            "Exists" => value.is_some(),
+            "DoesNotExist" => value.is_none(),
+            _ => false,
+        }
+    });
+    labels_ok && expressions_ok
 }
 
 fn owned_deployment<'a>(

@@ -36,6 +36,15 @@ pub fn container_statuses(pod: &Pod) -> &[ContainerStatus] {
         .unwrap_or(&[])
 }
 
+/// Init containers first, then the main ones.
+pub fn all_container_statuses(pod: &Pod) -> impl Iterator<Item = &ContainerStatus> {
+    let status = pod.status.as_ref();
+    let init = status
+        .and_then(|s| s.init_container_statuses.as_deref())
+        .unwrap_or(&[]);
+    init.iter().chain(container_statuses(pod))
+}
+
 pub fn container_names(pod: &Pod) -> Vec<&str> {
     pod.spec
         .as_ref()

@@ -74,8 +74,24 @@ fn endpoint_uids(chain: &Chain, keep: impl Fn(bool, bool) -> bool) -> HashSet<St
             let serving = c.and_then(|c| c.serving).unwrap_or(ready);
             keep(ready, serving)
         })
-        .filter_map(|e| e.target_ref.as_ref()?.uid.clone())
+        .filter_map(|e| endpoint_key(e.target_ref.as_ref()?))
         .collect()
+}
+
+/// An endpoint names its Pod by `targetRef.uid`; a hand-made slice without
+/// one is matched by the Pod's name instead.
+fn endpoint_key(target: &k8s_openapi::api::core::v1::ObjectReference) -> Option<String> {
+    match (&target.uid, &target.name) {
+        (Some(uid), _) if !uid.is_empty() => Some(uid.clone()),
+        (_, Some(name)) if target.kind.as_deref().is_none_or(|k| k == "Pod") => {
+            Some(format!("name:{name}"))
+        }
+        _ => None,
+    }
+}
+
+fn pod_in(set: &HashSet<String>, uid: &str, name: &str) -> bool {
+    set.contains(uid) || set.contains(&format!("name:{name}"))
 }
 
 fn pod_state(p: &ChainPod, serving: &HashSet<String>, draining: &HashSet<String>) -> PodState {
@@ -116,7 +132,7 @@ fn pod_state(p: &ChainPod, serving: &HashSet<String>, draining: &HashSet<String>
         Moment::default()
     };
     let uid = facts::uid(meta).to_string();
-    let is_serving = serving.contains(&uid);
+    let is_serving = pod_in(serving, &uid, facts::name(meta));
     let last_step = if ready.reached && is_serving {
         Step::Serving
     } else if ready.reached {
@@ -137,7 +153,7 @@ fn pod_state(p: &ChainPod, serving: &HashSet<String>, draining: &HashSet<String>
     });
     PodState {
         name: facts::name(meta).to_string(),
-        draining: draining.contains(&uid),
+        draining: pod_in(draining, &uid, facts::name(meta)),
         uid,
         revision: p.revision,
         current: p.current,
@@ -190,7 +206,7 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             note: format!("generation {}", meta.generation.unwrap_or(0)),
         });
         let generation = meta.generation.unwrap_or(0);
-        let observed = msvc.data["status"]["observedGeneration"].as_i64();
+        let observed = crate::chain::observed_generation(msvc);
         let reached = observed.is_some_and(|o| o >= generation);
         // The controller writing the Deployment after the declaration is the
         // earliest persisted proof that it observed it.

@@ -111,7 +111,7 @@ fn tree(out: &mut String, chain: &Chain, d: &Diagnosis, style: &Style) {
     let mut depth = 0;
     if let Some(m) = chain.model_service {
         let generation = m.metadata.generation.unwrap_or(0);
-        let observed = m.data["status"]["observedGeneration"].as_i64();
+        let observed = crate::chain::observed_generation(m);
         let state = match observed {
             Some(o) if o >= generation => style.good(&format!("generation {generation}, observed")),
             Some(o) => style.bad(&format!("generation {generation}, observed {o}")),

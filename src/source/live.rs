@@ -337,18 +337,16 @@ pub async fn read_for_trace(
         )),
         conn.list_all(Api::<PodDisruptionBudget>::namespaced(client.clone(), ns)),
         join_all(controller_spots.iter().map(|spot| async move {
-            let deployment = conn
-                .get_opt(
+            let (deployment, lease) = tokio::join!(
+                conn.get_opt(
                     Api::<Deployment>::namespaced(client.clone(), &spot.namespace),
                     &spot.name,
-                )
-                .await;
-            let lease = conn
-                .get_opt(
+                ),
+                conn.get_opt(
                     Api::<Lease>::namespaced(client.clone(), &spot.namespace),
                     &spot.name,
-                )
-                .await;
+                ),
+            );
             (spot, deployment, lease)
         })),
     );

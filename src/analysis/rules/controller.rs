@@ -16,7 +16,7 @@ pub fn controller_not_converging(ctx: &Ctx) -> Vec<Finding> {
     };
     let meta = &msvc.metadata;
     let generation = meta.generation.unwrap_or(0);
-    let observed = msvc.data["status"]["observedGeneration"].as_i64();
+    let observed = crate::chain::observed_generation(msvc);
     if observed.is_some_and(|o| o >= generation) {
         return Vec::new();
     }
@@ -134,7 +134,7 @@ pub fn deployment_missing(ctx: &Ctx) -> Vec<Finding> {
     }
     let meta = &msvc.metadata;
     let generation = meta.generation.unwrap_or(0);
-    let observed = msvc.data["status"]["observedGeneration"].as_i64();
+    let observed = crate::chain::observed_generation(msvc);
     let created = facts::created(meta);
     let waited = created.map_or(f64::MAX, |c| seconds_between(c, ctx.now));
     // Before the controller observed it, the missing Deployment is the

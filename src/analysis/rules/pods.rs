@@ -4,7 +4,7 @@
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 use super::Ctx;
-use crate::analysis::facts::{self, age, container_statuses, lease_state, pod_condition};
+use crate::analysis::facts::{self, age, lease_state, pod_condition};
 use crate::analysis::{Evidence, Finding, PodState, Step};
 use crate::chain::ChainPod;
 use crate::model::{EventRecord, ObjectRef, int_or_string};
@@ -174,7 +174,7 @@ pub fn container_failures(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for (p, _) in ctx.current_pods() {
         let pod = p.pod;
-        for s in container_statuses(pod) {
+        for s in facts::all_container_statuses(pod) {
             if let Some(f) = container_failure(ctx, p, s) {
                 out.push(f);
             }
@@ -301,7 +301,7 @@ pub fn oom_killed(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for (p, _) in ctx.current_pods() {
         let pod = p.pod;
-        for s in container_statuses(pod) {
+        for s in facts::all_container_statuses(pod) {
             let state = s.state.as_ref();
             let now_terminated = state.and_then(|st| st.terminated.as_ref());
             let last = s.last_state.as_ref().and_then(|l| l.terminated.as_ref());
@@ -407,7 +407,7 @@ pub fn image_pull(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for (p, _) in ctx.current_pods() {
         let pod = p.pod;
-        for s in container_statuses(pod) {
+        for s in facts::all_container_statuses(pod) {
             let Some(waiting) = s.state.as_ref().and_then(|st| st.waiting.as_ref()) else {
                 continue;
             };
