@@ -266,6 +266,9 @@ pub struct Gap {
     pub namespace: Option<String>,
     #[serde(default = "default_verb")]
     pub verb: String,
+    /// The object, for a `get` of one name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub reason: String,
 }
 
@@ -485,6 +488,7 @@ mod tests {
             resource: "pods".into(),
             namespace: Some("lab".into()),
             verb: "list".into(),
+            name: None,
             reason: "forbidden".into(),
         };
         assert!(gap.hides("pods", "lab"));

@@ -261,6 +261,7 @@ fn a_forbidden_pod_list_is_a_gap_not_an_absence() {
         resource: "pods".into(),
         namespace: Some(NAMESPACE.into()),
         verb: "list".into(),
+        name: None,
         reason: "pods is forbidden".into(),
     });
     let d = diagnose(&s);
@@ -280,6 +281,7 @@ fn a_forbidden_service_list_does_not_claim_the_service_is_missing() {
         resource: "services".into(),
         namespace: Some(NAMESPACE.into()),
         verb: "list".into(),
+        name: None,
         reason: "services is forbidden".into(),
     });
     let d = diagnose(&s);

@@ -196,27 +196,16 @@ pub struct Diagnosis {
     pub pods: Vec<PodState>,
     /// Ranked: the lead first, then by closeness to the missing step and severity.
     pub findings: Vec<Finding>,
+    /// Everything that could not be read, in any namespace.
     pub gaps: Vec<Gap>,
+    /// Whether a gap hides part of this workload's chain.
+    pub incomplete: bool,
 }
 
-/// Resources whose absence from a read makes the verdict unprovable.
-pub const CHAIN_RESOURCES: &[&str] = &[
-    "modelservices",
-    "deployments",
-    "replicasets",
-    "pods",
-    "services",
-    "endpointslices",
-];
-
 impl Diagnosis {
-    /// A gap hides part of the chain itself, so health cannot be proven.
+    /// A gap hid part of the chain itself, so health cannot be proven.
     pub fn chain_incomplete(&self) -> bool {
-        self.gaps.iter().any(|g| {
-            CHAIN_RESOURCES
-                .iter()
-                .any(|r| g.hides(r, &self.target.namespace))
-        })
+        self.incomplete
     }
 
     pub fn lead(&self) -> Option<&Finding> {
@@ -238,13 +227,54 @@ pub fn analyze(snapshot: &Snapshot, chain: &Chain, now: Timestamp) -> Diagnosis 
         pods: &pods,
     };
     let findings = rules::run_all(&ctx);
-    let gaps: Vec<Gap> = snapshot
+    let mut gaps: Vec<Gap> = snapshot
         .gaps
         .iter()
-        .filter(|g| g.namespace.is_none() || g.namespace.as_deref() == Some(&chain.namespace))
+        .filter(|g| about_this_chain(chain, g))
         .cloned()
         .collect();
-    verdict::decide(chain, now, steps, replicas, pods, findings, gaps)
+    gaps.dedup();
+    let incomplete = chain_hidden(chain, &gaps);
+    verdict::decide(
+        chain, now, steps, replicas, pods, findings, gaps, incomplete,
+    )
+}
+
+/// A gap about the ModelService controller matters only to a chain that
+/// has a ModelService; every other gap is reported.
+fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
+    let about_controller = gap.name.as_deref() == Some(crate::chain::CONTROLLER_NAME)
+        || chain
+            .controller
+            .as_ref()
+            .is_some_and(|c| gap.name.as_deref() == Some(c.location.name.as_str()));
+    !about_controller || chain.model_service.is_some()
+}
+
+/// Whether a gap hides objects of the workload's own chain. ModelServices
+/// matter only when the workload has (or is) one.
+fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> bool {
+    const ALWAYS: &[&str] = &[
+        "deployments",
+        "replicasets",
+        "pods",
+        "services",
+        "endpointslices",
+    ];
+    let wants_model_service = chain.target.kind == crate::model::TargetKind::ModelService
+        || (chain.model_service.is_none()
+            && chain.deployment.is_some_and(|d| {
+                d.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.kind == "ModelService")
+            }));
+    gaps.iter().any(|g| {
+        let hides = |r: &str| g.hides(r, &chain.namespace);
+        ALWAYS.iter().any(|r| hides(r))
+            || (wants_model_service && (hides("modelservices") || g.resource == "apis"))
+    })
 }
 
 /// `95` -> `1m35s`, `3600` -> `1h0m`.

@@ -19,6 +19,7 @@ pub fn decide(
     pods: Vec<PodState>,
     mut findings: Vec<Finding>,
     gaps: Vec<Gap>,
+    incomplete: bool,
 ) -> Diagnosis {
     // The rollout stands on the last step of the unbroken run from the start.
     let first_missing = steps.iter().position(|s| !s.reached);
@@ -60,6 +61,7 @@ pub fn decide(
         pods,
         findings,
         gaps,
+        incomplete,
     };
     diagnosis.healthy = missing.is_none() && !problems && !diagnosis.chain_incomplete();
     diagnosis

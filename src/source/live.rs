@@ -178,6 +178,11 @@ impl Connection {
         api.get_opt(name).await
     }
 
+    async fn server_version(&self) -> Result<String, kube::Error> {
+        self.count();
+        Ok(self.client.apiserver_version().await?.git_version)
+    }
+
     /// Finds the resource serving `wanted` (a short name like `msvc`, a
     /// plural, or `plural.group`) through aggregated discovery: one request.
     async fn discover(&self, wanted: &str) -> Result<Option<ApiResource>, kube::Error> {
@@ -255,6 +260,7 @@ impl Collector<'_> {
         resource: &str,
         namespace: Option<&str>,
         verb: &str,
+        name: Option<&str>,
     ) -> T {
         match result {
             Ok(v) => v,
@@ -265,6 +271,7 @@ impl Collector<'_> {
                         resource: resource.to_string(),
                         namespace: namespace.map(str::to_string),
                         verb: verb.to_string(),
+                        name: name.map(str::to_string),
                         reason,
                     }),
                     Failure::Fatal(f) => {
@@ -309,6 +316,7 @@ pub async fn read_for_trace(
 
     // Wave 1: discovery and everything that does not depend on it.
     let (
+        version,
         discovered,
         deployments,
         replica_sets,
@@ -322,6 +330,7 @@ pub async fn read_for_trace(
         pdbs,
         controllers,
     ) = tokio::join!(
+        conn.server_version(),
         conn.discover(wanted),
         conn.list_all(Api::<Deployment>::namespaced(client.clone(), ns)),
         conn.list_all(Api::<ReplicaSet>::namespaced(client.clone(), ns)),
@@ -358,24 +367,24 @@ pub async fn read_for_trace(
     };
     let mut snapshot = Snapshot::default();
     let o = &mut snapshot.objects;
-    let discovered = c.take(discovered.map(Some), "apis", None, "discover");
-    o.deployments = c.take(deployments, "deployments", Some(ns), "list");
-    o.replica_sets = c.take(replica_sets, "replicasets", Some(ns), "list");
-    o.pods = c.take(pods, "pods", Some(ns), "list");
-    o.services = c.take(services, "services", Some(ns), "list");
-    o.endpoint_slices = c.take(slices, "endpointslices", Some(ns), "list");
+    let discovered = c.take(discovered.map(Some), "apis", None, "discover", None);
+    o.deployments = c.take(deployments, "deployments", Some(ns), "list", None);
+    o.replica_sets = c.take(replica_sets, "replicasets", Some(ns), "list", None);
+    o.pods = c.take(pods, "pods", Some(ns), "list", None);
+    o.services = c.take(services, "services", Some(ns), "list", None);
+    o.endpoint_slices = c.take(slices, "endpointslices", Some(ns), "list", None);
     o.events = c
-        .take(events, "events", Some(ns), "list")
+        .take(events, "events", Some(ns), "list", None)
         .into_iter()
         .map(|e| EventRecord::Core(Box::new(e)))
         .collect();
-    o.nodes = c.take(nodes, "nodes", None, "list");
-    o.leases = c.take(system_leases, "leases", Some("kube-system"), "list");
-    o.hpas = c.take(hpas, "horizontalpodautoscalers", Some(ns), "list");
-    o.pdbs = c.take(pdbs, "poddisruptionbudgets", Some(ns), "list");
+    o.nodes = c.take(nodes, "nodes", None, "list", None);
+    o.leases = c.take(system_leases, "leases", Some("kube-system"), "list", None);
+    o.hpas = c.take(hpas, "horizontalpodautoscalers", Some(ns), "list", None);
+    o.pdbs = c.take(pdbs, "poddisruptionbudgets", Some(ns), "list", None);
     for (spot, deployment, lease) in controllers {
         let ns = Some(spot.namespace.as_str());
-        if let Some(d) = c.take(deployment, "deployments", ns, "get") {
+        if let Some(d) = c.take(deployment, "deployments", ns, "get", Some(&spot.name)) {
             // The controller may live in the target namespace: no duplicates.
             if !o
                 .deployments
@@ -385,7 +394,7 @@ pub async fn read_for_trace(
                 o.deployments.push(d);
             }
         }
-        if let Some(l) = c.take(lease, "leases", ns, "get") {
+        if let Some(l) = c.take(lease, "leases", ns, "get", Some(&spot.name)) {
             o.leases.push(l);
         }
     }
@@ -398,7 +407,8 @@ pub async fn read_for_trace(
         Some(resource) => {
             let api = Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource);
             let listed = conn.list_all(api).await;
-            snapshot.objects.model_services = c.take(listed, &resource.plural, Some(ns), "list");
+            snapshot.objects.model_services =
+                c.take(listed, &resource.plural, Some(ns), "list", None);
         }
         None if c.gaps.iter().any(|g| g.resource == "apis") => {}
         None if read.resource.is_some() => {
@@ -426,6 +436,7 @@ pub async fn read_for_trace(
         kind: OriginKind::Live,
         location: conn.server.clone(),
         context: conn.context.clone(),
+        server_version: version.ok(),
         ..Origin::default()
     };
     Ok(snapshot)

@@ -115,10 +115,15 @@ impl<'a> Ctx<'a> {
     /// Whether a gap hides `resource` in the chain's namespace: rules that
     /// need it stay silent.
     pub fn hidden(&self, resource: &str) -> bool {
+        self.hidden_in(resource, &self.chain.namespace)
+    }
+
+    /// The same, for another namespace (`kube-system` for its Leases).
+    pub fn hidden_in(&self, resource: &str, namespace: &str) -> bool {
         self.snapshot
             .gaps
             .iter()
-            .any(|g| g.hides(resource, &self.chain.namespace))
+            .any(|g| g.hides(resource, namespace))
     }
 
     /// Pods of the current revision that are not being deleted, with their state.

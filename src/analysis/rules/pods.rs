@@ -108,9 +108,11 @@ pub fn unschedulable(ctx: &Ctx) -> Vec<Finding> {
 }
 
 pub fn scheduler_silent(ctx: &Ctx) -> Vec<Finding> {
-    if ctx.hidden("events") || ctx.hidden("leases") {
+    // Silence means something only if we could have heard the scheduler.
+    if ctx.hidden("events") {
         return Vec::new();
     }
+    let lease_unreadable = ctx.hidden_in("leases", "kube-system");
     let lease = facts::find_lease(ctx.snapshot, "kube-system", "kube-scheduler")
         .map(|l| lease_state(l, ctx.now));
     if lease.as_ref().is_some_and(|l| !l.stale) {
@@ -139,6 +141,7 @@ pub fn scheduler_silent(ctx: &Ctx) -> Vec<Finding> {
                 l.renewed.map_or("never".into(), |t| age(t, ctx.now)),
                 l.duration_seconds
             ),
+            None if lease_unreadable => "the kube-scheduler Lease could not be read".into(),
             None => "no kube-scheduler Lease in kube-system".into(),
         };
         let f = pod_finding(
