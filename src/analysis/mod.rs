@@ -236,7 +236,16 @@ pub fn analyze(snapshot: &Snapshot, chain: &Chain, now: Timestamp) -> Diagnosis 
     gaps.dedup();
     let incomplete = chain_hidden(chain, &gaps);
     verdict::decide(
-        chain, now, steps, replicas, pods, findings, gaps, incomplete,
+        chain,
+        now,
+        verdict::Observations {
+            steps,
+            replicas,
+            pods,
+            findings,
+            gaps,
+            incomplete,
+        },
     )
 }
 

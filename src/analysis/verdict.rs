@@ -11,16 +11,25 @@ use crate::catalogue::Severity;
 use crate::chain::Chain;
 use crate::model::{Gap, ObjectRef};
 
-pub fn decide(
-    chain: &Chain,
-    now: Timestamp,
-    steps: Vec<StepState>,
-    replicas: Replicas,
-    pods: Vec<PodState>,
-    mut findings: Vec<Finding>,
-    gaps: Vec<Gap>,
-    incomplete: bool,
-) -> Diagnosis {
+/// What the ladder and the rules produced, for the verdict to weigh.
+pub struct Observations {
+    pub steps: Vec<StepState>,
+    pub replicas: Replicas,
+    pub pods: Vec<PodState>,
+    pub findings: Vec<Finding>,
+    pub gaps: Vec<Gap>,
+    pub incomplete: bool,
+}
+
+pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
+    let Observations {
+        steps,
+        replicas,
+        pods,
+        mut findings,
+        gaps,
+        incomplete,
+    } = seen;
     // The rollout stands on the last step of the unbroken run from the start.
     let first_missing = steps.iter().position(|s| !s.reached);
     let (last_step, missing) = match first_missing {
