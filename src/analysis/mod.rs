@@ -65,6 +65,14 @@ impl Step {
         }
     }
 
+    /// The step after this one (serving is the last).
+    pub fn next(self) -> Step {
+        Step::ALL
+            .get(self.index() + 1)
+            .copied()
+            .unwrap_or(Step::Serving)
+    }
+
     pub fn index(self) -> usize {
         Step::ALL.iter().position(|s| *s == self).unwrap_or(0)
     }

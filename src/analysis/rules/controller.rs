@@ -275,3 +275,289 @@ pub fn progress_deadline_exceeded(ctx: &Ctx) -> Vec<Finding> {
     f.vars = ctx.base_vars();
     vec![f]
 }
+
+/// `25%` of 4 -> 1 (rounded up, as maxSurge is), `1` -> 1.
+fn resolve_int_or_percent(
+    value: Option<&k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
+    of: i32,
+    default_percent: i32,
+) -> i32 {
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    match value {
+        Some(IntOrString::Int(i)) => *i,
+        Some(IntOrString::String(s)) => s
+            .trim_end_matches('%')
+            .parse::<i32>()
+            .map(|p| (p * of + 99) / 100)
+            .unwrap_or(0),
+        None => (default_percent * of + 99) / 100,
+    }
+}
+
+pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
+    let Some(d) = ctx.chain.deployment else {
+        return Vec::new();
+    };
+    let old_running = ctx
+        .pods
+        .iter()
+        .filter(|p| !p.current && !p.terminating && p.moments.ready.reached)
+        .count();
+    if old_running == 0 {
+        return Vec::new();
+    }
+    // A new Pod that no node can take, for lack of a resource.
+    let blocked = ctx.current_pods().find_map(|(p, state)| {
+        if state.moments.bound.reached {
+            return None;
+        }
+        let message = ctx
+            .events
+            .about("Pod", &p.pod.metadata)
+            .into_iter()
+            .rev()
+            .find(|e| e.reason() == "FailedScheduling")
+            .map(|e| e.message().to_string())
+            .or_else(|| {
+                facts::pod_condition(p.pod, "PodScheduled").and_then(|c| c.message.clone())
+            })?;
+        message.contains("Insufficient").then_some((p, message))
+    });
+    let Some((p, message)) = blocked else {
+        return Vec::new();
+    };
+    let spec = d.spec.as_ref();
+    let rolling = spec
+        .and_then(|s| s.strategy.as_ref())
+        .filter(|s| s.type_.as_deref().unwrap_or("RollingUpdate") == "RollingUpdate")
+        .map(|s| s.rolling_update.clone().unwrap_or_default());
+    let Some(rolling) = rolling else {
+        return Vec::new();
+    };
+    let desired = ctx.chain.desired_replicas();
+    let surge = resolve_int_or_percent(rolling.max_surge.as_ref(), desired, 25);
+    // maxUnavailable rounds down.
+    let unavailable = match rolling.max_unavailable.as_ref() {
+        None => 25 * desired / 100,
+        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s)) => {
+            s.trim_end_matches('%').parse::<i32>().unwrap_or(0) * desired / 100
+        }
+        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(i)) => *i,
+    };
+    if surge <= 0 {
+        return Vec::new();
+    }
+    let resource = message
+        .split("Insufficient ")
+        .nth(1)
+        .and_then(|rest| rest.split(['.', ',']).next())
+        .unwrap_or("a resource")
+        .trim()
+        .to_string();
+    let name = facts::name(&d.metadata);
+    let mut f = Finding::new(
+        "rollout-surge-blocked",
+        ObjectRef::new("Deployment", &d.metadata),
+        Step::Bound,
+        format!(
+            "the surge Pod {} waits for {resource} held by {old_running} old Pod(s); maxSurge {surge}, maxUnavailable {unavailable}",
+            facts::name(&p.pod.metadata)
+        ),
+    )
+    .evidence(Evidence::new(
+        format!("deployment/{name}"),
+        "spec.strategy.rollingUpdate",
+        format!("maxSurge {surge}, maxUnavailable {unavailable} (of {desired})"),
+    ))
+    .evidence(Evidence::new(
+        format!("pod/{}", facts::name(&p.pod.metadata)),
+        "event FailedScheduling",
+        message,
+    ))
+    .evidence(Evidence::new(
+        format!("deployment/{name}"),
+        "old revision Pods",
+        format!("{old_running} Running and Ready"),
+    ));
+    f.vars = ctx.base_vars();
+    f.vars
+        .insert("pod".into(), facts::name(&p.pod.metadata).to_string());
+    vec![f]
+}
+
+/// Managers that legitimately write a controller-managed Deployment.
+fn expected_manager(manager: &str, controller: &str) -> bool {
+    manager == controller || manager == "kube-controller-manager"
+}
+
+fn owns_spec(entry: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry) -> bool {
+    entry
+        .fields_v1
+        .as_ref()
+        .is_some_and(|f| f.0.get("f:spec").is_some())
+}
+
+pub fn managed_deployment_edited(ctx: &Ctx) -> Vec<Finding> {
+    let (Some(_), Some(d)) = (ctx.chain.model_service, ctx.chain.deployment) else {
+        return Vec::new();
+    };
+    let controller = ctx
+        .chain
+        .controller
+        .as_ref()
+        .map_or(CONTROLLER_NAME, |c| c.location.name.as_str());
+    let editors: Vec<_> = d
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter(|m| m.subresource.as_deref().unwrap_or("") != "status")
+        .filter(|m| !expected_manager(m.manager.as_deref().unwrap_or(""), controller))
+        .filter(|m| owns_spec(m))
+        .collect();
+    if editors.is_empty() {
+        return Vec::new();
+    }
+    let name = facts::name(&d.metadata);
+    let who: Vec<String> = editors
+        .iter()
+        .map(|m| {
+            format!(
+                "{} ({})",
+                m.manager.as_deref().unwrap_or("?"),
+                m.operation.as_deref().unwrap_or("?")
+            )
+        })
+        .collect();
+    let mut f = Finding::new(
+        "managed-deployment-edited",
+        ObjectRef::new("Deployment", &d.metadata),
+        Step::Deployment,
+        format!(
+            "deployment/{name} is managed by {controller}, but {} changed its spec; the next reconcile reverts it",
+            who.join(", ")
+        ),
+    );
+    for m in editors {
+        let fields = m
+            .fields_v1
+            .as_ref()
+            .map(|f| leaf_paths(&f.0).join(", "))
+            .unwrap_or_default();
+        f = f.evidence(
+            Evidence::new(
+                format!("deployment/{name}"),
+                format!(
+                    "metadata.managedFields[{}]",
+                    m.manager.as_deref().unwrap_or("?")
+                ),
+                fields,
+            )
+            .at(m.time.as_ref().map(|t| t.0)),
+        );
+    }
+    f.vars = ctx.base_vars();
+    vec![f]
+}
+
+/// The leaf field paths of a fieldsV1 tree (`spec.replicas`,
+/// `spec.template.spec.containers[name=server].image`).
+pub fn leaf_paths(fields: &serde_json::Value) -> Vec<String> {
+    fn walk(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+        let Some(map) = v.as_object() else { return };
+        let children: Vec<_> = map.iter().filter(|(k, _)| k.as_str() != ".").collect();
+        if children.is_empty() {
+            if !prefix.is_empty() {
+                out.push(prefix.to_string());
+            }
+            return;
+        }
+        for (key, child) in children {
+            let part = if let Some(field) = key.strip_prefix("f:") {
+                if prefix.is_empty() {
+                    field.to_string()
+                } else {
+                    format!("{prefix}.{field}")
+                }
+            } else if let Some(k) = key.strip_prefix("k:") {
+                let k: serde_json::Value = serde_json::from_str(k).unwrap_or_default();
+                let text = k
+                    .as_object()
+                    .map(|m| {
+                        m.iter()
+                            .map(|(a, b)| {
+                                format!("{a}={}", b.as_str().map_or(b.to_string(), str::to_string))
+                            })
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .unwrap_or_default();
+                format!("{prefix}[{text}]")
+            } else {
+                format!("{prefix}[{key}]")
+            };
+            walk(child, &part, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(fields, "", &mut out);
+    out
+}
+
+pub fn field_conflict(ctx: &Ctx) -> Vec<Finding> {
+    let Some(d) = ctx.chain.deployment else {
+        return Vec::new();
+    };
+    let mut owners: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for m in d.metadata.managed_fields.iter().flatten() {
+        if m.subresource.as_deref() == Some("status") {
+            continue;
+        }
+        let manager = format!(
+            "{}{}",
+            m.manager.as_deref().unwrap_or("?"),
+            m.subresource
+                .as_deref()
+                .filter(|s| !s.is_empty())
+                .map(|s| format!(" via {s}"))
+                .unwrap_or_default()
+        );
+        for path in m
+            .fields_v1
+            .as_ref()
+            .map(|f| leaf_paths(&f.0))
+            .unwrap_or_default()
+        {
+            if path.starts_with("spec.") {
+                let list = owners.entry(path).or_default();
+                if !list.contains(&manager) {
+                    list.push(manager.clone());
+                }
+            }
+        }
+    }
+    let shared: Vec<_> = owners.into_iter().filter(|(_, m)| m.len() > 1).collect();
+    if shared.is_empty() {
+        return Vec::new();
+    }
+    let name = facts::name(&d.metadata);
+    let mut f = Finding::new(
+        "field-conflict",
+        ObjectRef::new("Deployment", &d.metadata),
+        Step::Deployment,
+        shared
+            .iter()
+            .map(|(path, managers)| format!("{path} is owned by {}", managers.join(" and ")))
+            .collect::<Vec<_>>()
+            .join("; "),
+    );
+    for (path, managers) in shared.iter().take(8) {
+        f = f.evidence(Evidence::new(
+            format!("deployment/{name}"),
+            format!("metadata.managedFields: {path}"),
+            managers.join(", "),
+        ));
+    }
+    f.vars = ctx.base_vars();
+    vec![f]
+}

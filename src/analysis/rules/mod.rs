@@ -3,6 +3,7 @@
 
 mod controller;
 mod pods;
+mod scaling;
 mod service;
 
 use jiff::Timestamp;
@@ -38,8 +39,18 @@ const RULES: &[(&[&str], Rule)] = &[
         &["progress-deadline-exceeded"],
         controller::progress_deadline_exceeded,
     ),
+    (
+        &["managed-deployment-edited"],
+        controller::managed_deployment_edited,
+    ),
+    (&["field-conflict"], controller::field_conflict),
+    (
+        &["rollout-surge-blocked"],
+        controller::rollout_surge_blocked,
+    ),
     (&["pod-unschedulable"], pods::unschedulable),
     (&["scheduler-silent"], pods::scheduler_silent),
+    (&["pod-not-started"], pods::pod_not_started),
     (
         &[
             "crash-loop",
@@ -59,9 +70,20 @@ const RULES: &[(&[&str], Rule)] = &[
         pods::image_pull,
     ),
     (&["readiness-failing"], pods::readiness_failing),
+    (&["node-not-ready"], pods::node_not_ready),
+    (&["dns-check"], pods::dns_check),
     (&["service-missing"], service::service_missing),
     (&["selector-mismatch"], service::selector_mismatch),
+    (&["port-mismatch"], service::port_mismatch),
     (&["endpoints-not-ready"], service::endpoints_not_ready),
+    (&["endpoints-stale"], service::endpoints_stale),
+    (
+        &["hpa-metrics-unavailable"],
+        scaling::hpa_metrics_unavailable,
+    ),
+    (&["hpa-at-max"], scaling::hpa_at_max),
+    (&["hpa-target-missing"], scaling::hpa_target_missing),
+    (&["pdb-blocking"], scaling::pdb_blocking),
 ];
 
 /// Ids the verdict itself may add beside the rules.

@@ -239,20 +239,22 @@ fn container_failure(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Fin
         ),
         "CrashLoopBackOff" if last_reason == "OOMKilled" => return None,
         "CrashLoopBackOff"
-            if matches!(exit, Some(126 | 127)) || last_reason == "ContainerCannotRun" =>
+            if matches!(exit, Some(126 | 127))
+                || matches!(last_reason, "ContainerCannotRun" | "StartError") =>
         {
+            let why = match (exit, last_reason) {
+                (_, "StartError" | "ContainerCannotRun") => format!(
+                    "the runtime could not start it ({last_reason}: {})",
+                    last.and_then(|t| t.message.as_deref())
+                        .unwrap_or("no message")
+                        .trim()
+                ),
+                (Some(127), _) => "exit 127: command not found".to_string(),
+                _ => "exit 126: not executable".to_string(),
+            };
             (
                 "container-cannot-run",
-                format!(
-                    "container {} exits with code {} ({}): the command cannot be run",
-                    s.name,
-                    exit.unwrap_or(0),
-                    if exit == Some(127) {
-                        "command not found"
-                    } else {
-                        "not executable"
-                    }
-                ),
+                format!("container {}: {why}, {} restarts", s.name, s.restart_count),
             )
         }
         "CrashLoopBackOff" => {
@@ -561,6 +563,236 @@ fn readiness_finding(ctx: &Ctx, p: &ChainPod, state: &PodState) -> Option<Findin
         f = f.evidence(event_evidence(pod, e));
     }
     Some(f)
+}
+
+/// Events a kubelet writes when a bound Pod cannot get its containers
+/// created: volumes, sandbox, network.
+const NOT_STARTED_REASONS: &[&str] = &[
+    "FailedMount",
+    "FailedAttachVolume",
+    "FailedMapVolume",
+    "FailedCreatePodSandBox",
+    "FailedCreatePodContainer",
+    "NetworkNotReady",
+    "FailedSync",
+];
+
+pub fn pod_not_started(ctx: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (p, state) in ctx.current_pods() {
+        if !state.moments.bound.reached || state.moments.started.reached {
+            continue;
+        }
+        let pod = p.pod;
+        // Containers still being created, not failing in a way other rules name.
+        let creating = facts::all_container_statuses(pod).all(|s| {
+            s.state
+                .as_ref()
+                .and_then(|st| st.waiting.as_ref())
+                .and_then(|w| w.reason.as_deref())
+                .is_none_or(|r| matches!(r, "ContainerCreating" | "PodInitializing"))
+        });
+        if !creating {
+            continue;
+        }
+        let bound_at = state.moments.bound.at;
+        let blockers: Vec<&EventRecord> = pod_events(ctx, pod)
+            .into_iter()
+            .filter(|e| e.event_type() == "Warning" && NOT_STARTED_REASONS.contains(&e.reason()))
+            .filter(|e| match (bound_at, e.last_seen()) {
+                (Some(b), Some(seen)) => seen >= b,
+                _ => true,
+            })
+            .collect();
+        let Some(latest) = blockers.last() else {
+            continue;
+        };
+        let waited = bound_at.map_or("a while".into(), |b| age(b, ctx.now));
+        let mut f = pod_finding(
+            ctx,
+            "pod-not-started",
+            pod,
+            Step::Started,
+            format!(
+                "bound {waited} ago, containers not created: {}: {}",
+                latest.reason(),
+                latest.message()
+            ),
+        )
+        .evidence(
+            Evidence::new(
+                pod_label(pod),
+                "spec.nodeName",
+                state.node.clone().unwrap_or_default(),
+            )
+            .at(bound_at),
+        );
+        // One line per distinct reason, the newest of each.
+        let mut seen = Vec::new();
+        for e in blockers.iter().rev() {
+            if !seen.contains(&e.reason()) {
+                seen.push(e.reason());
+                f = f.evidence(event_evidence(pod, e));
+            }
+        }
+        out.push(f);
+    }
+    out
+}
+
+pub fn node_not_ready(ctx: &Ctx) -> Vec<Finding> {
+    if ctx.hidden_in("nodes", "") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (p, state) in ctx.current_pods() {
+        let Some(node_name) = &state.node else {
+            continue;
+        };
+        let Some(node) = ctx
+            .snapshot
+            .objects
+            .nodes
+            .iter()
+            .find(|n| n.metadata.name.as_deref() == Some(node_name))
+        else {
+            continue;
+        };
+        let ready = node
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
+        let Some(ready) = ready.filter(|c| c.status != "True") else {
+            continue;
+        };
+        let pod = p.pod;
+        let mut f = pod_finding(
+            ctx,
+            "node-not-ready",
+            pod,
+            Step::Ready,
+            format!(
+                "node {node_name} is Ready={} ({}: {})",
+                ready.status,
+                ready.reason.as_deref().unwrap_or(""),
+                ready.message.as_deref().unwrap_or("")
+            ),
+        )
+        .evidence(
+            Evidence::new(
+                format!("node/{node_name}"),
+                "status.conditions[Ready]",
+                format!(
+                    "{} {}: {}",
+                    ready.status,
+                    ready.reason.as_deref().unwrap_or(""),
+                    ready.message.as_deref().unwrap_or("")
+                ),
+            )
+            .at(ready.last_transition_time.as_ref().map(|t| t.0)),
+        );
+        for taint in node
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .into_iter()
+            .flatten()
+        {
+            if taint.key.starts_with("node.kubernetes.io/") {
+                f = f.evidence(
+                    Evidence::new(
+                        format!("node/{node_name}"),
+                        "spec.taints",
+                        format!("{}:{}", taint.key, taint.effect),
+                    )
+                    .at(taint.time_added.as_ref().map(|t| t.0)),
+                );
+            }
+        }
+        out.push(f);
+    }
+    out
+}
+
+/// What a resolver says when a name does not resolve or DNS is unreachable.
+const DNS_ERRORS: &[&str] = &[
+    "no such host",
+    "temporary failure in name resolution",
+    "name or service not known",
+    "server misbehaving",
+    "nxdomain",
+    "could not resolve host",
+    "getaddrinfo",
+    ":53: i/o timeout",
+];
+
+fn dns_error_in(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    DNS_ERRORS.iter().any(|e| t.contains(e))
+}
+
+/// Advice: DNS cannot be seen from the API, but the cluster's own words
+/// (termination messages, events, captured logs) can point at it.
+pub fn dns_check(ctx: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (p, state) in ctx.current_pods() {
+        if state.moments.ready.reached {
+            continue;
+        }
+        let pod = p.pod;
+        let mut evidence = Vec::new();
+        for s in facts::all_container_statuses(pod) {
+            let terminated = [
+                s.last_state.as_ref().and_then(|l| l.terminated.as_ref()),
+                s.state.as_ref().and_then(|st| st.terminated.as_ref()),
+            ];
+            for t in terminated.into_iter().flatten() {
+                if let Some(m) = t.message.as_deref().filter(|m| dns_error_in(m)) {
+                    evidence.push(
+                        Evidence::new(
+                            pod_label(pod),
+                            format!("{}.lastState.terminated.message", container_label(s)),
+                            m.trim(),
+                        )
+                        .at(t.finished_at.as_ref().map(|t| t.0)),
+                    );
+                }
+            }
+        }
+        for e in pod_events(ctx, pod) {
+            if dns_error_in(e.message()) {
+                evidence.push(event_evidence(pod, e));
+            }
+        }
+        let name = facts::name(&pod.metadata);
+        for log in ctx
+            .snapshot
+            .logs
+            .iter()
+            .filter(|l| l.pod == name && l.namespace == ctx.chain.namespace)
+        {
+            if let Some(line) = log.text.lines().rev().find(|l| dns_error_in(l)) {
+                evidence.push(Evidence::new(
+                    pod_label(pod),
+                    format!(
+                        "log of {}{}",
+                        log.container,
+                        if log.previous { " (previous)" } else { "" }
+                    ),
+                    line.trim(),
+                ));
+            }
+        }
+        let Some(first) = evidence.first() else {
+            continue;
+        };
+        let detail = format!("a name lookup failed: {}", first.value);
+        let mut f = pod_finding(ctx, "dns-check", pod, state.last_step.next(), detail);
+        f.evidence = evidence;
+        out.push(f);
+    }
+    out
 }
 
 #[cfg(test)]

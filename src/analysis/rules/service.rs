@@ -137,31 +137,21 @@ pub fn endpoints_not_ready(ctx: &Ctx) -> Vec<Finding> {
                 && c.and_then(|c| c.terminating) == Some(true)
         })
         .count();
-    // Ready Pods the Service does not serve are the Service's problem.
-    let ready_not_serving: Vec<_> = selected
-        .iter()
-        .filter(|(_, s)| s.moments.ready.reached && !s.serving)
-        .collect();
-    if ready_endpoints > 0 && ready_not_serving.is_empty() {
+    // Some ready endpoint exists: the Service answers. Ready Pods missing
+    // from the slices are endpoints-stale.
+    if ready_endpoints > 0 {
         return Vec::new();
     }
     let name = facts::name(&service.metadata);
-    let detail = if !ready_not_serving.is_empty() {
-        format!(
-            "{} Ready Pod(s) have no ready endpoint in service/{name}",
-            ready_not_serving.len()
-        )
-    } else {
-        format!(
-            "service/{name} has no ready endpoint ({} endpoint(s) listed{})",
-            endpoints.len(),
-            if draining > 0 {
-                format!(", {draining} draining")
-            } else {
-                String::new()
-            }
-        )
-    };
+    let detail = format!(
+        "service/{name} has no ready endpoint ({} endpoint(s) listed{})",
+        endpoints.len(),
+        if draining > 0 {
+            format!(", {draining} draining")
+        } else {
+            String::new()
+        }
+    );
     let mut f = Finding::new(
         "endpoints-not-ready",
         ObjectRef::new("Service", &service.metadata),
@@ -187,13 +177,191 @@ pub fn endpoints_not_ready(ctx: &Ctx) -> Vec<Finding> {
             "none labelled kubernetes.io/service-name=".to_string() + name,
         ));
     }
-    for (p, _) in ready_not_serving.iter().take(3) {
-        f = f.evidence(Evidence::new(
-            format!("pod/{}", facts::name(&p.pod.metadata)),
-            "status.conditions[Ready]",
-            "True, but not a ready endpoint",
-        ));
-    }
     f.vars = ctx.base_vars();
+    vec![f]
+}
+
+/// Seconds the EndpointSlice controller may lag behind a Pod turning Ready.
+const SLICE_LAG_SECONDS: f64 = 10.0;
+
+pub fn endpoints_stale(ctx: &Ctx) -> Vec<Finding> {
+    let Some(service) = ctx.chain.primary_service() else {
+        return Vec::new();
+    };
+    if ctx.hidden("endpointslices") || ctx.hidden("pods") {
+        return Vec::new();
+    }
+    let name = facts::name(&service.metadata);
+    let mut f = Finding::new(
+        "endpoints-stale",
+        ObjectRef::new("Service", &service.metadata),
+        Step::Serving,
+        String::new(),
+    );
+    let mut problems = Vec::new();
+    // Ready endpoints that point at a Pod UID that no longer exists.
+    let pod_uids: std::collections::HashSet<&str> = ctx
+        .snapshot
+        .objects
+        .pods
+        .iter()
+        .filter(|p| p.metadata.namespace.as_deref() == Some(ctx.chain.namespace.as_str()))
+        .map(|p| facts::uid(&p.metadata))
+        .collect();
+    for slice in &ctx.chain.endpoint_slices {
+        for e in &slice.endpoints {
+            let ready = e.conditions.as_ref().and_then(|c| c.ready).unwrap_or(true);
+            let Some(target) = e.target_ref.as_ref() else {
+                continue;
+            };
+            let Some(uid) = target.uid.as_deref().filter(|u| !u.is_empty()) else {
+                continue;
+            };
+            if ready && !pod_uids.contains(uid) {
+                problems.push(format!(
+                    "{} ({}) is gone",
+                    target.name.as_deref().unwrap_or("?"),
+                    e.addresses.join(",")
+                ));
+                f = f.evidence(Evidence::new(
+                    format!("endpointslice/{}", facts::name(&slice.metadata)),
+                    "endpoints[].targetRef",
+                    format!(
+                        "{} uid {uid} ready=true, but no Pod has that UID",
+                        target.name.as_deref().unwrap_or("?")
+                    ),
+                ));
+            }
+        }
+    }
+    // Ready Pods the Service selects but does not list as ready.
+    for (p, state) in ctx.current_pods() {
+        let selected = selector_matches(service, p.pod.metadata.labels.as_ref());
+        let ready_for = state
+            .moments
+            .ready
+            .at
+            .map_or(0.0, |t| facts::seconds_between(t, ctx.now));
+        if selected
+            && state.moments.ready.reached
+            && !state.serving
+            && ready_for > SLICE_LAG_SECONDS
+        {
+            problems.push(format!("{} is Ready but not a ready endpoint", state.name));
+            f = f.evidence(
+                Evidence::new(
+                    format!("pod/{}", state.name),
+                    "status.conditions[Ready]",
+                    format!(
+                        "True for {}, not a ready endpoint of service/{name}",
+                        facts::age(state.moments.ready.at.unwrap_or(ctx.now), ctx.now)
+                    ),
+                )
+                .at(state.moments.ready.at),
+            );
+        }
+    }
+    if problems.is_empty() {
+        return Vec::new();
+    }
+    f.detail = format!(
+        "the slices of service/{name} do not match the Pods: {}",
+        problems.join("; ")
+    );
+    f.vars = ctx.base_vars();
+    vec![f]
+}
+
+pub fn port_mismatch(ctx: &Ctx) -> Vec<Finding> {
+    let Some(service) = ctx.chain.primary_service() else {
+        return Vec::new();
+    };
+    let pods: Vec<_> = ctx
+        .current_pods()
+        .map(|(p, _)| p.pod)
+        .filter(|p| selector_matches(service, p.metadata.labels.as_ref()))
+        .collect();
+    let Some(pod) = pods.first() else {
+        return Vec::new();
+    };
+    let containers = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or(&[]);
+    let declared: Vec<(Option<&str>, i32)> = containers
+        .iter()
+        .flat_map(|c| c.ports.iter().flatten())
+        .map(|p| (p.name.as_deref(), p.container_port))
+        .collect();
+    let name = facts::name(&service.metadata);
+    let mut f = Finding::new(
+        "port-mismatch",
+        ObjectRef::new("Service", &service.metadata),
+        Step::Serving,
+        String::new(),
+    );
+    let mut problems = Vec::new();
+    for port in service
+        .spec
+        .as_ref()
+        .and_then(|s| s.ports.as_ref())
+        .into_iter()
+        .flatten()
+    {
+        use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+        let target = port
+            .target_port
+            .clone()
+            .unwrap_or(IntOrString::Int(port.port));
+        let missing = match &target {
+            IntOrString::String(wanted) => {
+                !declared.iter().any(|(n, _)| *n == Some(wanted.as_str()))
+            }
+            // Ports need not be declared: judge a number only against declared ones.
+            IntOrString::Int(wanted) => {
+                !declared.is_empty() && !declared.iter().any(|(_, p)| p == wanted)
+            }
+        };
+        if missing {
+            let target = crate::model::int_or_string(&target);
+            problems.push(format!("port {} targets {target}", port.port));
+            f = f.evidence(Evidence::new(
+                format!("service/{name}"),
+                format!(
+                    "spec.ports[{}].targetPort",
+                    port.name.as_deref().unwrap_or("")
+                ),
+                target,
+            ));
+        }
+    }
+    if problems.is_empty() {
+        return Vec::new();
+    }
+    let declared_text = if declared.is_empty() {
+        "none".to_string()
+    } else {
+        declared
+            .iter()
+            .map(|(n, p)| match n {
+                Some(n) => format!("{n}:{p}"),
+                None => p.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    f = f.evidence(Evidence::new(
+        format!("pod/{}", facts::name(&pod.metadata)),
+        "spec.containers[].ports",
+        declared_text.clone(),
+    ));
+    f.detail = format!(
+        "service/{name} {}, but the Pods declare {declared_text}",
+        problems.join(", ")
+    );
+    f.vars = ctx.base_vars();
+    f.vars
+        .insert("pod".into(), facts::name(&pod.metadata).to_string());
     vec![f]
 }

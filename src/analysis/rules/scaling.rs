@@ -1,0 +1,253 @@
+//! Rules about what scales or protects the workload: HPAs and PDBs.
+
+use k8s_openapi::api::autoscaling::v2::{
+    HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition,
+};
+
+use super::Ctx;
+use crate::analysis::facts;
+use crate::analysis::{Evidence, Finding, Step};
+use crate::chain::label_selector_matches;
+use crate::model::ObjectRef;
+
+/// HPAs that scale this workload: by target, by ownership, or by name.
+fn related_hpas<'a>(ctx: &Ctx<'a>) -> Vec<&'a HorizontalPodAutoscaler> {
+    let c = ctx.chain;
+    let deployment = c.deployment.map(|d| facts::name(&d.metadata));
+    let msvc = c.model_service.map(|m| facts::name(&m.metadata));
+    let msvc_uid = c.model_service.map(|m| facts::uid(&m.metadata));
+    ctx.snapshot
+        .objects
+        .hpas
+        .iter()
+        .filter(|h| h.metadata.namespace.as_deref() == Some(c.namespace.as_str()))
+        .filter(|h| {
+            let target = h.spec.as_ref().map(|s| &s.scale_target_ref);
+            let targets_us = target.is_some_and(|t| {
+                (t.kind == "Deployment" && Some(t.name.as_str()) == deployment)
+                    || (t.kind == "ModelService" && Some(t.name.as_str()) == msvc)
+            });
+            let owned = h
+                .metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| Some(o.uid.as_str()) == msvc_uid);
+            let named = Some(facts::name(&h.metadata)) == msvc.or(deployment);
+            targets_us || owned || named
+        })
+        .collect()
+}
+
+fn condition<'a>(
+    h: &'a HorizontalPodAutoscaler,
+    kind: &str,
+) -> Option<&'a HorizontalPodAutoscalerCondition> {
+    h.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == kind)
+}
+
+fn hpa_finding(
+    ctx: &Ctx,
+    id: &'static str,
+    h: &HorizontalPodAutoscaler,
+    detail: String,
+) -> Finding {
+    let mut f = Finding::new(
+        id,
+        ObjectRef::new("HorizontalPodAutoscaler", &h.metadata),
+        Step::Serving,
+        detail,
+    );
+    f.vars = ctx.base_vars();
+    f.vars
+        .insert("hpa".into(), facts::name(&h.metadata).to_string());
+    f
+}
+
+fn condition_evidence(
+    h: &HorizontalPodAutoscaler,
+    c: &HorizontalPodAutoscalerCondition,
+) -> Evidence {
+    Evidence::new(
+        format!("hpa/{}", facts::name(&h.metadata)),
+        format!("status.conditions[{}]", c.type_),
+        format!(
+            "{} {}: {}",
+            c.status,
+            c.reason.as_deref().unwrap_or(""),
+            c.message.as_deref().unwrap_or("")
+        ),
+    )
+    .at(c.last_transition_time.as_ref().map(|t| t.0))
+}
+
+fn replicas_evidence(h: &HorizontalPodAutoscaler) -> Evidence {
+    let status = h.status.as_ref();
+    let spec = h.spec.as_ref();
+    Evidence::new(
+        format!("hpa/{}", facts::name(&h.metadata)),
+        "current / desired (min..max)",
+        format!(
+            "{} / {} ({}..{})",
+            status.and_then(|s| s.current_replicas).unwrap_or(0),
+            status.map_or(0, |s| s.desired_replicas),
+            spec.and_then(|s| s.min_replicas).unwrap_or(1),
+            spec.map_or(0, |s| s.max_replicas)
+        ),
+    )
+}
+
+pub fn hpa_metrics_unavailable(ctx: &Ctx) -> Vec<Finding> {
+    related_hpas(ctx)
+        .into_iter()
+        .filter_map(|h| {
+            let c = condition(h, "ScalingActive").filter(|c| {
+                c.status == "False" && c.reason.as_deref() != Some("ScalingDisabled")
+            })?;
+            let f = hpa_finding(
+                ctx,
+                "hpa-metrics-unavailable",
+                h,
+                format!(
+                    "hpa/{} cannot compute a replica count: {}",
+                    facts::name(&h.metadata),
+                    c.message.as_deref().unwrap_or("")
+                ),
+            )
+            .evidence(condition_evidence(h, c))
+            .evidence(replicas_evidence(h));
+            Some(f)
+        })
+        .collect()
+}
+
+pub fn hpa_at_max(ctx: &Ctx) -> Vec<Finding> {
+    related_hpas(ctx)
+        .into_iter()
+        .filter_map(|h| {
+            let max = h.spec.as_ref()?.max_replicas;
+            let status = h.status.as_ref()?;
+            let current = status.current_replicas.unwrap_or(0);
+            let limited = condition(h, "ScalingLimited")
+                .filter(|c| c.status == "True" && c.reason.as_deref() == Some("TooManyReplicas"));
+            let at_max = current >= max && (limited.is_some() || status.desired_replicas >= max);
+            if !at_max {
+                return None;
+            }
+            let mut f = hpa_finding(
+                ctx,
+                "hpa-at-max",
+                h,
+                format!(
+                    "hpa/{} runs {current} replicas, its maximum, and wants {}",
+                    facts::name(&h.metadata),
+                    status.desired_replicas
+                ),
+            )
+            .evidence(replicas_evidence(h));
+            if let Some(c) = limited {
+                f = f.evidence(condition_evidence(h, c));
+            }
+            Some(f)
+        })
+        .collect()
+}
+
+pub fn hpa_target_missing(ctx: &Ctx) -> Vec<Finding> {
+    related_hpas(ctx)
+        .into_iter()
+        .filter_map(|h| {
+            let target = &h.spec.as_ref()?.scale_target_ref;
+            let failed = condition(h, "AbleToScale")
+                .filter(|c| c.status == "False" && c.reason.as_deref() == Some("FailedGetScale"));
+            let absent = target.kind == "Deployment"
+                && !ctx.hidden("deployments")
+                && !ctx.snapshot.objects.deployments.iter().any(|d| {
+                    d.metadata.namespace.as_deref() == Some(ctx.chain.namespace.as_str())
+                        && facts::name(&d.metadata) == target.name
+                });
+            if failed.is_none() && !absent {
+                return None;
+            }
+            let mut f = hpa_finding(
+                ctx,
+                "hpa-target-missing",
+                h,
+                format!(
+                    "hpa/{} scales {} {:?}, which {}",
+                    facts::name(&h.metadata),
+                    target.kind,
+                    target.name,
+                    if absent {
+                        "does not exist"
+                    } else {
+                        "it cannot read"
+                    }
+                ),
+            )
+            .evidence(Evidence::new(
+                format!("hpa/{}", facts::name(&h.metadata)),
+                "spec.scaleTargetRef",
+                format!("{}/{}", target.kind, target.name),
+            ));
+            if let Some(c) = failed {
+                f = f.evidence(condition_evidence(h, c));
+            }
+            Some(f)
+        })
+        .collect()
+}
+
+pub fn pdb_blocking(ctx: &Ctx) -> Vec<Finding> {
+    let labels = ctx
+        .current_pods()
+        .next()
+        .map(|(p, _)| p.pod.metadata.labels.clone());
+    let Some(labels) = labels else {
+        return Vec::new();
+    };
+    ctx.snapshot
+        .objects
+        .pdbs
+        .iter()
+        .filter(|p| p.metadata.namespace.as_deref() == Some(ctx.chain.namespace.as_str()))
+        .filter(|p| {
+            p.spec
+                .as_ref()
+                .and_then(|s| s.selector.as_ref())
+                .is_some_and(|s| label_selector_matches(s, labels.as_ref()))
+        })
+        .filter_map(|pdb| {
+            let status = pdb.status.as_ref()?;
+            if status.disruptions_allowed > 0 {
+                return None;
+            }
+            let name = facts::name(&pdb.metadata);
+            let mut f = Finding::new(
+                "pdb-blocking",
+                ObjectRef::new("PodDisruptionBudget", &pdb.metadata),
+                Step::Serving,
+                format!(
+                    "pdb/{name} allows 0 disruptions ({} healthy, {} required): evictions such as node drains wait; failures and rollouts do not",
+                    status.current_healthy, status.desired_healthy
+                ),
+            )
+            .evidence(Evidence::new(
+                format!("pdb/{name}"),
+                "status.disruptionsAllowed / currentHealthy / desiredHealthy",
+                format!(
+                    "{} / {} / {}",
+                    status.disruptions_allowed, status.current_healthy, status.desired_healthy
+                ),
+            ));
+            f.vars = ctx.base_vars();
+            f.vars.insert("pdb".into(), name.to_string());
+            Some(f)
+        })
+        .collect()
+}
