@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_mdiag_global_optspecs
-    string join \n kubeconfig= context= n/namespace= A/all-namespaces o/output= l/selector= snapshot= at= lang= color= resource= controller= request-timeout= h/help V/version
+    string join \n kubeconfig= context= n/namespace= A/all-namespaces l/selector= snapshot= at= lang= color= resource= controller= request-timeout= h/help V/version
 end
 
 function __fish_mdiag_needs_command
@@ -27,9 +27,6 @@ end
 complete -c mdiag -n "__fish_mdiag_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_needs_command" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
-complete -c mdiag -n "__fish_mdiag_needs_command" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
-json\t'The versioned JSON report (schema mdiag/v1)'
-yaml\t'The same report as YAML'"
 complete -c mdiag -n "__fish_mdiag_needs_command" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
 complete -c mdiag -n "__fish_mdiag_needs_command" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
@@ -45,14 +42,15 @@ complete -c mdiag -n "__fish_mdiag_needs_command" -s A -l all-namespaces -d 'Loo
 complete -c mdiag -n "__fish_mdiag_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_needs_command" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
+complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "snapshot" -d 'Capture the evidence (objects, events, current and previous logs) into one file that every command reads back with --snapshot'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l context -d 'The kubeconfig context to use' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
 yaml\t'The same report as YAML'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
@@ -67,12 +65,31 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l request-timeout -d
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s V -l version -d 'Print version'
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s o -l output -d 'The file to write: .yaml or .json, gzip-compressed when it ends in .gz' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-bytes -d 'Keep at most this many bytes of each log (the end of it)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-lines -d 'Keep at most this many lines of each log (the last ones)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l redact -d 'Also replace text matching this regular expression, in objects and logs (repeatable). Credential-like environment values are always replaced' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l concurrency -d 'Log reads to run at once' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
+zh\t''"
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s h -l help -d 'Print help'
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
-json\t'The versioned JSON report (schema mdiag/v1)'
-yaml\t'The same report as YAML'"
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
@@ -86,8 +103,9 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l controller -d 'W
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l list -d 'List every finding id'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s A -l all-namespaces -d 'Look in every namespace'
-complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s h -l help -d 'Print help'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s V -l version -d 'Print version'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace explain help" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace explain help" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace snapshot explain help" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace snapshot explain help" -f -a "snapshot" -d 'Capture the evidence (objects, events, current and previous logs) into one file that every command reads back with --snapshot'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace snapshot explain help" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace snapshot explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -37,9 +37,6 @@ pub struct GlobalArgs {
     /// Look in every namespace.
     #[arg(short = 'A', long, global = true)]
     pub all_namespaces: bool,
-    /// Output format.
-    #[arg(short = 'o', long, global = true, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
     /// Label selector to filter workloads (as kubectl -l).
     #[arg(short = 'l', long, global = true, value_name = "SELECTOR")]
     pub selector: Option<String>,
@@ -74,6 +71,9 @@ pub enum Command {
     /// Trace one ModelService (or deploy/NAME, pod/NAME): the object chain,
     /// each Pod's moments, where the rollout stopped, why, and what to run next.
     Trace(TraceArgs),
+    /// Capture the evidence (objects, events, current and previous logs) into
+    /// one file that every command reads back with --snapshot.
+    Snapshot(SnapshotArgs),
     /// Explain a symptom: the documented cause, the check, the fix and how to verify it.
     Explain(ExplainArgs),
 }
@@ -82,6 +82,32 @@ pub enum Command {
 pub struct TraceArgs {
     /// NAME (a ModelService), msvc/NAME, deploy/NAME or pod/NAME.
     pub target: String,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// What to capture: NAME (a ModelService), msvc/NAME, deploy/NAME or
+    /// pod/NAME; without it, the whole namespace.
+    pub target: Option<String>,
+    /// The file to write: .yaml or .json, gzip-compressed when it ends in .gz.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub file: std::path::PathBuf,
+    /// Keep at most this many bytes of each log (the end of it).
+    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024)]
+    pub log_bytes: i64,
+    /// Keep at most this many lines of each log (the last ones).
+    #[arg(long, value_name = "LINES", default_value_t = 2000)]
+    pub log_lines: i64,
+    /// Also replace text matching this regular expression, in objects and
+    /// logs (repeatable). Credential-like environment values are always replaced.
+    #[arg(long, value_name = "REGEX")]
+    pub redact: Vec<String>,
+    /// Log reads to run at once.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub concurrency: usize,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,8 @@ use crate::chain::TargetNotFound;
 use crate::model::TargetParseError;
 use crate::source::SourceError;
 use crate::source::live::LiveError;
+use crate::source::redact::PatternError;
+use crate::source::write::WriteError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -51,7 +53,12 @@ pub fn for_error(err: &anyhow::Error) -> Exit {
         if cause.is::<TargetNotFound>() {
             return Exit::NotFound;
         }
-        if cause.is::<TargetParseError>() || cause.is::<SourceError>() || cause.is::<UsageError>() {
+        if cause.is::<TargetParseError>()
+            || cause.is::<SourceError>()
+            || cause.is::<UsageError>()
+            || cause.is::<PatternError>()
+            || cause.is::<WriteError>()
+        {
             return Exit::Usage;
         }
         if let Some(live) = cause.downcast_ref::<LiveError>() {

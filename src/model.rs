@@ -38,6 +38,8 @@ pub struct Origin {
     pub context: Option<String>,
     pub server_version: Option<String>,
     pub target: Option<TargetSpec>,
+    /// The namespace a snapshot file captured.
+    pub namespace: Option<String>,
     /// The newest timestamp found in any object (the clock for a dump).
     pub newest_seen: Option<Timestamp>,
 }

@@ -494,3 +494,58 @@ fn snapshot_json_unschedulable() {
         "json"
     ]));
 }
+
+#[test]
+fn a_snapshot_of_a_dump_replays_to_the_same_verdict() {
+    for name in [
+        "crash-loop",
+        "selector-mismatch",
+        "healthy",
+        "controller-paused",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("evidence.yaml.gz");
+        mdiag()
+            .args(["snapshot", "chart-demo", "--snapshot", &fixture(name), "-o"])
+            .arg(&out)
+            .assert()
+            .code(0)
+            .stderr(predicate::str::contains("objects"));
+        let original = trace_json(&fixture(name));
+        let replayed = trace_json(out.to_str().unwrap());
+        assert_eq!(replayed["verdict"], original["verdict"], "{name}");
+        assert_eq!(finding_ids(&replayed), finding_ids(&original), "{name}");
+        assert_eq!(replayed["clock"]["now"], original["clock"]["now"], "{name}");
+        assert_eq!(replayed["source"]["kind"], "snapshot");
+    }
+}
+
+#[test]
+fn snapshot_flags_are_checked() {
+    mdiag().args(["snapshot", "chart-demo"]).assert().code(2);
+    mdiag()
+        .args([
+            "snapshot",
+            "--snapshot",
+            &fixture("healthy"),
+            "chart-demo",
+            "-o",
+            "/tmp/x.yaml",
+            "--redact",
+            "(",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--redact"));
+    mdiag()
+        .args([
+            "snapshot",
+            "nope",
+            "--snapshot",
+            &fixture("healthy"),
+            "-o",
+            "/tmp/x.yaml",
+        ])
+        .assert()
+        .code(5);
+}

@@ -1,14 +1,11 @@
 //! `mdiag explain ID|SYMPTOM` and `mdiag explain --list`.
 
 use crate::catalogue::catalogue;
-use crate::cli::{ExplainArgs, GlobalArgs, OutputFormat};
-use crate::exit::{Exit, UsageError};
+use crate::cli::{ExplainArgs, GlobalArgs};
+use crate::exit::Exit;
 use crate::render::{Style, explain};
 
 pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit> {
-    if global.output != OutputFormat::Table {
-        return Err(UsageError("explain prints text only; drop -o".into()).into());
-    }
     let style = Style {
         lang: super::lang(global),
         color: super::color(global),
@@ -22,7 +19,7 @@ pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit> {
     let query = args.symptom.as_deref().unwrap_or("");
     let entries = cat.lookup(query);
     if entries.is_empty() {
-        return Err(UsageError(format!(
+        return Err(crate::exit::UsageError(format!(
             "no symptom or finding id {query:?}; `mdiag explain --list` shows them all"
         ))
         .into());

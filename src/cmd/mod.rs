@@ -2,6 +2,8 @@
 //! the snapshot through the source seam, analyse, render, pick the exit code.
 
 pub mod explain;
+pub mod snapshot;
+pub mod source;
 pub mod trace;
 
 use std::io::IsTerminal;
@@ -17,6 +19,7 @@ use crate::exit::{Exit, UsageError};
 pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
     match &cli.command {
         Command::Trace(args) => trace::run(&cli.global, args).await,
+        Command::Snapshot(args) => snapshot::run(&cli.global, args).await,
         Command::Explain(args) => explain::run(&cli.global, args),
     }
 }

@@ -248,6 +248,7 @@ fn add_snapshot_file(
     origin.context = file.context;
     origin.server_version = file.server_version;
     origin.target = file.target;
+    origin.namespace = file.namespace;
     for object in file.objects {
         add_object(snapshot, object, path, None)?;
     }

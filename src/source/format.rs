@@ -24,6 +24,9 @@ pub struct SnapshotFile {
     pub context: Option<String>,
     #[serde(default)]
     pub server_version: Option<String>,
+    /// The namespace captured (for a whole-namespace snapshot there is no target).
+    #[serde(default)]
+    pub namespace: Option<String>,
     #[serde(default)]
     pub target: Option<TargetSpec>,
     #[serde(default)]

@@ -1,0 +1,160 @@
+//! Where a command's objects come from, decided from the global flags: a
+//! file (`--snapshot`) or the live cluster. Shared by every command.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::chain::{self, ControllerLocation, TargetNotFound, namespaces_holding};
+use crate::exit::UsageError;
+use crate::model::{Snapshot, TargetSpec};
+use crate::source::live::{self, Connection, LiveOptions, TraceRead};
+use crate::source::read_snapshot_file;
+
+/// The source flags as a plain request.
+pub struct SourceRequest {
+    pub snapshot_file: Option<PathBuf>,
+    pub namespace: Option<String>,
+    pub live: LiveOptions,
+    pub resource: Option<String>,
+    pub controller: Option<ControllerLocation>,
+}
+
+/// What was loaded, and the connection when it was live.
+pub struct Loaded {
+    pub snapshot: Snapshot,
+    pub namespace: String,
+    pub connection: Option<Connection>,
+}
+
+impl SourceRequest {
+    pub fn from_global(global: &crate::cli::GlobalArgs) -> anyhow::Result<Self> {
+        Ok(SourceRequest {
+            snapshot_file: global.snapshot.clone(),
+            namespace: global.namespace.clone(),
+            live: LiveOptions {
+                kubeconfig: global.kubeconfig.clone(),
+                context: global.context.clone(),
+                request_timeout: Some(Duration::from_secs(global.request_timeout.max(1))),
+            },
+            resource: global.resource.clone(),
+            controller: super::parse_controller(global)?,
+        })
+    }
+
+    /// Reads the namespace of `target` (or the `-n` namespace when there is
+    /// no target) from the file or the cluster.
+    pub async fn load(&self, target: Option<&TargetSpec>) -> anyhow::Result<Loaded> {
+        if let Some(path) = &self.snapshot_file {
+            let snapshot = read_snapshot_file(path)?;
+            let namespace = match (&self.namespace, target) {
+                (Some(ns), _) => ns.clone(),
+                (None, Some(t)) => file_namespace(&snapshot, t)?,
+                (None, None) => snapshot
+                    .origin
+                    .namespace
+                    .clone()
+                    .ok_or_else(|| UsageError("name a target or a namespace (-n)".into()))?,
+            };
+            return Ok(Loaded {
+                snapshot,
+                namespace,
+                connection: None,
+            });
+        }
+        let conn = live::connect(&self.live).await?;
+        let namespace = self
+            .namespace
+            .clone()
+            .unwrap_or_else(|| conn.default_namespace.clone());
+        let snapshot = live::read_for_trace(
+            &conn,
+            &TraceRead {
+                namespace: &namespace,
+                resource: self.resource.as_deref(),
+                controller: self.controller.as_ref(),
+            },
+        )
+        .await?;
+        Ok(Loaded {
+            snapshot,
+            namespace,
+            connection: Some(conn),
+        })
+    }
+}
+
+/// The namespace of a target in a file when `-n` was not given: the
+/// snapshot's own target, else the one namespace holding that name.
+fn file_namespace(snapshot: &Snapshot, target: &TargetSpec) -> anyhow::Result<String> {
+    if let Some(t) = &snapshot.origin.target
+        && t.name == target.name
+        && let Some(ns) = &t.namespace
+    {
+        return Ok(ns.clone());
+    }
+    let holding = namespaces_holding(snapshot, target);
+    match holding.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(TargetNotFound {
+            kind: target.kind,
+            namespace: "(any)".into(),
+            name: target.name.clone(),
+            available: all_targets(snapshot),
+        }
+        .into()),
+        many => Err(UsageError(format!(
+            "{} {:?} is in several namespaces of the file ({}); pick one with -n",
+            target.kind,
+            target.name,
+            many.join(", ")
+        ))
+        .into()),
+    }
+}
+
+fn all_targets(snapshot: &Snapshot) -> Vec<String> {
+    let mut namespaces: Vec<String> = snapshot
+        .objects
+        .model_services
+        .iter()
+        .filter_map(|m| m.metadata.namespace.clone())
+        .chain(
+            snapshot
+                .objects
+                .deployments
+                .iter()
+                .filter_map(|d| d.metadata.namespace.clone()),
+        )
+        .collect();
+    namespaces.sort();
+    namespaces.dedup();
+    namespaces
+        .iter()
+        .flat_map(|ns| {
+            chain::available_targets(snapshot, ns)
+                .into_iter()
+                .map(move |t| format!("{t} -n {ns}"))
+        })
+        .collect()
+}
+
+/// A target missing because its list was forbidden is an access problem,
+/// not an absence.
+pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyhow::Error {
+    let resource = match not_found.kind {
+        crate::model::TargetKind::ModelService => "modelservices",
+        crate::model::TargetKind::Deployment => "deployments",
+        crate::model::TargetKind::Pod => "pods",
+    };
+    let hidden = snapshot.gaps.iter().find(|g| {
+        g.hides(resource, &not_found.namespace)
+            || (resource == "modelservices" && g.resource == "apis")
+    });
+    match hidden {
+        Some(gap) => anyhow::Error::new(not_found).context(live::LiveError::Denied {
+            server: snapshot.origin.location.clone(),
+            detail: format!("{} {}: {}", gap.verb, gap.resource, gap.reason),
+        }),
+        None => not_found.into(),
+    }
+}
