@@ -157,6 +157,12 @@ pub fn spawn(
     })
 }
 
+/// Rewrites the pids file with only these records.
+pub fn write_records(path: &Path, records: &[Record]) -> anyhow::Result<()> {
+    let text: String = records.iter().map(Record::line).collect();
+    fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
 /// Stops the given processes one after the other, in the order given
 /// (dependants first: each component shuts down faster while what it talks to
 /// is still there): SIGTERM, up to `grace` for it to exit, then SIGKILL.

@@ -1,0 +1,725 @@
+//! A real Kubernetes control plane (etcd, kube-apiserver,
+//! kube-controller-manager, kube-scheduler) on 127.0.0.1 for the live tests,
+//! behind `cargo xtask cluster up|down|env|status` and the live test
+//! binary. There are no kubelets: the simulator ([`crate::sim`]) adds nodes.
+//!
+//! The binaries come from `harness/build.sh` (see harness/README.md). All
+//! state lives in `$MDIAG_CLUSTER_DIR` (default `<repo>/target/cluster`):
+//!
+//! ```text
+//! admin.kubeconfig     identity mdiag-admin, group system:masters
+//! viewer.kubeconfig    identity mdiag-viewer, bound to the ClusterRole view
+//! cluster.env          KEY=value facts: ports, server URL, bin dir
+//! pids                 "<name> <pid> <start time> <exe>" per started process
+//! pki/                 ca.{crt,key}, apiserver.{crt,key}, sa.{key,pub}, client certs
+//! logs/<name>.log      output of each component
+//! etcd/                etcd's data
+//! ```
+
+mod kubeconfig;
+mod pki;
+mod procs;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+use pki::Pki;
+use procs::{Record, Started};
+
+/// The service range; the `kubernetes` Service gets its first address.
+const SERVICE_CIDR: &str = "10.96.0.0/16";
+const SERVICE_IP: &str = "10.96.0.1";
+/// How long each wait of `up` may take.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Where things are: the repository and the cluster's state dir.
+pub struct Layout {
+    repo: PathBuf,
+    dir: PathBuf,
+}
+
+fn repo_root() -> anyhow::Result<PathBuf> {
+    Ok(Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .context("the harness crate has no parent directory")?
+        .to_path_buf())
+}
+
+impl Layout {
+    /// A cluster whose state lives in `dir`.
+    pub fn at(dir: PathBuf) -> anyhow::Result<Self> {
+        Ok(Layout {
+            repo: repo_root()?,
+            dir,
+        })
+    }
+
+    /// `$MDIAG_CLUSTER_DIR`, else `<repo>/target/cluster`.
+    pub fn from_env() -> anyhow::Result<Self> {
+        let repo = repo_root()?;
+        let dir = match std::env::var_os("MDIAG_CLUSTER_DIR") {
+            Some(d) if !d.is_empty() => {
+                let d = PathBuf::from(d);
+                if d.is_absolute() {
+                    d
+                } else {
+                    std::env::current_dir()?.join(d)
+                }
+            }
+            _ => repo.join("target").join("cluster"),
+        };
+        Ok(Layout { repo, dir })
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+    fn pids(&self) -> PathBuf {
+        self.path("pids")
+    }
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    pub fn admin_kubeconfig(&self) -> PathBuf {
+        self.path("admin.kubeconfig")
+    }
+    pub fn viewer_kubeconfig(&self) -> PathBuf {
+        self.path("viewer.kubeconfig")
+    }
+    /// Where the control-plane binaries (kubectl too) of the running cluster are.
+    pub fn bin_dir(&self) -> Option<PathBuf> {
+        self.read_env().get("BIN_DIR").map(PathBuf::from)
+    }
+    fn log(&self, name: &str) -> PathBuf {
+        self.path("logs").join(format!("{name}.log"))
+    }
+    /// Serialises `up` and `down` on one state dir. The lock file sits
+    /// beside the state dir, which `down` removes.
+    pub fn lock(&self) -> anyhow::Result<fs::File> {
+        let name = self.dir.file_name().context("state dir has no name")?;
+        let path = self
+            .dir
+            .with_file_name(format!("{}.lock", name.to_string_lossy()));
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        if file.try_lock().is_err() {
+            eprintln!(
+                "waiting for another `cargo xtask cluster` on {}",
+                self.dir.display()
+            );
+            file.lock()
+                .with_context(|| format!("locking {}", path.display()))?;
+        }
+        Ok(file)
+    }
+    fn cluster_env(&self) -> PathBuf {
+        self.path("cluster.env")
+    }
+    fn read_env(&self) -> BTreeMap<String, String> {
+        fs::read_to_string(self.cluster_env())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------- up
+
+/// Starts the cluster (or finds it running), building the binaries first
+/// when they are not cached.
+pub fn up(layout: &Layout) -> anyhow::Result<()> {
+    let t0 = Instant::now();
+    let records = procs::read_records(&layout.pids())?;
+    if !records.is_empty() {
+        let alive = records.iter().filter(|r| r.is_alive()).count();
+        if alive == records.len()
+            && COMPONENTS
+                .iter()
+                .all(|c| records.iter().any(|r| r.name == *c))
+        {
+            let bin = PathBuf::from(
+                layout
+                    .read_env()
+                    .get("BIN_DIR")
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+            if readyz(&bin, &layout.admin_kubeconfig()) {
+                eprintln!("cluster is already up (state in {})", layout.dir.display());
+                print_env(layout);
+                return Ok(());
+            }
+            eprintln!("cluster processes are running but /readyz does not answer ok; restarting");
+        } else if alive > 0 {
+            eprintln!(
+                "only {alive} of {} cluster processes are running; restarting",
+                records.len()
+            );
+        }
+        procs::stop(&stop_order(&records), Duration::from_secs(5))?;
+    }
+    if layout.dir.exists() {
+        fs::remove_dir_all(&layout.dir)
+            .with_context(|| format!("removing old state {}", layout.dir.display()))?;
+    }
+
+    let bin = binaries(layout)?;
+    let t_build = t0.elapsed();
+    let t1 = Instant::now();
+
+    fs::create_dir_all(layout.path("logs"))?;
+    let ports = Ports::pick()?;
+    let server = format!("https://127.0.0.1:{}", ports.apiserver);
+
+    let pki = Pki::new(layout.path("pki"));
+    pki.generate(SERVICE_IP).context("making certificates")?;
+    kubeconfig::write(&layout.admin_kubeconfig(), &server, &pki, &pki::ADMIN)?;
+    kubeconfig::write(&layout.viewer_kubeconfig(), &server, &pki, &pki::VIEWER)?;
+    let kcm_kubeconfig = layout.path("controller-manager.kubeconfig");
+    let sched_kubeconfig = layout.path("scheduler.kubeconfig");
+    kubeconfig::write(&kcm_kubeconfig, &server, &pki, &pki::CONTROLLER_MANAGER)?;
+    kubeconfig::write(&sched_kubeconfig, &server, &pki, &pki::SCHEDULER)?;
+    write_cluster_env(layout, &bin, &ports, &server)?;
+
+    let mut started: Vec<Started> = Vec::new();
+    let result = start_all(
+        layout,
+        &bin,
+        &ports,
+        &pki,
+        &kcm_kubeconfig,
+        &sched_kubeconfig,
+        &mut started,
+    );
+    if let Err(e) = result {
+        eprintln!("\ncluster up failed: {e:#}\n");
+        for s in &started {
+            eprintln!("===== last lines of {} =====", s.log.display());
+            eprintln!("{}\n", procs::tail(&s.log, 40));
+        }
+        procs::stop_started(&mut started);
+        let _ = fs::remove_file(layout.pids());
+        eprintln!(
+            "stopped what was started; logs are kept in {}",
+            layout.path("logs").display()
+        );
+        return Err(e);
+    }
+    eprintln!(
+        "cluster is up in {:.1} s (plus {:.1} s finding the binaries): {server}",
+        t1.elapsed().as_secs_f64(),
+        t_build.as_secs_f64()
+    );
+    print_env(layout);
+    Ok(())
+}
+
+const COMPONENTS: [&str; 4] = [
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+];
+
+/// Stop dependants before what they depend on.
+fn stop_order(records: &[Record]) -> Vec<Record> {
+    let mut v = records.to_vec();
+    v.reverse();
+    v
+}
+
+fn start_all(
+    layout: &Layout,
+    bin: &Path,
+    ports: &Ports,
+    pki: &Pki,
+    kcm_kubeconfig: &Path,
+    sched_kubeconfig: &Path,
+    started: &mut Vec<Started>,
+) -> anyhow::Result<()> {
+    let p = |path: PathBuf| path.display().to_string();
+
+    // etcd, without TLS: it listens on the loopback only.
+    let etcd_client = format!("http://127.0.0.1:{}", ports.etcd_client);
+    let etcd_peer = format!("http://127.0.0.1:{}", ports.etcd_peer);
+    let args = vec![
+        "--name=mdiag".to_owned(),
+        format!("--data-dir={}", p(layout.path("etcd"))),
+        format!("--listen-client-urls={etcd_client}"),
+        format!("--advertise-client-urls={etcd_client}"),
+        format!("--listen-peer-urls={etcd_peer}"),
+        format!("--initial-advertise-peer-urls={etcd_peer}"),
+        format!("--initial-cluster=mdiag={etcd_peer}"),
+        "--initial-cluster-state=new".to_owned(),
+        // A throwaway test store: no fsync makes it much faster.
+        "--unsafe-no-fsync=true".to_owned(),
+        "--log-level=warn".to_owned(),
+    ];
+    spawn(layout, bin, "etcd", &args, started)?;
+    wait_for(started, "etcd to accept connections", || {
+        TcpStream::connect_timeout(
+            &([127, 0, 0, 1], ports.etcd_client).into(),
+            Duration::from_millis(200),
+        )
+        .is_ok()
+    })?;
+
+    let args = vec![
+        "--bind-address=127.0.0.1".to_owned(),
+        "--advertise-address=127.0.0.1".to_owned(),
+        format!("--secure-port={}", ports.apiserver),
+        format!("--etcd-servers={etcd_client}"),
+        format!("--client-ca-file={}", p(pki.ca_crt())),
+        format!("--tls-cert-file={}", p(pki.serving_crt())),
+        format!("--tls-private-key-file={}", p(pki.serving_key())),
+        format!("--service-account-key-file={}", p(pki.sa_pub())),
+        format!("--service-account-signing-key-file={}", p(pki.sa_key())),
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_owned(),
+        format!("--service-cluster-ip-range={SERVICE_CIDR}"),
+        "--authorization-mode=Node,RBAC".to_owned(),
+        // The fake nodes' Hostname address is the node name, which does not
+        // resolve here; their InternalIP is 127.0.0.1 (as kind and kubeadm order it).
+        "--kubelet-preferred-address-types=InternalIP,Hostname".to_owned(),
+        // The aggregation layer's requestheader setup; delegated
+        // authentication in the controller manager and scheduler reads it.
+        format!(
+            "--requestheader-client-ca-file={}",
+            p(pki.front_proxy_ca_crt())
+        ),
+        "--requestheader-allowed-names=front-proxy-client".to_owned(),
+        "--requestheader-username-headers=X-Remote-User".to_owned(),
+        "--requestheader-group-headers=X-Remote-Group".to_owned(),
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-".to_owned(),
+        format!(
+            "--proxy-client-cert-file={}",
+            p(pki.front_proxy_client_crt())
+        ),
+        format!(
+            "--proxy-client-key-file={}",
+            p(pki.front_proxy_client_key())
+        ),
+        // The `kubernetes` Service keeps no endpoints: the only address it
+        // could advertise is 127.0.0.1, which Endpoints may not hold.
+        "--endpoint-reconciler-type=none".to_owned(),
+        "--enable-admission-plugins=NodeRestriction".to_owned(),
+        "--allow-privileged=true".to_owned(),
+        "--profiling=false".to_owned(),
+        format!("--cert-dir={}", p(layout.path("kube-apiserver"))),
+    ];
+    spawn(layout, bin, "kube-apiserver", &args, started)?;
+    let admin = layout.admin_kubeconfig();
+    wait_for(started, "kube-apiserver /readyz", || readyz(bin, &admin))?;
+
+    // RBAC: the viewer gets the built-in `view` ClusterRole. The controller
+    // manager runs every controller with its own identity
+    // (--use-service-account-credentials=false), and the built-in
+    // system:kube-controller-manager ClusterRole only covers what it needs to
+    // hand out per-controller credentials, so it also gets cluster-admin.
+    kubectl(
+        bin,
+        &admin,
+        &["apply", "-f", "-"],
+        Some(RBAC),
+        Duration::from_secs(30),
+    )
+    .context("applying RBAC")?;
+
+    let kcm_dir = layout.path("kube-controller-manager");
+    let args = vec![
+        format!("--kubeconfig={}", p(kcm_kubeconfig.to_owned())),
+        format!(
+            "--authentication-kubeconfig={}",
+            p(kcm_kubeconfig.to_owned())
+        ),
+        format!(
+            "--authorization-kubeconfig={}",
+            p(kcm_kubeconfig.to_owned())
+        ),
+        "--bind-address=127.0.0.1".to_owned(),
+        format!("--secure-port={}", ports.controller_manager),
+        format!("--cert-dir={}", p(kcm_dir)),
+        "--leader-elect=true".to_owned(),
+        "--use-service-account-credentials=false".to_owned(),
+        "--controllers=*".to_owned(),
+        format!("--service-account-private-key-file={}", p(pki.sa_key())),
+        format!("--root-ca-file={}", p(pki.ca_crt())),
+        format!("--cluster-signing-cert-file={}", p(pki.ca_crt())),
+        format!("--cluster-signing-key-file={}", p(pki.ca_key())),
+        format!("--service-cluster-ip-range={SERVICE_CIDR}"),
+        "--cluster-name=mdiag".to_owned(),
+        "--profiling=false".to_owned(),
+    ];
+    spawn(layout, bin, "kube-controller-manager", &args, started)?;
+
+    let args = vec![
+        format!("--kubeconfig={}", p(sched_kubeconfig.to_owned())),
+        format!(
+            "--authentication-kubeconfig={}",
+            p(sched_kubeconfig.to_owned())
+        ),
+        format!(
+            "--authorization-kubeconfig={}",
+            p(sched_kubeconfig.to_owned())
+        ),
+        "--bind-address=127.0.0.1".to_owned(),
+        format!("--secure-port={}", ports.scheduler),
+        format!("--cert-dir={}", p(layout.path("kube-scheduler"))),
+        "--leader-elect=true".to_owned(),
+        "--profiling=false".to_owned(),
+    ];
+    spawn(layout, bin, "kube-scheduler", &args, started)?;
+
+    // Both hold their leader-election Lease once they are working.
+    wait_for(
+        started,
+        "the Leases kube-system/kube-controller-manager and kube-scheduler",
+        || {
+            kubectl(
+                bin,
+                &admin,
+                &[
+                    "get",
+                    "lease",
+                    "-n",
+                    "kube-system",
+                    "kube-controller-manager",
+                    "kube-scheduler",
+                    "-o",
+                    "jsonpath={range .items[*]}{.spec.holderIdentity}{\"\\n\"}{end}",
+                ],
+                None,
+                Duration::from_secs(5),
+            )
+            .is_ok_and(|out| out.lines().filter(|l| !l.trim().is_empty()).count() == 2)
+        },
+    )?;
+    Ok(())
+}
+
+const RBAC: &str = "\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: mdiag-viewer
+  labels: {app.kubernetes.io/managed-by: mdiag-xtask}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: mdiag-viewer}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: mdiag:kube-controller-manager
+  labels: {app.kubernetes.io/managed-by: mdiag-xtask}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: system:kube-controller-manager}
+";
+
+fn spawn(
+    layout: &Layout,
+    bin: &Path,
+    name: &str,
+    args: &[String],
+    started: &mut Vec<Started>,
+) -> anyhow::Result<()> {
+    eprintln!("starting {name}");
+    // Kept so that one component can be stopped and started again.
+    fs::write(layout.path(&format!("{name}.args")), args.join("\n"))?;
+    let s = procs::spawn(
+        name,
+        &bin.join(name),
+        args,
+        &layout.dir,
+        &layout.log(name),
+        &layout.pids(),
+    )?;
+    started.push(s);
+    Ok(())
+}
+
+/// Polls `ready` until it holds, failing early when a started process exits
+/// and after READY_TIMEOUT.
+fn wait_for(
+    started: &mut [Started],
+    what: &str,
+    mut ready: impl FnMut() -> bool,
+) -> anyhow::Result<()> {
+    let t = Instant::now();
+    loop {
+        for s in started.iter_mut() {
+            if let Some(status) = s.exited() {
+                bail!(
+                    "{} exited ({status}) while waiting for {what}",
+                    s.record.name
+                );
+            }
+        }
+        if ready() {
+            eprintln!("  {what}: ready after {:.1} s", t.elapsed().as_secs_f64());
+            return Ok(());
+        }
+        if t.elapsed() > READY_TIMEOUT {
+            bail!(
+                "timed out after {} s waiting for {what}",
+                READY_TIMEOUT.as_secs()
+            );
+        }
+        sleep(Duration::from_millis(250));
+    }
+}
+
+fn readyz(bin: &Path, kubeconfig: &Path) -> bool {
+    kubectl(
+        bin,
+        kubeconfig,
+        &["get", "--raw", "/readyz"],
+        None,
+        Duration::from_secs(3),
+    )
+    .is_ok_and(|o| o.trim() == "ok")
+}
+
+/// Runs the built kubectl; returns its stdout, or an error with its stderr.
+fn kubectl(
+    bin: &Path,
+    kubeconfig: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+    timeout: Duration,
+) -> anyhow::Result<String> {
+    let mut cmd = Command::new(bin.join("kubectl"));
+    cmd.arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .arg(format!("--request-timeout={}s", timeout.as_secs()))
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("running {}", bin.join("kubectl").display()))?;
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .context("kubectl stdin")?
+            .write_all(input.as_bytes())?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        bail!(
+            "kubectl {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Finds the binaries: `$MDIAG_HARNESS_BIN` when set, else whatever
+/// harness/build.sh builds or has cached (its last stdout line).
+fn binaries(layout: &Layout) -> anyhow::Result<PathBuf> {
+    let bin = match std::env::var_os("MDIAG_HARNESS_BIN") {
+        Some(b) if !b.is_empty() => PathBuf::from(b),
+        _ => {
+            let script = layout.repo.join("harness").join("build.sh");
+            let out = Command::new("bash")
+                .arg(&script)
+                .stdin(Stdio::null())
+                .stderr(Stdio::inherit())
+                .output()
+                .with_context(|| format!("running {}", script.display()))?;
+            if !out.status.success() {
+                bail!("{} failed ({})", script.display(), out.status);
+            }
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let last = stdout
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .context("build.sh printed no bin dir")?;
+            PathBuf::from(last.trim())
+        }
+    };
+    for name in COMPONENTS.iter().chain(&["kubectl"]) {
+        if !bin.join(name).is_file() {
+            bail!("{} is missing from {}", name, bin.display());
+        }
+    }
+    Ok(bin)
+}
+
+/// Loopback ports for everything that listens.
+struct Ports {
+    etcd_client: u16,
+    etcd_peer: u16,
+    apiserver: u16,
+    controller_manager: u16,
+    scheduler: u16,
+}
+
+impl Ports {
+    /// Asks the kernel for five distinct free ports (all held open until
+    /// every one is picked).
+    fn pick() -> anyhow::Result<Self> {
+        let listeners: Vec<TcpListener> = (0..5)
+            .map(|_| TcpListener::bind("127.0.0.1:0"))
+            .collect::<std::io::Result<_>>()?;
+        let ports: Vec<u16> = listeners
+            .iter()
+            .map(|l| l.local_addr().map(|a| a.port()))
+            .collect::<std::io::Result<_>>()?;
+        Ok(Ports {
+            etcd_client: ports[0],
+            etcd_peer: ports[1],
+            apiserver: ports[2],
+            controller_manager: ports[3],
+            scheduler: ports[4],
+        })
+    }
+}
+
+fn write_cluster_env(
+    layout: &Layout,
+    bin: &Path,
+    ports: &Ports,
+    server: &str,
+) -> anyhow::Result<()> {
+    let text = format!(
+        "SERVER={server}\n\
+         BIN_DIR={}\n\
+         ETCD_CLIENT_URL=http://127.0.0.1:{}\n\
+         ETCD_PEER_PORT={}\n\
+         APISERVER_PORT={}\n\
+         CONTROLLER_MANAGER_PORT={}\n\
+         SCHEDULER_PORT={}\n\
+         SERVICE_CIDR={SERVICE_CIDR}\n\
+         ADMIN_KUBECONFIG={}\n\
+         VIEWER_KUBECONFIG={}\n",
+        bin.display(),
+        ports.etcd_client,
+        ports.etcd_peer,
+        ports.apiserver,
+        ports.controller_manager,
+        ports.scheduler,
+        layout.admin_kubeconfig().display(),
+        layout.viewer_kubeconfig().display(),
+    );
+    fs::write(layout.cluster_env(), text)?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- down
+
+/// Stops exactly the processes `up` started, by pid, and removes the state.
+pub fn down(layout: &Layout) -> anyhow::Result<()> {
+    if !layout.dir.exists() {
+        eprintln!(
+            "no cluster state at {}; nothing to stop",
+            layout.dir.display()
+        );
+        return Ok(());
+    }
+    let records = procs::read_records(&layout.pids())?;
+    procs::stop(&stop_order(&records), Duration::from_secs(5))?;
+    fs::remove_dir_all(&layout.dir)
+        .with_context(|| format!("removing {}", layout.dir.display()))?;
+    eprintln!("cluster stopped; removed {}", layout.dir.display());
+    Ok(())
+}
+
+// ---------------------------------------------------------------- one component
+
+/// Stops one component (e.g. `kube-scheduler`) of a running cluster.
+pub fn stop_component(layout: &Layout, name: &str) -> anyhow::Result<()> {
+    let records = procs::read_records(&layout.pids())?;
+    let (stopped, kept): (Vec<Record>, Vec<Record>) =
+        records.into_iter().partition(|r| r.name == name);
+    if stopped.is_empty() {
+        bail!("no {name} recorded in {}", layout.pids().display());
+    }
+    procs::stop(&stopped, Duration::from_secs(5))?;
+    procs::write_records(&layout.pids(), &kept)
+}
+
+/// Starts a stopped component again with the arguments `up` gave it.
+pub fn start_component(layout: &Layout, name: &str) -> anyhow::Result<()> {
+    let args: Vec<String> = fs::read_to_string(layout.path(&format!("{name}.args")))
+        .with_context(|| format!("{name} was never started here"))?
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let bin = layout.bin_dir().context("no BIN_DIR in cluster.env")?;
+    let mut started = Vec::new();
+    spawn(layout, &bin, name, &args, &mut started)?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- env, status
+
+pub fn env(layout: &Layout) -> anyhow::Result<()> {
+    if !layout.admin_kubeconfig().is_file() {
+        bail!(
+            "no cluster at {}; run `cargo xtask cluster up` first",
+            layout.dir.display()
+        );
+    }
+    print_env(layout);
+    Ok(())
+}
+
+fn print_env(layout: &Layout) {
+    println!("export KUBECONFIG={}", layout.admin_kubeconfig().display());
+    println!(
+        "# read-only (mdiag-viewer): export KUBECONFIG={}",
+        layout.viewer_kubeconfig().display()
+    );
+}
+
+pub fn status(layout: &Layout) -> anyhow::Result<()> {
+    let records = procs::read_records(&layout.pids())?;
+    if records.is_empty() {
+        println!("down (no processes recorded in {})", layout.dir.display());
+        return Ok(());
+    }
+    let env = layout.read_env();
+    for r in &records {
+        println!(
+            "{:<24} pid {:<8} {}",
+            r.name,
+            r.pid,
+            if r.is_alive() { "running" } else { "gone" }
+        );
+    }
+    if let Some(server) = env.get("SERVER") {
+        println!("server {server}");
+    }
+    let bin = PathBuf::from(env.get("BIN_DIR").cloned().unwrap_or_default());
+    let ready = readyz(&bin, &layout.admin_kubeconfig());
+    println!("readyz {}", if ready { "ok" } else { "not ok" });
+    if !ready || records.iter().any(|r| !r.is_alive()) {
+        bail!("the cluster is not healthy");
+    }
+    Ok(())
+}

@@ -1,0 +1,49 @@
+//! Test harness of mdiag: fake kubelets and a ModelService stand-in
+//! controller for a real control plane (kube-apiserver, etcd,
+//! kube-controller-manager, kube-scheduler) that has no nodes.
+//!
+//! - [`sim`]: fake nodes. Each registers a Node, heartbeats its status and
+//!   Lease, writes the status and Events of the Pods bound to it as a
+//!   kubelet would (driven by the Pod annotation `sim.mdiag.dev/behavior`),
+//!   serves their logs over HTTPS so `kubectl logs` works through the
+//!   apiserver, and can be stopped and started again.
+//! - [`controller`]: a minimal modeldock-controller (ModelService ->
+//!   Deployment + Service + status), with a leader-election Lease, that can
+//!   be paused.
+//! - [`helpers`]: what tests need around them.
+//! - [`cluster`]: the control plane itself (etcd, apiserver, controller-manager,
+//!   scheduler built from Go modules by `harness/build.sh`).
+//!
+//! ```no_run
+//! use mdiag_harness::{Sim, SimOptions, helpers};
+//! # async fn demo() -> anyhow::Result<()> {
+//! let kubeconfig = helpers::admin_kubeconfig();
+//! let sim = Sim::start(&kubeconfig, SimOptions::default())?;
+//! let client = mdiag_harness::client_from_kubeconfig(&kubeconfig).await?;
+//! helpers::install_crd(&client).await?;
+//! helpers::ensure_namespace(&client, "t1").await?;
+//! helpers::apply_model_service(&client, "t1", "demo", "registry.example.com/m/demo:v1", 2,
+//!     Some("crash-loop"), None).await?;
+//! sim.stop();
+//! # Ok(()) }
+//! ```
+//!
+//! See harness/SIM.md for the behaviours and the knobs.
+
+pub mod cluster;
+pub mod controller;
+pub mod events;
+pub mod helpers;
+pub mod sim;
+pub mod util;
+
+pub use controller::{ControllerOptions, modelservice_resource};
+pub use helpers::{
+    ModelServiceSpec, admin_kubeconfig, apply_model_service, apply_model_service_spec, cluster_dir,
+    delete_namespace, ensure_namespace, install_crd, pause_controller, stop_node,
+    viewer_kubeconfig, wait_for,
+};
+pub use sim::{
+    BEHAVIOR_ANNOTATION, Behavior, HostnameAddress, NodeInfo, NodeSpec, Running,
+    STOPPED_ANNOTATION, Sim, SimOptions, client_from_kubeconfig, launch,
+};

@@ -1,0 +1,562 @@
+//! Ring 3: mdiag against a real control plane. One cluster (etcd,
+//! kube-apiserver, kube-controller-manager, kube-scheduler built from Go
+//! modules) and one simulator of nodes and of the ModelService controller
+//! serve the whole binary; each test has its own namespace. Every test runs
+//! `mdiag trace` live with the view-only kubeconfig until the rollout shows
+//! what the scenario makes, then dumps the namespace with kubectl and checks
+//! that `mdiag trace --snapshot` on the dump reaches the same verdict.
+//!
+//! Tests run one at a time: some pause the controller, stop a node or the
+//! scheduler, which would disturb the others.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use mdiag_harness::cluster::{self, Layout};
+use mdiag_harness::{
+    ModelServiceSpec, Sim, SimOptions, apply_model_service_spec, client_from_kubeconfig,
+    ensure_namespace, install_crd, pause_controller, stop_node,
+};
+use serde_json::Value;
+
+const IMAGE: &str = "registry.example.com/modeldock/chart-demo:v1.4.0";
+/// How long a scenario may take to show its symptom.
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
+
+struct World {
+    layout: Layout,
+    runtime: tokio::runtime::Runtime,
+    admin: kube::Client,
+    sim: Mutex<Option<Sim>>,
+}
+
+static WORLD: OnceLock<World> = OnceLock::new();
+
+fn world() -> &'static World {
+    WORLD
+        .get()
+        .expect("the cluster is started before the tests")
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+impl World {
+    fn start() -> anyhow::Result<World> {
+        let dir = repo()
+            .join("target")
+            .join(format!("live-cluster-{}", std::process::id()));
+        let layout = Layout::at(dir)?;
+        cluster::up(&layout)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let admin = runtime.block_on(client_from_kubeconfig(&layout.admin_kubeconfig()))?;
+        runtime.block_on(install_crd(&admin))?;
+        let world = World {
+            layout,
+            runtime,
+            admin,
+            sim: Mutex::new(None),
+        };
+        // The chart's aggregation rule lets `view` read ModelServices.
+        world.kubectl(&["apply", "-f", "fixtures/crd/modelservice-view.yaml"])?;
+        let sim = Sim::start(
+            &world.layout.admin_kubeconfig(),
+            SimOptions {
+                backoff_scale: 0.1,
+                ..SimOptions::default()
+            },
+        )?;
+        *world.sim.lock().unwrap() = Some(sim);
+        Ok(world)
+    }
+
+    fn stop(&self) {
+        if let Some(sim) = self.sim.lock().unwrap().take() {
+            sim.stop();
+        }
+        if let Err(e) = cluster::down(&self.layout) {
+            eprintln!("stopping the cluster: {e:#}");
+        }
+    }
+
+    fn kubectl(&self, args: &[&str]) -> anyhow::Result<String> {
+        let bin = self.layout.bin_dir().unwrap_or_default().join("kubectl");
+        let out = Command::new(bin)
+            .arg("--kubeconfig")
+            .arg(self.layout.admin_kubeconfig())
+            .args(args)
+            .current_dir(repo())
+            .output()?;
+        if !out.status.success() {
+            anyhow::bail!(
+                "kubectl {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(String::from_utf8(out.stdout)?)
+    }
+
+    fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.runtime.block_on(f)
+    }
+}
+
+/// What a scenario must show.
+#[derive(Clone, Copy, Default)]
+struct Want {
+    healthy: Option<bool>,
+    last_step: Option<&'static str>,
+    must: &'static [&'static str],
+    must_not: &'static [&'static str],
+}
+
+impl Want {
+    fn problems(&self, report: &Value) -> Vec<String> {
+        let ids = finding_ids(report);
+        let mut out = Vec::new();
+        if let Some(h) = self.healthy
+            && report["healthy"] != h
+        {
+            out.push(format!("healthy is {}", report["healthy"]));
+        }
+        if let Some(step) = self.last_step
+            && report["verdict"]["last_step"] != step
+        {
+            out.push(format!("last_step is {}", report["verdict"]["last_step"]));
+        }
+        for id in self.must {
+            if !ids.iter().any(|i| i == id) {
+                out.push(format!("{id} missing"));
+            }
+        }
+        for id in self.must_not {
+            if ids.iter().any(|i| i == id) {
+                out.push(format!("{id} present"));
+            }
+        }
+        out
+    }
+}
+
+fn finding_ids(report: &Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f["id"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Runs the mdiag binary; returns its exit code and the JSON report.
+fn mdiag(args: &[&str]) -> Result<(i32, Value), Failed> {
+    let out = Command::new(env!("CARGO_BIN_EXE_mdiag"))
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .output()
+        .map_err(|e| format!("running mdiag: {e}"))?;
+    let code = out.status.code().unwrap_or(-1);
+    let report = serde_json::from_slice(&out.stdout).map_err(|e| {
+        format!(
+            "mdiag {args:?} exited {code} without a report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    Ok((code, report))
+}
+
+fn trace_live(ns: &str) -> Result<(i32, Value), Failed> {
+    let viewer = world().layout.viewer_kubeconfig();
+    mdiag(&[
+        "--kubeconfig",
+        viewer.to_str().unwrap(),
+        "-n",
+        ns,
+        "trace",
+        "chart-demo",
+        "-o",
+        "json",
+    ])
+}
+
+/// Polls the live trace until it shows `want`.
+fn until_live(ns: &str, want: Want) -> Result<(i32, Value), Failed> {
+    let t0 = Instant::now();
+    loop {
+        let (code, report) = trace_live(ns)?;
+        let problems = want.problems(&report);
+        if problems.is_empty() {
+            return Ok((code, report));
+        }
+        if t0.elapsed() > SCENARIO_TIMEOUT {
+            return Err(format!(
+                "{ns}: after {:?}: {}\nlast report: {}",
+                SCENARIO_TIMEOUT,
+                problems.join("; "),
+                serde_json::to_string_pretty(&report).unwrap_or_default()
+            )
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(750));
+    }
+}
+
+/// A kubectl dump of what a trace reads, as a user would take it.
+fn dump(ns: &str) -> Result<PathBuf, Failed> {
+    let w = world();
+    let parts = [
+        w.kubectl(&[
+            "get",
+            "modelservices,deployments,replicasets,pods,services,endpointslices,events,hpa,pdb",
+            "-n",
+            ns,
+            "-o",
+            "yaml",
+        ])?,
+        w.kubectl(&["get", "nodes", "-o", "yaml"])?,
+        w.kubectl(&["get", "leases", "-n", "kube-system", "-o", "yaml"])?,
+        w.kubectl(&[
+            "get",
+            "deployments,leases",
+            "-n",
+            "modeldock-system",
+            "-o",
+            "yaml",
+        ])?,
+    ];
+    let path = repo()
+        .join("target")
+        .join(format!("live-dump-{}-{ns}.yaml", std::process::id()));
+    std::fs::write(&path, parts.join("---\n")).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
+/// The live verdict, then the same verdict from a kubectl dump.
+fn check(ns: &str, want: Want) -> Result<(), Failed> {
+    let (live_code, live) = until_live(ns, want)?;
+    let expected_code = if live["healthy"] == true { 0 } else { 1 };
+    if live_code != expected_code {
+        return Err(format!("live trace exited {live_code}, want {expected_code}").into());
+    }
+    // A dump is judged at its newest timestamp, which trails the live clock
+    // by up to a heartbeat (10 s): a time-bound symptom may need a later dump.
+    let t0 = Instant::now();
+    let (file, code, replay) = loop {
+        let file = dump(ns)?;
+        let (code, replay) = mdiag(&[
+            "trace",
+            "chart-demo",
+            "-n",
+            ns,
+            "--snapshot",
+            file.to_str().unwrap(),
+            "-o",
+            "json",
+        ])?;
+        let problems = want.problems(&replay);
+        if problems.is_empty() {
+            break (file, code, replay);
+        }
+        if t0.elapsed() > Duration::from_secs(30) {
+            return Err(format!("{ns}: the kubectl dump says {}", problems.join("; ")).into());
+        }
+        std::thread::sleep(Duration::from_secs(2));
+    };
+    if code != live_code || replay["verdict"]["last_step"] != live["verdict"]["last_step"] {
+        return Err(format!(
+            "{ns}: live {} exit {live_code}, dump {} exit {code}",
+            live["verdict"], replay["verdict"]
+        )
+        .into());
+    }
+    let _ = std::fs::remove_file(file);
+    Ok(())
+}
+
+fn namespace(name: &str) -> Result<String, Failed> {
+    let ns = format!("live-{name}");
+    world()
+        .block_on(ensure_namespace(&world().admin, &ns))
+        .map_err(|e| e.to_string())?;
+    Ok(ns)
+}
+
+fn apply(ns: &str, spec: &ModelServiceSpec) -> Result<(), Failed> {
+    world()
+        .block_on(apply_model_service_spec(
+            &world().admin,
+            ns,
+            "chart-demo",
+            spec,
+        ))
+        .map(|_| ())
+        .map_err(|e| format!("{e:#}").into())
+}
+
+fn spec(behavior: &str) -> ModelServiceSpec {
+    ModelServiceSpec::new(IMAGE).replicas(2).behavior(behavior)
+}
+
+/// A scenario made only by what the ModelService asks for.
+fn simple(name: &'static str, spec: fn() -> ModelServiceSpec, want: Want) -> Trial {
+    Trial::test(name, move || {
+        let ns = namespace(name)?;
+        apply(&ns, &spec())?;
+        check(&ns, want)
+    })
+}
+
+const HEALTHY: Want = Want {
+    healthy: Some(true),
+    last_step: Some("serving"),
+    must: &[],
+    must_not: &[],
+};
+
+/// Runs `body` with the controller paused, resuming it whatever happens.
+fn with_controller_paused(body: impl FnOnce() -> Result<(), Failed>) -> Result<(), Failed> {
+    let w = world();
+    w.block_on(pause_controller(&w.admin, true))
+        .map_err(|e| e.to_string())?;
+    let result = body();
+    w.block_on(pause_controller(&w.admin, false))
+        .map_err(|e| e.to_string())?;
+    result
+}
+
+fn trials() -> Vec<Trial> {
+    vec![
+        simple("healthy", || spec("ready"), HEALTHY),
+        simple(
+            "unschedulable-gpu",
+            || spec("ready").resources(serde_json::json!({"limits": {"nvidia.com/gpu": "1"}})),
+            Want {
+                last_step: Some("stored"),
+                must: &["pod-unschedulable"],
+                must_not: &["scheduler-silent"],
+                ..Want::default()
+            },
+        ),
+        simple(
+            "crash-loop",
+            || spec("crash-loop:1"),
+            Want {
+                last_step: Some("bound"),
+                must: &["crash-loop"],
+                must_not: &["oom-killed"],
+                ..Want::default()
+            },
+        ),
+        simple(
+            "oom",
+            || spec("oom").resources(serde_json::json!({"limits": {"memory": "512Mi"}})),
+            Want {
+                last_step: Some("bound"),
+                must: &["oom-killed"],
+                must_not: &["crash-loop"],
+                ..Want::default()
+            },
+        ),
+        simple(
+            "pull-not-found",
+            || spec("pull-not-found"),
+            Want {
+                must: &["image-pull-not-found"],
+                must_not: &["image-pull-denied", "image-pull-timeout"],
+                ..Want::default()
+            },
+        ),
+        simple(
+            "pull-denied",
+            || spec("pull-denied"),
+            Want {
+                must: &["image-pull-denied"],
+                must_not: &["image-pull-not-found", "image-pull-timeout"],
+                ..Want::default()
+            },
+        ),
+        simple(
+            "pull-timeout",
+            || spec("pull-timeout"),
+            Want {
+                must: &["image-pull-timeout"],
+                must_not: &["image-pull-denied", "image-pull-not-found"],
+                ..Want::default()
+            },
+        ),
+        simple(
+            "never-ready",
+            || spec("never-ready"),
+            Want {
+                last_step: Some("started"),
+                must: &["readiness-failing"],
+                ..Want::default()
+            },
+        ),
+        simple(
+            "config-error",
+            || spec("config-error"),
+            Want {
+                must: &["container-config-error"],
+                must_not: &["crash-loop"],
+                ..Want::default()
+            },
+        ),
+        simple(
+            "stuck-creating",
+            || spec("stuck-creating"),
+            Want {
+                last_step: Some("bound"),
+                must: &["pod-not-started"],
+                ..Want::default()
+            },
+        ),
+        Trial::test("selector-mismatch", || {
+            let ns = namespace("selector-mismatch")?;
+            apply(&ns, &spec("ready"))?;
+            until_live(&ns, HEALTHY)?;
+            with_controller_paused(|| {
+                world().kubectl(&[
+                    "-n",
+                    &ns,
+                    "patch",
+                    "service",
+                    "chart-demo",
+                    "--type=merge",
+                    "-p",
+                    r#"{"spec":{"selector":{"app.kubernetes.io/name":"chart-demo-server"}}}"#,
+                ])?;
+                check(
+                    &ns,
+                    Want {
+                        last_step: Some("ready"),
+                        must: &["selector-mismatch"],
+                        ..Want::default()
+                    },
+                )
+            })
+        }),
+        Trial::test("controller-paused", || {
+            let ns = namespace("controller-paused")?;
+            apply(&ns, &spec("ready"))?;
+            until_live(&ns, HEALTHY)?;
+            with_controller_paused(|| {
+                let newer =
+                    ModelServiceSpec::new("registry.example.com/modeldock/chart-demo:v1.5.0")
+                        .replicas(2)
+                        .behavior("ready");
+                apply(&ns, &newer)?;
+                check(
+                    &ns,
+                    Want {
+                        last_step: Some("declared"),
+                        must: &["controller-not-converging"],
+                        ..Want::default()
+                    },
+                )
+            })?;
+            // Resumed, it converges: the verdict changes back.
+            until_live(&ns, HEALTHY).map(|_| ())
+        }),
+        Trial::test("node-stopped", || {
+            let ns = namespace("node-stopped")?;
+            apply(&ns, &spec("ready"))?;
+            let (_, report) = until_live(&ns, HEALTHY)?;
+            let node = report["pods"][0]["node"]
+                .as_str()
+                .ok_or("no node in the report")?
+                .to_string();
+            let w = world();
+            w.block_on(stop_node(&w.admin, &node, true))
+                .map_err(|e| e.to_string())?;
+            let result = check(
+                &ns,
+                Want {
+                    healthy: Some(false),
+                    must: &["node-not-ready"],
+                    must_not: &["readiness-failing"],
+                    ..Want::default()
+                },
+            );
+            w.block_on(stop_node(&w.admin, &node, false))
+                .map_err(|e| e.to_string())?;
+            result
+        }),
+        // Last: it stops the scheduler of the whole cluster for a while.
+        Trial::test("scheduler-stopped", || {
+            let w = world();
+            cluster::stop_component(&w.layout, "kube-scheduler").map_err(|e| e.to_string())?;
+            let ns = namespace("scheduler-stopped")?;
+            apply(&ns, &spec("ready"))?;
+            let result = check(
+                &ns,
+                Want {
+                    last_step: Some("stored"),
+                    must: &["scheduler-silent"],
+                    must_not: &["pod-unschedulable"],
+                    ..Want::default()
+                },
+            );
+            cluster::start_component(&w.layout, "kube-scheduler").map_err(|e| e.to_string())?;
+            result?;
+            // With the scheduler back, the same rollout goes on to serve.
+            until_live(&ns, HEALTHY).map(|_| ())
+        }),
+    ]
+}
+
+/// Whether any trial passes the command line's filters (so `cargo test
+/// some_unit_test` does not start a cluster for nothing).
+fn any_selected(args: &Arguments, trials: &[Trial]) -> bool {
+    trials.iter().any(|t| {
+        let name = t.name();
+        let filtered = match &args.filter {
+            None => true,
+            Some(f) if args.exact => name == f,
+            Some(f) => name.contains(f.as_str()),
+        };
+        let skipped = args.skip.iter().any(|s| {
+            if args.exact {
+                name == s
+            } else {
+                name.contains(s.as_str())
+            }
+        });
+        filtered && !skipped && !args.ignored
+    })
+}
+
+fn main() -> ExitCode {
+    let mut args = Arguments::from_args();
+    let trials = trials();
+    if args.list || !any_selected(&args, &trials) {
+        return libtest_mimic::run(&args, trials).exit_code();
+    }
+    let t0 = Instant::now();
+    match World::start() {
+        Ok(w) => {
+            let _ = WORLD.set(w);
+        }
+        Err(e) => {
+            eprintln!("cannot start the live control plane: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    }
+    eprintln!(
+        "live control plane ready in {:.1}s",
+        t0.elapsed().as_secs_f64()
+    );
+    args.test_threads = Some(1);
+    let conclusion = libtest_mimic::run(&args, trials);
+    world().stop();
+    conclusion.exit_code()
+}
