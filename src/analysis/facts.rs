@@ -164,7 +164,7 @@ pub struct LeaseState {
     pub holder: Option<String>,
     pub renewed: Option<Timestamp>,
     pub duration_seconds: i64,
-    /// Not renewed within its duration: the holder has stopped.
+    /// No leader: not renewed within its duration, or released (no holder).
     pub stale: bool,
 }
 
@@ -177,12 +177,17 @@ pub fn lease_state(lease: &Lease, now: Timestamp) -> LeaseState {
         .and_then(|s| s.lease_duration_seconds)
         .map(i64::from)
         .unwrap_or(15);
-    let stale = match renewed {
-        None => true,
-        Some(t) => seconds_between(t, now) > duration_seconds as f64,
-    };
+    let holder = spec
+        .and_then(|s| s.holder_identity.clone())
+        .filter(|h| !h.is_empty());
+    // A released Lease (no holder) has no leader, however fresh its time.
+    let stale = holder.is_none()
+        || match renewed {
+            None => true,
+            Some(t) => seconds_between(t, now) > duration_seconds as f64,
+        };
     LeaseState {
-        holder: spec.and_then(|s| s.holder_identity.clone()),
+        holder,
         renewed,
         duration_seconds,
         stale,

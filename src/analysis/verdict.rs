@@ -43,10 +43,12 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
     }
 
     let target_step = missing.unwrap_or(Step::Serving);
+    let present: Vec<&'static str> = findings.iter().map(|f| f.id).collect();
     findings.sort_by_key(|f| {
         (
             f.severity == Severity::Info,
             f.step.index().abs_diff(target_step.index()),
+            outranked(f.id, &present),
             f.severity,
             f.id,
             f.subject.name.clone(),
@@ -74,6 +76,16 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
     };
     diagnosis.healthy = missing.is_none() && !problems && !diagnosis.chain_incomplete();
     diagnosis
+}
+
+/// (specific, general): when both hold, the specific one says why the
+/// general one happens, so it leads.
+const MORE_SPECIFIC: &[(&str, &str)] = &[("rollout-surge-blocked", "pod-unschedulable")];
+
+fn outranked(id: &str, present: &[&str]) -> bool {
+    MORE_SPECIFIC
+        .iter()
+        .any(|(specific, general)| *general == id && present.contains(specific))
 }
 
 fn target_info(chain: &Chain) -> TargetInfo {

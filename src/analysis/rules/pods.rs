@@ -476,6 +476,11 @@ pub fn readiness_failing(ctx: &Ctx) -> Vec<Finding> {
         if !state.moments.started.reached || state.moments.ready.reached {
             continue;
         }
+        // On a node that stopped reporting, the Pod's status is the node
+        // controller's, not its probes': that is node-not-ready.
+        if node_not_ready_for(ctx, state) || node_not_ready_event(ctx, p.pod, state).is_some() {
+            continue;
+        }
         if let Some(f) = readiness_finding(ctx, p, state) {
             out.push(f);
         }
@@ -640,32 +645,84 @@ pub fn pod_not_started(ctx: &Ctx) -> Vec<Finding> {
     out
 }
 
-pub fn node_not_ready(ctx: &Ctx) -> Vec<Finding> {
-    if ctx.hidden_in("nodes", "") {
-        return Vec::new();
+fn node_ready_condition<'a>(
+    ctx: &Ctx<'a>,
+    node_name: &str,
+) -> Option<(
+    &'a k8s_openapi::api::core::v1::Node,
+    &'a k8s_openapi::api::core::v1::NodeCondition,
+)> {
+    let node = ctx
+        .snapshot
+        .objects
+        .nodes
+        .iter()
+        .find(|n| n.metadata.name.as_deref() == Some(node_name))?;
+    let ready = node
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "Ready")?;
+    Some((node, ready))
+}
+
+fn node_not_ready_for(ctx: &Ctx, state: &PodState) -> bool {
+    state
+        .node
+        .as_deref()
+        .and_then(|n| node_ready_condition(ctx, n))
+        .is_some_and(|(_, ready)| ready.status != "True")
+}
+
+/// The node controller's `NodeNotReady` event on a Pod that is not Ready,
+/// newer than its containers' start: current evidence of a lost node even
+/// when Nodes cannot be read.
+fn node_not_ready_event<'a>(ctx: &Ctx<'a>, pod: &Pod, state: &PodState) -> Option<&'a EventRecord> {
+    if state.moments.ready.reached {
+        return None;
     }
+    let started = state.moments.started.at;
+    pod_events(ctx, pod).into_iter().rev().find(|e| {
+        e.reason() == "NodeNotReady"
+            && match (started, e.last_seen()) {
+                (Some(s), Some(seen)) => seen >= s,
+                _ => true,
+            }
+    })
+}
+
+pub fn node_not_ready(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for (p, state) in ctx.current_pods() {
         let Some(node_name) = &state.node else {
             continue;
         };
-        let Some(node) = ctx
-            .snapshot
-            .objects
-            .nodes
-            .iter()
-            .find(|n| n.metadata.name.as_deref() == Some(node_name))
-        else {
+        let Some((node, ready)) = node_ready_condition(ctx, node_name) else {
+            // The Node is not in the snapshot (view cannot list Nodes): the
+            // node controller's event on the Pod still says it.
+            if let Some(e) = node_not_ready_event(ctx, p.pod, state) {
+                out.push(
+                    pod_finding(
+                        ctx,
+                        "node-not-ready",
+                        p.pod,
+                        Step::Ready,
+                        format!(
+                            "node {node_name} is not ready ({}: {}); the Node itself could not be read",
+                            e.reason(),
+                            e.message()
+                        ),
+                    )
+                    .evidence(event_evidence(p.pod, e)),
+                );
+            }
             continue;
         };
-        let ready = node
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .and_then(|c| c.iter().find(|c| c.type_ == "Ready"));
-        let Some(ready) = ready.filter(|c| c.status != "True") else {
+        if ready.status == "True" {
             continue;
-        };
+        }
         let pod = p.pod;
         let mut f = pod_finding(
             ctx,
