@@ -12,88 +12,155 @@ use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
 struct Expected {
+    #[serde(default)]
+    target: Option<String>,
     healthy: bool,
-    last_step: String,
+    #[serde(default)]
+    last_step: Option<String>,
+    #[serde(default)]
     missing: Option<String>,
     must: Vec<String>,
     must_not: Vec<String>,
 }
 
-fn expected() -> BTreeMap<String, Expected> {
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/expected.yaml"),
-    )
-    .unwrap();
+/// The fixture folders with expectations: demo scenarios and per-id cases.
+const FOLDERS: &[&str] = &["fixtures/demo", "fixtures/cases"];
+
+fn expected(folder: &str) -> BTreeMap<String, Expected> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join(folder).join("expected.yaml")).unwrap();
     serde_saphyr::from_str(&text).unwrap()
+}
+
+fn files_in(folder: &str) -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            let stem = name.strip_suffix(".yaml")?;
+            (stem != "expected").then(|| stem.to_string())
+        })
+        .collect();
+    names.sort();
+    names
 }
 
 #[test]
 fn every_fixture_has_an_expectation_and_every_expectation_a_fixture() {
-    let expected = expected();
-    let names = scenarios();
     assert!(
-        names.len() >= 7,
+        scenarios().len() >= 7,
         "a healthy state and at least six broken ones"
     );
-    for name in &names {
-        assert!(
-            expected.contains_key(name),
-            "{name} has no entry in expected.yaml"
-        );
-    }
-    for name in expected.keys() {
-        assert!(
-            names.contains(name),
-            "expected.yaml names {name}, which has no file"
-        );
+    for folder in FOLDERS {
+        let expected = expected(folder);
+        let names = files_in(folder);
+        for name in &names {
+            assert!(
+                expected.contains_key(name),
+                "{folder}/{name} has no expectation"
+            );
+        }
+        for name in expected.keys() {
+            assert!(
+                names.contains(name),
+                "{folder}/expected.yaml names {name}, which has no file"
+            );
+        }
     }
 }
 
 #[test]
 fn every_fixture_gets_the_expected_verdict_and_findings() {
     let mut failures = Vec::new();
-    for (name, want) in expected() {
-        let d = diagnose(&load(&name));
-        let got_ids = ids(&d);
-        let mut problems = Vec::new();
-        if d.healthy != want.healthy {
-            problems.push(format!("healthy {} want {}", d.healthy, want.healthy));
-        }
-        if d.verdict.last_step.as_str() != want.last_step {
-            problems.push(format!(
-                "last_step {} want {}",
-                d.verdict.last_step.as_str(),
-                want.last_step
-            ));
-        }
-        let missing = d.verdict.missing.map(|s| s.as_str().to_string());
-        if missing != want.missing {
-            problems.push(format!("missing {missing:?} want {:?}", want.missing));
-        }
-        for id in &want.must {
-            if !got_ids.contains(&id.as_str()) {
-                problems.push(format!("{id} not found"));
+    for folder in FOLDERS {
+        for (name, want) in expected(folder) {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(folder)
+                .join(format!("{name}.yaml"));
+            let snapshot = mdiag::source::read_snapshot_file(&path).unwrap();
+            let d = diagnose_target(&snapshot, want.target.as_deref().unwrap_or("chart-demo"));
+            let got_ids = ids(&d);
+            let mut problems = Vec::new();
+            if d.healthy != want.healthy {
+                problems.push(format!("healthy {} want {}", d.healthy, want.healthy));
             }
-        }
-        for id in &want.must_not {
-            if got_ids.contains(&id.as_str()) {
-                problems.push(format!("{id} is a false alarm"));
+            if let Some(step) = &want.last_step {
+                if d.verdict.last_step.as_str() != step {
+                    problems.push(format!(
+                        "last_step {} want {step}",
+                        d.verdict.last_step.as_str()
+                    ));
+                }
+                let missing = d.verdict.missing.map(|s| s.as_str().to_string());
+                if missing != want.missing {
+                    problems.push(format!("missing {missing:?} want {:?}", want.missing));
+                }
             }
-        }
-        // The verdict leads with one of the expected causes.
-        if let (Some(lead), false) = (d.lead(), want.must.is_empty())
-            && !want.must.iter().any(|m| m == lead.id)
-        {
-            problems.push(format!(
-                "verdict leads with {} instead of {:?}",
-                lead.id, want.must
-            ));
-        }
-        if !problems.is_empty() {
-            failures.push(format!("{name}: {} (got {got_ids:?})", problems.join("; ")));
+            for id in &want.must {
+                if !got_ids.contains(&id.as_str()) {
+                    problems.push(format!("{id} not found"));
+                }
+            }
+            for id in &want.must_not {
+                if got_ids.contains(&id.as_str()) {
+                    problems.push(format!("{id} is a false alarm"));
+                }
+            }
+            // The verdict leads with the first expected cause.
+            if let Some(first) = want.must.first()
+                && d.lead().map(|f| f.id) != Some(first.as_str())
+            {
+                problems.push(format!(
+                    "verdict leads with {:?} instead of {first}",
+                    d.lead().map(|f| f.id)
+                ));
+            }
+            if !problems.is_empty() {
+                failures.push(format!(
+                    "{folder}/{name}: {} (got {got_ids:?})",
+                    problems.join("; ")
+                ));
+            }
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn every_catalogue_id_has_a_rule_a_firing_fixture_and_a_quiet_neighbour() {
+    let mut fire: BTreeMap<String, usize> = BTreeMap::new();
+    let mut quiet: BTreeMap<String, usize> = BTreeMap::new();
+    for folder in FOLDERS {
+        for (_, want) in expected(folder) {
+            for id in want.must {
+                *fire.entry(id).or_default() += 1;
+            }
+            for id in want.must_not {
+                *quiet.entry(id).or_default() += 1;
+            }
+        }
+    }
+    let rules = mdiag::analysis::rule_ids();
+    let mut missing = Vec::new();
+    for e in &mdiag::catalogue::catalogue().entries {
+        let id = e.id.as_str();
+        if !rules.contains(&id) {
+            missing.push(format!("{id}: no rule"));
+        }
+        let (f, q) = (
+            fire.get(id).copied().unwrap_or(0),
+            quiet.get(id).copied().unwrap_or(0),
+        );
+        // Advice and progress ids have no neighbour that must stay silent
+        // beyond the healthy fixtures, which the rules of the others cover.
+        let needs_quiet = !matches!(id, "dns-check" | "rollout-in-progress" | "pdb-blocking");
+        if f == 0 || (needs_quiet && q == 0) {
+            missing.push(format!("{id}: {f} firing, {q} quiet fixtures"));
+        }
+        println!("{id:<28} fires in {f:>2}, must stay quiet in {q:>2}");
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
 }
 
 #[test]

@@ -30,9 +30,15 @@ pub fn diagnose(snapshot: &Snapshot) -> Diagnosis {
     diagnose_target(snapshot, "chart-demo")
 }
 
+/// Diagnoses `target` in the one namespace of the file that holds it.
 pub fn diagnose_target(snapshot: &Snapshot, target: &str) -> Diagnosis {
-    let target = TargetSpec::parse(target, Some(NAMESPACE)).unwrap();
-    let chain = walk(snapshot, &target, NAMESPACE, None).expect("target in fixture");
+    let target = TargetSpec::parse(target, None).unwrap();
+    let namespaces = mdiag::chain::namespaces_holding(snapshot, &target);
+    let namespace = match namespaces.as_slice() {
+        [one] => one.as_str(),
+        _ => NAMESPACE,
+    };
+    let chain = walk(snapshot, &target, namespace, None).expect("target in fixture");
     analyze(snapshot, &chain, clock(snapshot).now)
 }
 
