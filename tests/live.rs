@@ -491,6 +491,113 @@ fn trials() -> Vec<Trial> {
                 .map_err(|e| e.to_string())?;
             result
         }),
+        Trial::test("snapshot-replays-the-live-verdict", || {
+            let ns = namespace("snapshot-replay")?;
+            apply(&ns, &spec("crash-loop:1"))?;
+            let want = Want {
+                must: &["crash-loop"],
+                ..Want::default()
+            };
+            let (_, live) = until_live(&ns, want)?;
+            let file = snapshot_file(&ns, &["chart-demo"], &world().layout.viewer_kubeconfig())?;
+            let (_, replay) = mdiag(&[
+                "trace",
+                "chart-demo",
+                "--snapshot",
+                file.to_str().unwrap(),
+                "-o",
+                "json",
+            ])?;
+            for key in ["healthy", "verdict"] {
+                if replay[key]["last_step"] != live[key]["last_step"]
+                    || replay["healthy"] != live["healthy"]
+                {
+                    return Err(format!("live {} vs replay {}", live[key], replay[key]).into());
+                }
+            }
+            if finding_ids(&replay) != finding_ids(&live) {
+                return Err(format!(
+                    "live {:?} vs replay {:?}",
+                    finding_ids(&live),
+                    finding_ids(&replay)
+                )
+                .into());
+            }
+            if replay["clock"]["source"] != "capture" {
+                return Err("the replay is not judged at the capture time".into());
+            }
+            // The crash loop's previous run is in the file.
+            let text = read_snapshot_text(&file)?;
+            let doc: Value = serde_saphyr::from_str(&text).map_err(|e| e.to_string())?;
+            let previous = doc["logs"].as_array().into_iter().flatten().any(|l| {
+                l["previous"] == true && l["text"].as_str().is_some_and(|t| !t.is_empty())
+            });
+            if !previous {
+                return Err(format!("no previous log in {}", file.display()).into());
+            }
+            Ok(())
+        }),
+        Trial::test("snapshot-keeps-secrets-out", || {
+            let ns = namespace("snapshot-secrets")?;
+            let w = world();
+            w.kubectl(&[
+                "-n",
+                &ns,
+                "create",
+                "secret",
+                "generic",
+                "db",
+                "--from-literal=password=s3cr3t-in-a-secret",
+            ])?;
+            w.kubectl(&[
+                "-n",
+                &ns,
+                "run",
+                "client",
+                "--image=registry.example.com/tools/psql:16",
+                "--env=DB_PASSWORD=hunter2-in-env",
+                "--env=MODEL_PATH=/models/demo",
+            ])?;
+            apply(&ns, &spec("ready"))?;
+            until_live(&ns, HEALTHY)?;
+            let file = snapshot_file(&ns, &[], &w.layout.admin_kubeconfig())?;
+            let text = read_snapshot_text(&file)?;
+            for secret in ["s3cr3t-in-a-secret", "hunter2-in-env"] {
+                if text.contains(secret) {
+                    return Err(format!("{secret} is in {}", file.display()).into());
+                }
+            }
+            if !text.contains("/models/demo") || !text.contains("env[name=DB_PASSWORD].value") {
+                return Err("ordinary values must stay, and the redaction must be listed".into());
+            }
+            Ok(())
+        }),
+        Trial::test("snapshot-without-pods-log-lists-the-gap", || {
+            let ns = namespace("snapshot-nolog")?;
+            apply(&ns, &spec("crash-loop:1"))?;
+            until_live(
+                &ns,
+                Want {
+                    must: &["crash-loop"],
+                    ..Want::default()
+                },
+            )?;
+            let kubeconfig = no_logs_kubeconfig(&ns)?;
+            let file = snapshot_file(&ns, &["chart-demo"], &kubeconfig)?;
+            let doc: Value =
+                serde_saphyr::from_str(&read_snapshot_text(&file)?).map_err(|e| e.to_string())?;
+            let gap = doc["gaps"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|g| g["resource"] == "pods/log");
+            if !gap || doc["objects"].as_array().is_none_or(|o| o.is_empty()) {
+                return Err(
+                    format!("want objects and a pods/log gap in {}", file.display()).into(),
+                );
+            }
+            Ok(())
+        }),
         // Last: it stops the scheduler of the whole cluster for a while.
         Trial::test("scheduler-stopped", || {
             let w = world();
@@ -512,6 +619,75 @@ fn trials() -> Vec<Trial> {
             until_live(&ns, HEALTHY).map(|_| ())
         }),
     ]
+}
+
+/// Runs `mdiag snapshot` of `target` (none: the namespace) into a file.
+fn snapshot_file(ns: &str, target: &[&str], kubeconfig: &Path) -> Result<PathBuf, Failed> {
+    let file = repo()
+        .join("target")
+        .join(format!("live-snapshot-{}-{ns}.yaml.gz", std::process::id()));
+    let mut args = vec![
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+        "-n",
+        ns,
+        "snapshot",
+    ];
+    args.extend_from_slice(target);
+    args.extend_from_slice(&["-o", file.to_str().unwrap()]);
+    let out = Command::new(env!("CARGO_BIN_EXE_mdiag"))
+        .args(&args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(format!("mdiag snapshot: {}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    Ok(file)
+}
+
+fn read_snapshot_text(file: &Path) -> Result<String, Failed> {
+    use std::io::Read;
+    let bytes = std::fs::read(file).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(bytes.as_slice())
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    Ok(text)
+}
+
+/// A kubeconfig for a ServiceAccount that may read the namespace's objects
+/// but not pods/log.
+fn no_logs_kubeconfig(ns: &str) -> Result<PathBuf, Failed> {
+    let w = world();
+    w.kubectl(&["-n", ns, "create", "serviceaccount", "reader"])?;
+    w.kubectl(&[
+        "-n", ns, "create", "role", "reader",
+        "--verb=get,list,watch",
+        "--resource=pods,services,events,endpoints,deployments.apps,replicasets.apps,endpointslices.discovery.k8s.io,modelservices.modeldock.io",
+    ])?;
+    w.kubectl(&[
+        "-n",
+        ns,
+        "create",
+        "rolebinding",
+        "reader",
+        "--role=reader",
+        &format!("--serviceaccount={ns}:reader"),
+    ])?;
+    let token = w.kubectl(&["-n", ns, "create", "token", "reader"])?;
+    let admin = std::fs::read_to_string(w.layout.admin_kubeconfig()).map_err(|e| e.to_string())?;
+    let mut config: Value = serde_saphyr::from_str(&admin).map_err(|e| e.to_string())?;
+    config["users"] = serde_json::json!([{"name": "reader", "user": {"token": token.trim()}}]);
+    for context in config["contexts"].as_array_mut().into_iter().flatten() {
+        context["context"]["user"] = "reader".into();
+    }
+    let path = w.layout.dir().join(format!("reader-{ns}.kubeconfig"));
+    std::fs::write(
+        &path,
+        serde_json::to_string(&config).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(path)
 }
 
 /// Whether any trial passes the command line's filters (so `cargo test
