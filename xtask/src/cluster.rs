@@ -1,13 +1,19 @@
-//! `cargo xtask cluster up|down|env|status`: the test control plane of
-//! `mdiag_harness::cluster`, from the command line.
+//! `cargo xtask cluster up|down|env|status|stop|start`: the test control
+//! plane of `mdiag_harness::cluster`, from the command line. `up` also
+//! installs the ModelService CRD and starts the simulator (fake nodes and
+//! the stand-in controller), so a ModelService applied by hand becomes Pods.
 
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context, bail};
 use clap::Subcommand;
 use mdiag_harness::cluster::{self, Layout};
 
 #[derive(Subcommand)]
 pub enum ClusterCommand {
-    /// Start etcd and the control plane on 127.0.0.1 (builds the binaries
-    /// first when they are not cached).
+    /// Start etcd, the control plane and the simulator on 127.0.0.1 (builds
+    /// the binaries first when they are not cached).
     Up,
     /// Stop what `up` started and remove its state.
     Down,
@@ -15,14 +21,35 @@ pub enum ClusterCommand {
     Env,
     /// Tell whether the cluster is running, with its processes and ports.
     Status,
+    /// Stop one component (kube-scheduler, kube-controller-manager, mdiag-sim).
+    Stop { component: String },
+    /// Start a stopped component again.
+    Start { component: String },
 }
+
+const SIM: &str = "mdiag-sim";
 
 pub fn run(cmd: ClusterCommand) -> anyhow::Result<()> {
     let layout = Layout::from_env()?;
     match cmd {
         ClusterCommand::Up => {
             let _lock = layout.lock()?;
-            cluster::up(&layout)
+            cluster::up(&layout)?;
+            for file in [
+                "fixtures/crd/modelservice.yaml",
+                "fixtures/crd/modelservice-view.yaml",
+            ] {
+                cluster::admin_kubectl(&layout, &["apply", "-f", file])?;
+            }
+            if !cluster::running(&layout, SIM) {
+                let exe = build_sim()?;
+                let kubeconfig = layout.admin_kubeconfig().display().to_string();
+                cluster::start_extra(&layout, SIM, &exe, &["--kubeconfig".into(), kubeconfig])?;
+                eprintln!(
+                    "started {SIM}: nodes kind-worker, kind-worker2 and the modeldock-controller stand-in"
+                );
+            }
+            Ok(())
         }
         ClusterCommand::Down => {
             let _lock = layout.lock()?;
@@ -30,5 +57,24 @@ pub fn run(cmd: ClusterCommand) -> anyhow::Result<()> {
         }
         ClusterCommand::Env => cluster::env(&layout),
         ClusterCommand::Status => cluster::status(&layout),
+        ClusterCommand::Stop { component } => cluster::stop_component(&layout, &component),
+        ClusterCommand::Start { component } => cluster::start_component(&layout, &component),
     }
+}
+
+/// Builds the simulator binary and returns its path.
+fn build_sim() -> anyhow::Result<PathBuf> {
+    let root = crate::generate::repo_root();
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(&root)
+        .args(["build", "--quiet", "-p", "mdiag-harness", "--bin", SIM])
+        .status()
+        .context("building mdiag-sim")?;
+    if !status.success() {
+        bail!("building mdiag-sim failed ({status})");
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    Ok(target.join("debug").join(SIM))
 }

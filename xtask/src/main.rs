@@ -1,6 +1,7 @@
 //! Project automation: generated files and the test control plane.
 //! Run as `cargo xtask <command>`.
 
+mod bench;
 mod cluster;
 mod generate;
 mod test;
@@ -20,6 +21,9 @@ enum Command {
     Generate(generate::GenerateArgs),
     /// The whole test suite, as CI runs it (README's test command).
     Test(test::TestArgs),
+    /// Benchmarks against kubectl on the local control plane.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// The local Kubernetes control plane used by the live tests.
     #[command(subcommand)]
     Cluster(cluster::ClusterCommand),
@@ -30,5 +34,6 @@ fn main() -> anyhow::Result<()> {
         Command::Generate(args) => generate::run(args),
         Command::Test(args) => test::run(args),
         Command::Cluster(cmd) => cluster::run(cmd),
+        Command::Bench(cmd) => bench::run(cmd),
     }
 }

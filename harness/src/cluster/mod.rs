@@ -663,6 +663,52 @@ pub fn stop_component(layout: &Layout, name: &str) -> anyhow::Result<()> {
     procs::write_records(&layout.pids(), &kept)
 }
 
+/// Starts another long-running process beside the control plane (the
+/// simulator), recorded like the others so that `down` stops it.
+pub fn start_extra(layout: &Layout, name: &str, exe: &Path, args: &[String]) -> anyhow::Result<()> {
+    fs::write(layout.path(&format!("{name}.args")), args.join("\n"))?;
+    fs::write(
+        layout.path(&format!("{name}.exe")),
+        exe.display().to_string(),
+    )?;
+    procs::spawn(
+        name,
+        exe,
+        args,
+        &layout.dir,
+        &layout.log(name),
+        &layout.pids(),
+    )?;
+    Ok(())
+}
+
+/// Whether a recorded process of that name is alive.
+pub fn running(layout: &Layout, name: &str) -> bool {
+    procs::read_records(&layout.pids())
+        .unwrap_or_default()
+        .iter()
+        .any(|r| r.name == name && r.is_alive())
+}
+
+/// Runs the cluster's kubectl with the admin kubeconfig.
+pub fn admin_kubectl(layout: &Layout, args: &[&str]) -> anyhow::Result<String> {
+    let bin = layout.bin_dir().context("no BIN_DIR in cluster.env")?;
+    let out = Command::new(bin.join("kubectl"))
+        .arg("--kubeconfig")
+        .arg(layout.admin_kubeconfig())
+        .args(args)
+        .current_dir(&layout.repo)
+        .output()?;
+    if !out.status.success() {
+        bail!(
+            "kubectl {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Starts a stopped component again with the arguments `up` gave it.
 pub fn start_component(layout: &Layout, name: &str) -> anyhow::Result<()> {
     let args: Vec<String> = fs::read_to_string(layout.path(&format!("{name}.args")))
@@ -670,9 +716,22 @@ pub fn start_component(layout: &Layout, name: &str) -> anyhow::Result<()> {
         .lines()
         .map(str::to_owned)
         .collect();
-    let bin = layout.bin_dir().context("no BIN_DIR in cluster.env")?;
-    let mut started = Vec::new();
-    spawn(layout, &bin, name, &args, &mut started)?;
+    let exe = match fs::read_to_string(layout.path(&format!("{name}.exe"))) {
+        Ok(path) => PathBuf::from(path),
+        Err(_) => layout
+            .bin_dir()
+            .context("no BIN_DIR in cluster.env")?
+            .join(name),
+    };
+    procs::spawn(
+        name,
+        &exe,
+        &args,
+        &layout.dir,
+        &layout.log(name),
+        &layout.pids(),
+    )?;
+    eprintln!("started {name}");
     Ok(())
 }
 

@@ -1,0 +1,171 @@
+//! `cargo xtask bench snapshot`: mdiag snapshot against `kubectl
+//! cluster-info dump` of the same namespace, on the local control plane,
+//! in alternating pairs; prints the medians and their ratio.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use mdiag_harness::cluster::{self, Layout};
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Snapshot of a ModelService with N ready Pods (and their logs) vs
+    /// `kubectl cluster-info dump` of its namespace.
+    Snapshot(SnapshotBench),
+}
+
+#[derive(Args)]
+pub struct SnapshotBench {
+    /// Pods of the ModelService.
+    #[arg(long, default_value_t = 100)]
+    pods: u32,
+    /// Alternating pairs of runs.
+    #[arg(long, default_value_t = 7)]
+    runs: u32,
+}
+
+pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
+    match cmd {
+        BenchCommand::Snapshot(args) => snapshot(&args),
+    }
+}
+
+fn mdiag_binary() -> anyhow::Result<PathBuf> {
+    let root = crate::generate::repo_root();
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(&root)
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "mdiag",
+            "--bin",
+            "mdiag",
+        ])
+        .status()?;
+    if !status.success() {
+        bail!("building mdiag --release failed");
+    }
+    Ok(root.join("target/release/mdiag"))
+}
+
+fn timed(cmd: &mut Command) -> anyhow::Result<Duration> {
+    let t = Instant::now();
+    let out = cmd.output().context("running a benchmark command")?;
+    if !out.status.success() {
+        bail!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(t.elapsed())
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn snapshot(args: &SnapshotBench) -> anyhow::Result<()> {
+    let layout = Layout::from_env()?;
+    if !cluster::running(&layout, "kube-apiserver") || !cluster::running(&layout, "mdiag-sim") {
+        bail!("start the cluster first: cargo xtask cluster up");
+    }
+    let mdiag = mdiag_binary()?;
+    let ns = "bench-snapshot";
+    let kubectl = |a: &[&str]| cluster::admin_kubectl(&layout, a);
+    let _ = kubectl(&["create", "namespace", ns]);
+    let manifest = format!(
+        "apiVersion: modeldock.io/v1alpha1\nkind: ModelService\nmetadata: {{name: chart-demo, namespace: {ns}}}\nspec: {{image: registry.example.com/modeldock/chart-demo:v1.4.0, replicas: {}}}\n",
+        args.pods
+    );
+    let file = std::env::temp_dir().join("mdiag-bench-msvc.yaml");
+    std::fs::write(&file, manifest)?;
+    kubectl(&["apply", "-f", file.to_str().unwrap()])?;
+    eprintln!("waiting for {} ready Pods in {ns}", args.pods);
+    let t0 = Instant::now();
+    loop {
+        let out = kubectl(&[
+            "-n",
+            ns,
+            "get",
+            "pods",
+            "-o",
+            "jsonpath={range .items[*]}{.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}{end}",
+        ])?;
+        let ready = out.lines().filter(|l| *l == "True").count() as u32;
+        if ready >= args.pods {
+            break;
+        }
+        if t0.elapsed() > Duration::from_secs(300) {
+            bail!("only {ready} of {} Pods ready after 5 minutes", args.pods);
+        }
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    let bin = layout.bin_dir().context("no BIN_DIR")?;
+    let work = tempfile_dir()?;
+    let admin = layout.admin_kubeconfig();
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    for i in 0..args.runs {
+        let out_file = work.join(format!("snap-{i}.yaml.gz"));
+        let dump_dir = work.join(format!("dump-{i}"));
+        let mut a = Command::new(&mdiag);
+        a.arg("--kubeconfig")
+            .arg(&admin)
+            .args(["-n", ns, "snapshot", "chart-demo", "-o"])
+            .arg(&out_file);
+        let mut b = Command::new(bin.join("kubectl"));
+        b.arg("--kubeconfig")
+            .arg(&admin)
+            .args([
+                "cluster-info",
+                "dump",
+                "--namespaces",
+                ns,
+                "--output-directory",
+            ])
+            .arg(&dump_dir);
+        // Alternate which goes first, so warm caches favour neither.
+        if i % 2 == 0 {
+            ours.push(timed(&mut a)?);
+            theirs.push(timed(&mut b)?);
+        } else {
+            theirs.push(timed(&mut b)?);
+            ours.push(timed(&mut a)?);
+        }
+    }
+    let (m, k) = (median(ours.clone()), median(theirs.clone()));
+    println!("pods: {}, runs: {} alternating pairs", args.pods, args.runs);
+    println!(
+        "mdiag snapshot chart-demo (objects + current/previous logs): median {:.3}s  runs {:?}",
+        m.as_secs_f64(),
+        secs(&ours)
+    );
+    println!(
+        "kubectl cluster-info dump --namespaces {ns}:                 median {:.3}s  runs {:?}",
+        k.as_secs_f64(),
+        secs(&theirs)
+    );
+    println!(
+        "ratio mdiag/kubectl: {:.2}",
+        m.as_secs_f64() / k.as_secs_f64()
+    );
+    let size = std::fs::metadata(work.join("snap-0.yaml.gz"))?.len();
+    println!("snapshot file: {size} bytes gzip");
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}
+
+fn secs(v: &[Duration]) -> Vec<String> {
+    v.iter()
+        .map(|d| format!("{:.3}", d.as_secs_f64()))
+        .collect()
+}
+
+fn tempfile_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("mdiag-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
