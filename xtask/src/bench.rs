@@ -15,6 +15,9 @@ pub enum BenchCommand {
     /// Snapshot of a ModelService with N ready Pods (and their logs) vs
     /// `kubectl cluster-info dump` of its namespace.
     Snapshot(SnapshotBench),
+    /// `mdiag trace` of a ModelService with N ready Pods vs
+    /// `kubectl get msvc,deploy,rs,pods,endpointslices -o json` of its namespace.
+    Trace(SnapshotBench),
 }
 
 #[derive(Args)]
@@ -29,7 +32,8 @@ pub struct SnapshotBench {
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     match cmd {
-        BenchCommand::Snapshot(args) => snapshot(&args),
+        BenchCommand::Snapshot(args) => compare(&args, Pair::Snapshot),
+        BenchCommand::Trace(args) => compare(&args, Pair::Trace),
     }
 }
 
@@ -67,7 +71,13 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-fn snapshot(args: &SnapshotBench) -> anyhow::Result<()> {
+#[derive(Clone, Copy, PartialEq)]
+enum Pair {
+    Snapshot,
+    Trace,
+}
+
+fn compare(args: &SnapshotBench, pair: Pair) -> anyhow::Result<()> {
     let layout = Layout::from_env()?;
     if !cluster::running(&layout, "kube-apiserver") || !cluster::running(&layout, "mdiag-sim") {
         bail!("start the cluster first: cargo xtask cluster up");
@@ -112,21 +122,26 @@ fn snapshot(args: &SnapshotBench) -> anyhow::Result<()> {
         let out_file = work.join(format!("snap-{i}.yaml.gz"));
         let dump_dir = work.join(format!("dump-{i}"));
         let mut a = Command::new(&mdiag);
-        a.arg("--kubeconfig")
-            .arg(&admin)
-            .args(["-n", ns, "snapshot", "chart-demo", "-o"])
-            .arg(&out_file);
         let mut b = Command::new(bin.join("kubectl"));
-        b.arg("--kubeconfig")
-            .arg(&admin)
-            .args([
-                "cluster-info",
-                "dump",
-                "--namespaces",
-                ns,
-                "--output-directory",
-            ])
-            .arg(&dump_dir);
+        a.arg("--kubeconfig").arg(&admin).args(["-n", ns]);
+        b.arg("--kubeconfig").arg(&admin).args(["-n", ns]);
+        match pair {
+            Pair::Snapshot => {
+                a.args(["snapshot", "chart-demo", "-o"]).arg(&out_file);
+                b.args([
+                    "cluster-info",
+                    "dump",
+                    "--namespaces",
+                    ns,
+                    "--output-directory",
+                ])
+                .arg(&dump_dir);
+            }
+            Pair::Trace => {
+                a.args(["trace", "chart-demo", "-o", "json"]);
+                b.args(["get", "msvc,deploy,rs,pods,endpointslices", "-o", "json"]);
+            }
+        }
         // Alternate which goes first, so warm caches favour neither.
         if i % 2 == 0 {
             ours.push(timed(&mut a)?);
@@ -137,14 +152,24 @@ fn snapshot(args: &SnapshotBench) -> anyhow::Result<()> {
         }
     }
     let (m, k) = (median(ours.clone()), median(theirs.clone()));
+    let (ours_name, theirs_name) = match pair {
+        Pair::Snapshot => (
+            "mdiag snapshot chart-demo (objects, events, logs)".to_string(),
+            format!("kubectl cluster-info dump --namespaces {ns}"),
+        ),
+        Pair::Trace => (
+            "mdiag trace chart-demo -o json".to_string(),
+            "kubectl get msvc,deploy,rs,pods,endpointslices -o json".to_string(),
+        ),
+    };
     println!("pods: {}, runs: {} alternating pairs", args.pods, args.runs);
     println!(
-        "mdiag snapshot chart-demo (objects + current/previous logs): median {:.3}s  runs {:?}",
+        "{ours_name}: median {:.3}s  runs {:?}",
         m.as_secs_f64(),
         secs(&ours)
     );
     println!(
-        "kubectl cluster-info dump --namespaces {ns}:                 median {:.3}s  runs {:?}",
+        "{theirs_name}: median {:.3}s  runs {:?}",
         k.as_secs_f64(),
         secs(&theirs)
     );
@@ -152,8 +177,10 @@ fn snapshot(args: &SnapshotBench) -> anyhow::Result<()> {
         "ratio mdiag/kubectl: {:.2}",
         m.as_secs_f64() / k.as_secs_f64()
     );
-    let size = std::fs::metadata(work.join("snap-0.yaml.gz"))?.len();
-    println!("snapshot file: {size} bytes gzip");
+    if pair == Pair::Snapshot {
+        let size = std::fs::metadata(work.join("snap-0.yaml.gz"))?.len();
+        println!("snapshot file: {size} bytes gzip");
+    }
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
 }
