@@ -184,24 +184,23 @@ impl Connection {
     }
 
     /// Finds the resource serving `wanted` (a short name like `msvc`, a
-    /// plural, or `plural.group`) through aggregated discovery: one request.
-    async fn discover(&self, wanted: &str) -> Result<Option<ApiResource>, kube::Error> {
+    /// plural, or `plural.group`) and, when the Gateway API is installed,
+    /// HTTPRoutes, through aggregated discovery: one request.
+    async fn discover(&self, wanted: &str) -> Result<Discovered, kube::Error> {
         self.count();
         let groups = self.client.list_api_groups_aggregated().await?;
         let (want_name, want_group) = match wanted.split_once('.') {
             Some((name, group)) => (name, Some(group)),
             None => (wanted, None),
         };
+        let mut found = Discovered::default();
         for group in groups.items {
             let group_name = group
                 .metadata
                 .as_ref()
                 .and_then(|m| m.name.clone())
                 .unwrap_or_default();
-            if want_group.is_some_and(|g| g != group_name) {
-                continue;
-            }
-            // Versions come preferred first.
+            // Versions come preferred first: keep the first match.
             for version in &group.versions {
                 let version_name = version.version.clone().unwrap_or_default();
                 for r in &version.resources {
@@ -211,19 +210,36 @@ impl Connection {
                         .as_ref()
                         .and_then(|k| k.kind.clone())
                         .unwrap_or_default();
-                    let matches = plural == want_name
-                        || r.short_names.iter().any(|s| s == want_name)
-                        || r.singular_resource.as_deref() == Some(want_name)
-                        || kind.eq_ignore_ascii_case(want_name);
-                    if matches {
+                    let resource = || {
                         let gvk = GroupVersionKind::gvk(&group_name, &version_name, &kind);
-                        return Ok(Some(ApiResource::from_gvk_with_plural(&gvk, &plural)));
+                        ApiResource::from_gvk_with_plural(&gvk, &plural)
+                    };
+                    let is_wanted = want_group.is_none_or(|g| g == group_name)
+                        && (plural == want_name
+                            || r.short_names.iter().any(|s| s == want_name)
+                            || r.singular_resource.as_deref() == Some(want_name)
+                            || kind.eq_ignore_ascii_case(want_name));
+                    if is_wanted && found.model_service.is_none() {
+                        found.model_service = Some(resource());
+                    }
+                    if group_name == "gateway.networking.k8s.io"
+                        && plural == "httproutes"
+                        && found.http_routes.is_none()
+                    {
+                        found.http_routes = Some(resource());
                     }
                 }
             }
         }
-        Ok(None)
+        Ok(found)
     }
+}
+
+/// What discovery found.
+#[derive(Default)]
+struct Discovered {
+    model_service: Option<ApiResource>,
+    http_routes: Option<ApiResource>,
 }
 
 enum Failure {
@@ -368,6 +384,10 @@ pub async fn read_for_trace(
     let mut snapshot = Snapshot::default();
     let o = &mut snapshot.objects;
     let discovered = c.take(discovered.map(Some), "apis", None, "discover", None);
+    let (model_service_resource, route_resource) = match discovered {
+        Some(d) => (d.model_service, d.http_routes),
+        None => (None, None),
+    };
     o.deployments = c.take(deployments, "deployments", Some(ns), "list", None);
     o.replica_sets = c.take(replica_sets, "replicasets", Some(ns), "list", None);
     o.pods = c.take(pods, "pods", Some(ns), "list", None);
@@ -402,34 +422,48 @@ pub async fn read_for_trace(
         return Err(fatal);
     }
 
-    // Wave 2: the ModelServices, now that discovery named their resource.
-    match discovered.flatten() {
-        Some(resource) => {
-            let api = Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource);
-            let listed = conn.list_all(api).await;
-            snapshot.objects.model_services =
-                c.take(listed, &resource.plural, Some(ns), "list", None);
+    // Wave 2: the ModelServices (and HTTPRoutes), now that discovery named them.
+    let list_dynamic = |resource: Option<ApiResource>| async move {
+        match resource {
+            Some(r) => {
+                let api = Api::<DynamicObject>::namespaced_with(client.clone(), ns, &r);
+                Some((r.clone(), conn.list_all(api).await))
+            }
+            None => None,
         }
-        None if c.gaps.iter().any(|g| g.resource == "apis") => {}
-        None if read.resource.is_some() => {
-            return Err(LiveError::NoResource {
-                wanted: wanted.to_string(),
+    };
+    let wanted_missing = model_service_resource.is_none();
+    let (model_services, routes) = tokio::join!(
+        list_dynamic(model_service_resource),
+        list_dynamic(route_resource)
+    );
+    // List items come without apiVersion and kind: give them back, so the
+    // objects read the same from a snapshot file.
+    let typed = |r: &ApiResource, mut items: Vec<DynamicObject>| {
+        for item in &mut items {
+            item.types = Some(kube::api::TypeMeta {
+                api_version: r.api_version.clone(),
+                kind: r.kind.clone(),
             });
         }
-        // No ModelService CRD: plain Deployments can still be traced.
-        None => {}
+        items
+    };
+    if let Some((r, listed)) = model_services {
+        let items = c.take(listed, &r.plural, Some(ns), "list", None);
+        snapshot.objects.model_services = typed(&r, items);
     }
+    if let Some((r, listed)) = routes {
+        let items = c.take(listed, &r.plural, Some(ns), "list", None);
+        snapshot.objects.http_routes = typed(&r, items);
+    }
+    if wanted_missing && read.resource.is_some() && !c.gaps.iter().any(|g| g.resource == "apis") {
+        return Err(LiveError::NoResource {
+            wanted: wanted.to_string(),
+        });
+    }
+    // Without the ModelService CRD, plain Deployments can still be traced.
     if let Some(fatal) = c.fatal.take() {
         return Err(fatal);
-    }
-    for m in &mut snapshot.objects.model_services {
-        // Typed lists return items without kind; the analysis sorts by kind.
-        if m.types.is_none() {
-            m.types = Some(kube::api::TypeMeta {
-                api_version: String::new(),
-                kind: "ModelService".into(),
-            });
-        }
     }
     snapshot.gaps = c.gaps;
     snapshot.origin = Origin {
