@@ -355,21 +355,7 @@ pub fn walk<'a>(
     });
 
     let services = related_services(snapshot, namespace, model_service, deployment);
-    let endpoint_slices = objects
-        .endpoint_slices
-        .iter()
-        .filter(|s| in_ns(&s.metadata))
-        .filter(|s| {
-            let service_name = s
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(SERVICE_NAME_LABEL));
-            services
-                .iter()
-                .any(|svc| Some(&svc.metadata.name.clone().unwrap_or_default()) == service_name)
-        })
-        .collect();
+    let endpoint_slices = slices_of(snapshot, namespace, &services);
 
     Ok(Chain {
         namespace: namespace.to_string(),
@@ -459,6 +445,30 @@ pub fn label_selector_matches(
         }
     });
     labels_ok && expressions_ok
+}
+
+/// The EndpointSlices of these Services: by the `kubernetes.io/service-name` label.
+fn slices_of<'a>(
+    snapshot: &'a Snapshot,
+    namespace_name: &str,
+    services: &[&Service],
+) -> Vec<&'a EndpointSlice> {
+    snapshot
+        .objects
+        .endpoint_slices
+        .iter()
+        .filter(|s| ns_of(&s.metadata) == namespace_name)
+        .filter(|s| {
+            let service_name = s
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(SERVICE_NAME_LABEL));
+            services
+                .iter()
+                .any(|svc| svc.metadata.name.as_ref() == service_name)
+        })
+        .collect()
 }
 
 fn owned_deployment<'a>(
@@ -580,22 +590,7 @@ fn bare_pod_chain<'a>(
         .iter()
         .filter(|s| ns_of(&s.metadata) == namespace_name && selector_matches(s, labels))
         .collect();
-    let endpoint_slices = snapshot
-        .objects
-        .endpoint_slices
-        .iter()
-        .filter(|s| ns_of(&s.metadata) == namespace_name)
-        .filter(|s| {
-            let service_name = s
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(SERVICE_NAME_LABEL));
-            services
-                .iter()
-                .any(|svc| svc.metadata.name.as_ref() == service_name)
-        })
-        .collect();
+    let endpoint_slices = slices_of(snapshot, namespace_name, &services);
     Chain {
         namespace: namespace_name.to_string(),
         target: target.clone(),

@@ -32,20 +32,6 @@ fn expected(folder: &str) -> BTreeMap<String, Expected> {
     serde_saphyr::from_str(&text).unwrap()
 }
 
-fn files_in(folder: &str) -> Vec<String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().into_string().ok()?;
-            let stem = name.strip_suffix(".yaml")?;
-            (stem != "expected").then(|| stem.to_string())
-        })
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn every_fixture_has_an_expectation_and_every_expectation_a_fixture() {
     assert!(

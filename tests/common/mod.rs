@@ -48,7 +48,12 @@ pub fn ids(d: &Diagnosis) -> Vec<&'static str> {
 
 /// The scenario names in fixtures/demo (every .yaml but expected.yaml).
 pub fn scenarios() -> Vec<String> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo");
+    files_in("fixtures/demo")
+}
+
+/// The fixture names (without .yaml) in a folder, expected.yaml aside.
+pub fn files_in(folder: &str) -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| {
