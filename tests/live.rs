@@ -51,30 +51,48 @@ impl World {
             .join("target")
             .join(format!("live-cluster-{}", std::process::id()));
         let layout = Layout::at(dir)?;
-        cluster::up(&layout)?;
+        if let Err(e) = cluster::up(&layout) {
+            let _ = cluster::down(&layout);
+            return Err(e);
+        }
+        Self::prepare(layout)
+    }
+
+    /// Everything after the control plane is up; stops it on failure.
+    fn prepare(layout: Layout) -> anyhow::Result<World> {
+        let built = Self::prepare_on(&layout);
+        if built.is_err() {
+            let _ = cluster::down(&layout);
+        }
+        let (runtime, admin, sim) = built?;
+        Ok(World {
+            layout,
+            runtime,
+            admin,
+            sim: Mutex::new(Some(sim)),
+        })
+    }
+
+    fn prepare_on(layout: &Layout) -> anyhow::Result<(tokio::runtime::Runtime, kube::Client, Sim)> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()?;
         let admin = runtime.block_on(client_from_kubeconfig(&layout.admin_kubeconfig()))?;
         runtime.block_on(install_crd(&admin))?;
-        let world = World {
-            layout,
-            runtime,
-            admin,
-            sim: Mutex::new(None),
-        };
         // The chart's aggregation rule lets `view` read ModelServices.
-        world.kubectl(&["apply", "-f", "fixtures/crd/modelservice-view.yaml"])?;
+        cluster::admin_kubectl(
+            layout,
+            &["apply", "-f", "fixtures/crd/modelservice-view.yaml"],
+        )?;
         let sim = Sim::start(
-            &world.layout.admin_kubeconfig(),
+            &layout.admin_kubeconfig(),
             SimOptions {
                 backoff_scale: 0.1,
                 ..SimOptions::default()
             },
         )?;
-        *world.sim.lock().unwrap() = Some(sim);
-        Ok(world)
+        Ok((runtime, admin, sim))
     }
 
     fn stop(&self) {
@@ -87,21 +105,7 @@ impl World {
     }
 
     fn kubectl(&self, args: &[&str]) -> anyhow::Result<String> {
-        let bin = self.layout.bin_dir().unwrap_or_default().join("kubectl");
-        let out = Command::new(bin)
-            .arg("--kubeconfig")
-            .arg(self.layout.admin_kubeconfig())
-            .args(args)
-            .current_dir(repo())
-            .output()?;
-        if !out.status.success() {
-            anyhow::bail!(
-                "kubectl {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        Ok(String::from_utf8(out.stdout)?)
+        cluster::admin_kubectl(&self.layout, args)
     }
 
     fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
