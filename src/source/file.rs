@@ -274,8 +274,14 @@ fn newest_timestamp(value: &Value) -> Option<Timestamp> {
         Value::Array(items) => items.iter().filter_map(newest_timestamp).max(),
         Value::Object(map) => map
             .iter()
-            // Field sets and free text are not times of anything.
-            .filter(|(k, _)| k.as_str() != "fieldsV1" && k.as_str() != "data")
+            // Field sets, free text and annotations are not observations; a
+            // deletionTimestamp is a deadline in the future, not a time seen.
+            .filter(|(k, _)| {
+                !matches!(
+                    k.as_str(),
+                    "fieldsV1" | "data" | "annotations" | "deletionTimestamp"
+                )
+            })
             .filter_map(|(_, v)| newest_timestamp(v))
             .max(),
         _ => None,
@@ -297,4 +303,31 @@ fn first_line(s: &str) -> String {
         .take(6)
         .collect::<Vec<_>>()
         .join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_of_a_dump_ignores_deadlines_and_annotations() {
+        let text = r#"
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  namespace: lab
+  creationTimestamp: "2026-11-28T10:00:00Z"
+  deletionTimestamp: "2026-11-28T10:05:30Z"
+  annotations:
+    example.com/expires: "2027-01-01T00:00:00Z"
+status:
+  startTime: "2026-11-28T10:00:05Z"
+"#;
+        let s = parse_snapshot_text(text, Path::new("p.yaml")).unwrap();
+        assert_eq!(
+            s.origin.newest_seen.map(|t| t.to_string()),
+            Some("2026-11-28T10:00:05Z".to_string())
+        );
+    }
 }
