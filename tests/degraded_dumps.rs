@@ -128,3 +128,66 @@ fn verdicts_hold_on_dumps_missing_what_only_a_live_read_has() {
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
+
+/// Replaces every EndpointSlice of a List by the v1 Endpoints that says
+/// the same (as an older `kubectl get endpoints` dump would have it).
+fn slices_to_endpoints(list: &mut Value) {
+    let items = list["items"].as_array_mut().unwrap();
+    let mut converted = Vec::new();
+    items.retain(|item| {
+        if item["kind"] != "EndpointSlice" {
+            return true;
+        }
+        let mut ready = Vec::new();
+        let mut not_ready = Vec::new();
+        for e in item["endpoints"].as_array().into_iter().flatten() {
+            let address = serde_json::json!({
+                "ip": e["addresses"][0], "nodeName": e["nodeName"], "targetRef": e["targetRef"],
+            });
+            if e["conditions"]["ready"] == false {
+                not_ready.push(address);
+            } else {
+                ready.push(address);
+            }
+        }
+        converted.push(serde_json::json!({
+            "apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {
+                "name": item["metadata"]["labels"]["kubernetes.io/service-name"],
+                "namespace": item["metadata"]["namespace"],
+            },
+            "subsets": [{"addresses": ready, "notReadyAddresses": not_ready,
+                         "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]}],
+        }));
+        false
+    });
+    items.extend(converted);
+}
+
+#[test]
+fn v1_endpoints_stand_in_for_missing_endpoint_slices() {
+    for (name, healthy, selector_mismatch) in [
+        ("healthy", true, false),
+        ("readiness-failing", false, false),
+        ("selector-mismatch", false, true),
+    ] {
+        let raw = std::fs::read_to_string(fixture_path(name)).unwrap();
+        let mut list: Value = serde_saphyr::from_str(&raw).unwrap();
+        slices_to_endpoints(&mut list);
+        let text = serde_json::to_string(&list).unwrap();
+        let snapshot = parse_snapshot_text(&text, std::path::Path::new(name)).unwrap();
+        assert!(snapshot.objects.endpoint_slices.iter().all(|s| {
+            s.metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key("mdiag.dev/converted-from"))
+        }));
+        let d = diagnose(&snapshot);
+        assert_eq!(d.healthy, healthy, "{name}: {:?}", ids(&d));
+        assert_eq!(
+            ids(&d).contains(&"selector-mismatch"),
+            selector_mismatch,
+            "{name}"
+        );
+    }
+}

@@ -144,6 +144,7 @@ pub fn parse_snapshot_text(text: &str, path: &Path) -> Result<Snapshot, SourceEr
             path: path.to_path_buf(),
         });
     }
+    super::objects::slices_from_endpoints(&mut snapshot.objects);
     Ok(snapshot)
 }
 

@@ -90,3 +90,70 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
     out.extend(objects.other.iter().cloned());
     out
 }
+
+/// A dump may carry the older v1 Endpoints of a Service and no
+/// EndpointSlice (as `kubectl get endpoints` prints them). Those say the
+/// same thing; turn each into a slice, marked as converted, when the
+/// Service has no slice of its own in the file.
+pub fn slices_from_endpoints(objects: &mut Objects) {
+    use crate::chain::SERVICE_NAME_LABEL;
+    let has_slice = |objects: &Objects, ns: &str, name: &str| {
+        objects.endpoint_slices.iter().any(|s| {
+            s.metadata.namespace.as_deref() == Some(ns)
+                && s.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(SERVICE_NAME_LABEL))
+                    .map(String::as_str)
+                    == Some(name)
+        })
+    };
+    let converted: Vec<Value> = objects
+        .other
+        .iter()
+        .filter(|v| v["kind"] == "Endpoints" && v["apiVersion"] == "v1")
+        .filter_map(|v| {
+            let name = v["metadata"]["name"].as_str()?;
+            let ns = v["metadata"]["namespace"].as_str()?;
+            if has_slice(objects, ns, name) {
+                return None;
+            }
+            let mut endpoints = Vec::new();
+            let mut ports = Vec::new();
+            for subset in v["subsets"].as_array().into_iter().flatten() {
+                for (key, ready) in [("addresses", true), ("notReadyAddresses", false)] {
+                    for a in subset[key].as_array().into_iter().flatten() {
+                        endpoints.push(serde_json::json!({
+                            "addresses": [a["ip"]],
+                            "conditions": {"ready": ready, "serving": ready, "terminating": false},
+                            "nodeName": a["nodeName"],
+                            "targetRef": a["targetRef"],
+                        }));
+                    }
+                }
+                if let Some(p) = subset["ports"].as_array() {
+                    ports.extend(p.iter().cloned());
+                }
+            }
+            Some(serde_json::json!({
+                "apiVersion": "discovery.k8s.io/v1",
+                "kind": "EndpointSlice",
+                "metadata": {
+                    "name": format!("{name}-from-endpoints"),
+                    "namespace": ns,
+                    "uid": v["metadata"]["uid"],
+                    "labels": {SERVICE_NAME_LABEL: name},
+                    "annotations": {"mdiag.dev/converted-from": "v1/Endpoints"},
+                },
+                "addressType": "IPv4",
+                "endpoints": endpoints,
+                "ports": ports,
+            }))
+        })
+        .collect();
+    for slice in converted {
+        if let Ok(slice) = serde_json::from_value(slice) {
+            objects.endpoint_slices.push(slice);
+        }
+    }
+}
