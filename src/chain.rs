@@ -146,6 +146,16 @@ fn owner_uid_of_kind<'m>(meta: &'m ObjectMeta, kind: &str) -> Option<&'m str> {
         .map(|o| o.uid.as_str())
 }
 
+/// Whether a controller observed the object's current generation. An
+/// object that records no generation (hand-written data; the apiserver
+/// always sets one) is no evidence that it did not.
+pub fn generation_observed(generation: Option<i64>, observed: Option<i64>) -> bool {
+    match generation {
+        None => true,
+        Some(g) => observed.is_some_and(|o| o >= g),
+    }
+}
+
 /// The generation a ModelService's controller last observed:
 /// `status.observedGeneration`, else the newest `observedGeneration` its
 /// conditions carry (controllers built on metav1.Condition often set only those).
@@ -374,9 +384,8 @@ pub fn walk<'a>(
 /// from a tool that drops defaulted fields), fall back to what the Deployment
 /// controller records: the revision annotation, once it observed the spec.
 fn mark_current_by_revision(replica_sets: &mut [RevisionSet], d: &Deployment) {
-    let generation = d.metadata.generation.unwrap_or(0);
     let observed = d.status.as_ref().and_then(|s| s.observed_generation);
-    if observed.is_none_or(|o| o < generation) {
+    if !generation_observed(d.metadata.generation, observed) {
         return;
     }
     let by_revision = revision_of(&d.metadata)

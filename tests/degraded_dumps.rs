@@ -191,3 +191,31 @@ fn v1_endpoints_stand_in_for_missing_endpoint_slices() {
         );
     }
 }
+
+#[test]
+fn hand_written_objects_without_generations_are_not_called_unobserved() {
+    let raw = std::fs::read_to_string(fixture_path("healthy")).unwrap();
+    let mut list: Value = serde_saphyr::from_str(&raw).unwrap();
+    for item in list["items"].as_array_mut().unwrap() {
+        if matches!(item["kind"].as_str(), Some("Deployment" | "ModelService")) {
+            item["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .remove("generation");
+            if let Some(status) = item.get_mut("status").and_then(Value::as_object_mut) {
+                status.remove("observedGeneration");
+                for c in status
+                    .get_mut("conditions")
+                    .and_then(Value::as_array_mut)
+                    .into_iter()
+                    .flatten()
+                {
+                    c.as_object_mut().unwrap().remove("observedGeneration");
+                }
+            }
+        }
+    }
+    let text = serde_json::to_string(&list).unwrap();
+    let d = diagnose(&parse_snapshot_text(&text, std::path::Path::new("healthy")).unwrap());
+    assert!(d.healthy, "{:?}", ids(&d));
+}

@@ -207,7 +207,7 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         });
         let generation = meta.generation.unwrap_or(0);
         let observed = crate::chain::observed_generation(msvc);
-        let reached = observed.is_some_and(|o| o >= generation);
+        let reached = crate::chain::generation_observed(meta.generation, observed);
         // The controller writing the Deployment after the declaration is the
         // earliest persisted proof that it observed it.
         let declared_at = out[0].at;
@@ -237,7 +237,7 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             Some(d) => {
                 let generation = d.metadata.generation.unwrap_or(0);
                 let observed = d.status.as_ref().and_then(|s| s.observed_generation);
-                let reached = observed.is_some_and(|o| o >= generation);
+                let reached = crate::chain::generation_observed(d.metadata.generation, observed);
                 let at = facts::spec_write_time(&d.metadata, None).or(created(&d.metadata));
                 let note = match observed {
                     Some(o) => format!("observedGeneration {o} of {generation}"),

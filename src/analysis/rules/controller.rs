@@ -17,7 +17,7 @@ pub fn controller_not_converging(ctx: &Ctx) -> Vec<Finding> {
     let meta = &msvc.metadata;
     let generation = meta.generation.unwrap_or(0);
     let observed = crate::chain::observed_generation(msvc);
-    if observed.is_some_and(|o| o >= generation) {
+    if crate::chain::generation_observed(meta.generation, observed) {
         return Vec::new();
     }
     let controller = ctx.chain.controller.as_ref();
@@ -139,7 +139,9 @@ pub fn deployment_missing(ctx: &Ctx) -> Vec<Finding> {
     let waited = created.map_or(f64::MAX, |c| seconds_between(c, ctx.now));
     // Before the controller observed it, the missing Deployment is the
     // controller's problem (controller-not-converging says so).
-    if observed.is_none_or(|o| o < generation) || waited < OBSERVE_GRACE_SECONDS {
+    if !crate::chain::generation_observed(meta.generation, observed)
+        || waited < OBSERVE_GRACE_SECONDS
+    {
         return Vec::new();
     }
     let mut f = Finding::new(
@@ -166,7 +168,7 @@ pub fn deployment_not_observed(ctx: &Ctx) -> Vec<Finding> {
     };
     let generation = d.metadata.generation.unwrap_or(0);
     let observed = d.status.as_ref().and_then(|s| s.observed_generation);
-    if observed.is_some_and(|o| o >= generation) {
+    if crate::chain::generation_observed(d.metadata.generation, observed) {
         return Vec::new();
     }
     let written = facts::spec_write_time(&d.metadata, None).or(facts::created(&d.metadata));
