@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::facts::{self, EventIndex, container_statuses, created, pod_condition};
+use super::facts::{self, container_statuses, created, pod_condition};
 use super::{Replicas, Step, StepState};
 use crate::chain::{CONTROLLER_NAME, Chain, ChainPod};
 
@@ -51,7 +51,7 @@ pub struct PodState {
     pub state_reason: Option<String>,
 }
 
-pub fn pod_states(chain: &Chain, _events: &EventIndex) -> Vec<PodState> {
+pub fn pod_states(chain: &Chain) -> Vec<PodState> {
     let serving_uids = endpoint_uids(chain, |ready, _| ready);
     let draining_uids = endpoint_uids(chain, |ready, serving| !ready && serving);
     chain

@@ -224,7 +224,7 @@ impl Diagnosis {
 /// Analyses a walked chain at `now`.
 pub fn analyze(snapshot: &Snapshot, chain: &Chain, now: Timestamp) -> Diagnosis {
     let events = facts::EventIndex::new(snapshot);
-    let pods = ladder::pod_states(chain, &events);
+    let pods = ladder::pod_states(chain);
     let replicas = ladder::replicas(chain, &pods);
     let steps = ladder::steps(chain, &pods, &replicas);
     let ctx = rules::Ctx {

@@ -36,8 +36,8 @@ fn group_of(api_version: &str) -> &str {
         .unwrap_or("")
 }
 
-/// Files one object under its kind. `model_service_group` is the API group
-/// of ModelService when known (discovery); from files any group is taken.
+/// Files one object under its kind. A ModelService is taken from any API
+/// group, as discovery would find it by its short name.
 pub fn sort_object(objects: &mut Objects, value: Value) -> Result<(), ObjectError> {
     let kind = value["kind"].as_str().unwrap_or("").to_string();
     let api_version = value["apiVersion"].as_str().unwrap_or("").to_string();
