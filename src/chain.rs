@@ -764,3 +764,41 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
     out.http_routes = o.http_routes.clone();
     out
 }
+
+/// A workload triage looks at.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub target: TargetSpec,
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// Every workload of a namespace (or of all): each ModelService, and each
+/// Deployment that no ModelService owns.
+pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> {
+    let wanted = |meta: &ObjectMeta| namespace.is_none_or(|ns| ns_of(meta) == ns);
+    let target = |kind, meta: &ObjectMeta| Workload {
+        target: TargetSpec {
+            kind,
+            namespace: Some(ns_of(meta).to_string()),
+            name: name(meta).to_string(),
+        },
+        labels: meta.labels.clone().unwrap_or_default(),
+    };
+    let mut out: Vec<Workload> = snapshot
+        .objects
+        .model_services
+        .iter()
+        .filter(|m| wanted(&m.metadata))
+        .map(|m| target(TargetKind::ModelService, &m.metadata))
+        .collect();
+    out.extend(
+        snapshot
+            .objects
+            .deployments
+            .iter()
+            .filter(|d| wanted(&d.metadata))
+            .filter(|d| owner_uid_of_kind(&d.metadata, "ModelService").is_none())
+            .map(|d| target(TargetKind::Deployment, &d.metadata)),
+    );
+    out
+}

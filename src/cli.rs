@@ -71,6 +71,9 @@ pub enum Command {
     /// Trace one ModelService (or deploy/NAME, pod/NAME): the object chain,
     /// each Pod's moments, where the rollout stopped, why, and what to run next.
     Trace(TraceArgs),
+    /// Rank every ModelService (and plain Deployment) of a namespace, or of
+    /// all with -A, by how broken it is: one line each, worst first.
+    Triage(TriageArgs),
     /// Capture the evidence (objects, events, current and previous logs) into
     /// one file that every command reads back with --snapshot.
     Snapshot(SnapshotArgs),
@@ -82,6 +85,16 @@ pub enum Command {
 pub struct TraceArgs {
     /// NAME (a ModelService), msvc/NAME, deploy/NAME or pod/NAME.
     pub target: String,
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct TriageArgs {
+    /// Show healthy workloads too (they are folded into a count).
+    #[arg(long)]
+    pub all: bool,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,

@@ -549,3 +549,122 @@ fn snapshot_flags_are_checked() {
         .assert()
         .code(5);
 }
+
+/// Two demo scenarios in one List, each moved to its own namespace.
+fn two_namespaces() -> (tempfile::TempDir, PathBuf) {
+    let mut items = Vec::new();
+    for (name, ns) in [
+        ("crash-loop", "team-a"),
+        ("healthy", "team-b"),
+        ("oom-killed", "team-c"),
+    ] {
+        let mut list = fixture_value(name);
+        for mut item in list["items"].as_array_mut().unwrap().drain(..) {
+            if item["metadata"]["namespace"] != "modeldock-lab" {
+                continue;
+            }
+            item["metadata"]["namespace"] = ns.into();
+            for key in ["involvedObject", "regarding"] {
+                if item.get(key).is_some_and(|r| r.is_object()) {
+                    item[key]["namespace"] = ns.into();
+                }
+            }
+            if item["kind"] == "ModelService" {
+                item["metadata"]["labels"]["team"] = ns.into();
+            }
+            items.push(item);
+        }
+    }
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+    temp_with(
+        "teams.json",
+        serde_json::to_string(&list).unwrap().as_bytes(),
+    )
+}
+
+#[test]
+fn triage_ranks_every_workload_worst_first_and_folds_the_healthy() {
+    let (_dir, file) = two_namespaces();
+    let out = mdiag()
+        .args([
+            "triage",
+            "-A",
+            "--snapshot",
+            file.to_str().unwrap(),
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["kind"], "Triage");
+    assert_eq!(r["total"], 3);
+    assert_eq!(r["healthy"], 1);
+    let order: Vec<&str> = r["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["target"]["namespace"].as_str().unwrap())
+        .collect();
+    // Nothing serving before half serving (the old revision), healthy last.
+    assert_eq!(order, ["team-a", "team-c", "team-b"]);
+    assert_eq!(r["items"][0]["findings"][0]["id"], "crash-loop");
+
+    let table = mdiag()
+        .args(["triage", "-A", "--snapshot", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(
+        text.contains("msvc/chart-demo") && text.contains("crash-loop (error)"),
+        "{text}"
+    );
+    assert!(!text.contains("team-b"), "healthy folded: {text}");
+    assert!(text.contains("1 healthy workload(s) not shown"));
+    assert!(text.contains("next: mdiag trace chart-demo -n team-a"));
+}
+
+#[test]
+fn triage_filters_by_namespace_and_selector() {
+    let (_dir, file) = two_namespaces();
+    let f = file.to_str().unwrap();
+    mdiag()
+        .args(["triage", "-n", "team-b", "--snapshot", f])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("all 1 workload(s) healthy"));
+    let out = mdiag()
+        .args([
+            "triage",
+            "-A",
+            "-l",
+            "team=team-c",
+            "--snapshot",
+            f,
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["total"], 1);
+    assert_eq!(r["items"][0]["target"]["namespace"], "team-c");
+    mdiag()
+        .args(["triage", "-A", "-n", "x", "--snapshot", f])
+        .assert()
+        .code(2);
+    mdiag()
+        .args(["triage", "-A", "-l", "a in (b)", "--snapshot", f])
+        .assert()
+        .code(2);
+    mdiag()
+        .args(["triage", "-n", "nobody-here", "--snapshot", f])
+        .assert()
+        .code(5);
+}

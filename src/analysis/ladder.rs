@@ -291,6 +291,11 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
     out.push(pod_step(Step::Bound, |m| m.bound));
     out.push(pod_step(Step::Started, |m| m.started));
     out.push(pod_step(Step::Ready, |m| m.ready));
+    // A plain Deployment need not be behind a Service (a worker, a
+    // controller): without one, its ladder ends at ready.
+    if chain.model_service.is_none() && chain.services.is_empty() {
+        return out;
+    }
     let serving = if replicas.desired == 0 {
         true
     } else {

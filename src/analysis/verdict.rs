@@ -33,7 +33,7 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
     // The rollout stands on the last step of the unbroken run from the start.
     let first_missing = steps.iter().position(|s| !s.reached);
     let (last_step, missing) = match first_missing {
-        None => (Step::Serving, None),
+        None => (steps.last().map_or(Step::Serving, |s| s.step), None),
         Some(0) => (steps[0].step, Some(steps[0].step)),
         Some(i) => (steps[i - 1].step, Some(steps[i].step)),
     };

@@ -5,6 +5,7 @@ pub mod explain;
 pub mod snapshot;
 pub mod source;
 pub mod trace;
+pub mod triage;
 
 use std::io::IsTerminal;
 
@@ -19,6 +20,7 @@ use crate::exit::{Exit, UsageError};
 pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
     match &cli.command {
         Command::Trace(args) => trace::run(&cli.global, args).await,
+        Command::Triage(args) => triage::run(&cli.global, args).await,
         Command::Snapshot(args) => snapshot::run(&cli.global, args).await,
         Command::Explain(args) => explain::run(&cli.global, args),
     }

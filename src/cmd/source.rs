@@ -69,7 +69,7 @@ impl SourceRequest {
         let snapshot = live::read_for_trace(
             &conn,
             &TraceRead {
-                namespace: &namespace,
+                namespace: Some(&namespace),
                 resource: self.resource.as_deref(),
                 controller: self.controller.as_ref(),
             },
@@ -80,6 +80,41 @@ impl SourceRequest {
             namespace,
             connection: Some(conn),
         })
+    }
+}
+
+impl SourceRequest {
+    /// For triage: one namespace (`-n`, else the context's), or every one.
+    /// A file is read whole; the namespace, when given, filters later.
+    pub async fn load_scope(
+        &self,
+        all: bool,
+    ) -> anyhow::Result<(Snapshot, Option<String>, Option<Connection>)> {
+        if let Some(path) = &self.snapshot_file {
+            let snapshot = read_snapshot_file(path)?;
+            let namespace = if all { None } else { self.namespace.clone() };
+            return Ok((snapshot, namespace, None));
+        }
+        let conn = live::connect(&self.live).await?;
+        let namespace = if all {
+            None
+        } else {
+            Some(
+                self.namespace
+                    .clone()
+                    .unwrap_or_else(|| conn.default_namespace.clone()),
+            )
+        };
+        let snapshot = live::read_for_trace(
+            &conn,
+            &TraceRead {
+                namespace: namespace.as_deref(),
+                resource: self.resource.as_deref(),
+                controller: self.controller.as_ref(),
+            },
+        )
+        .await?;
+        Ok((snapshot, namespace, Some(conn)))
     }
 }
 

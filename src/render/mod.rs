@@ -6,6 +6,7 @@ pub mod explain;
 pub mod human;
 pub mod report;
 mod text;
+pub mod triage;
 
 use std::io::Write;
 

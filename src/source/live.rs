@@ -300,15 +300,29 @@ impl Collector<'_> {
     }
 }
 
-/// What a trace reads, for one namespace.
+/// What a trace (one namespace) or a triage (one or all) reads.
 pub struct TraceRead<'a> {
-    pub namespace: &'a str,
+    /// `None`: every namespace.
+    pub namespace: Option<&'a str>,
     /// The ModelService resource to find by discovery (default `msvc`).
     pub resource: Option<&'a str>,
     pub controller: Option<&'a ControllerLocation>,
 }
 
-/// Reads everything a trace of one namespace needs, in two waves.
+/// A namespaced resource in one namespace, or in all of them.
+fn scoped<K>(client: &Client, ns: Option<&str>) -> Api<K>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    K::DynamicType: Default,
+{
+    match ns {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
+
+/// Reads everything a trace of one namespace needs (or a triage of all of
+/// them), in two waves.
 pub async fn read_for_trace(
     conn: &Connection,
     read: &TraceRead<'_>,
@@ -316,9 +330,9 @@ pub async fn read_for_trace(
     let ns = read.namespace;
     let client = &conn.client;
     let wanted = read.resource.unwrap_or("msvc");
-    let controller_spots: Vec<ControllerLocation> = match read.controller {
-        Some(c) => vec![c.clone()],
-        None => vec![
+    let controller_spots: Vec<ControllerLocation> = match (read.controller, ns) {
+        (Some(c), _) => vec![c.clone()],
+        (None, Some(ns)) => vec![
             ControllerLocation {
                 namespace: ns.to_string(),
                 name: CONTROLLER_NAME.into(),
@@ -328,6 +342,10 @@ pub async fn read_for_trace(
                 name: CONTROLLER_NAME.into(),
             },
         ],
+        (None, None) => vec![ControllerLocation {
+            namespace: CONTROLLER_NAMESPACE.into(),
+            name: CONTROLLER_NAME.into(),
+        }],
     };
 
     // Wave 1: discovery and everything that does not depend on it.
@@ -348,19 +366,16 @@ pub async fn read_for_trace(
     ) = tokio::join!(
         conn.server_version(),
         conn.discover(wanted),
-        conn.list_all(Api::<Deployment>::namespaced(client.clone(), ns)),
-        conn.list_all(Api::<ReplicaSet>::namespaced(client.clone(), ns)),
-        conn.list_all(Api::<Pod>::namespaced(client.clone(), ns)),
-        conn.list_all(Api::<Service>::namespaced(client.clone(), ns)),
-        conn.list_all(Api::<EndpointSlice>::namespaced(client.clone(), ns)),
-        conn.list_all(Api::<CoreEvent>::namespaced(client.clone(), ns)),
+        conn.list_all(scoped::<Deployment>(client, ns)),
+        conn.list_all(scoped::<ReplicaSet>(client, ns)),
+        conn.list_all(scoped::<Pod>(client, ns)),
+        conn.list_all(scoped::<Service>(client, ns)),
+        conn.list_all(scoped::<EndpointSlice>(client, ns)),
+        conn.list_all(scoped::<CoreEvent>(client, ns)),
         conn.list_all(Api::<Node>::all(client.clone())),
         conn.list_all(Api::<Lease>::namespaced(client.clone(), "kube-system")),
-        conn.list_all(Api::<HorizontalPodAutoscaler>::namespaced(
-            client.clone(),
-            ns
-        )),
-        conn.list_all(Api::<PodDisruptionBudget>::namespaced(client.clone(), ns)),
+        conn.list_all(scoped::<HorizontalPodAutoscaler>(client, ns)),
+        conn.list_all(scoped::<PodDisruptionBudget>(client, ns)),
         join_all(controller_spots.iter().map(|spot| async move {
             let (deployment, lease) = tokio::join!(
                 conn.get_opt(
@@ -388,20 +403,20 @@ pub async fn read_for_trace(
         Some(d) => (d.model_service, d.http_routes),
         None => (None, None),
     };
-    o.deployments = c.take(deployments, "deployments", Some(ns), "list", None);
-    o.replica_sets = c.take(replica_sets, "replicasets", Some(ns), "list", None);
-    o.pods = c.take(pods, "pods", Some(ns), "list", None);
-    o.services = c.take(services, "services", Some(ns), "list", None);
-    o.endpoint_slices = c.take(slices, "endpointslices", Some(ns), "list", None);
+    o.deployments = c.take(deployments, "deployments", ns, "list", None);
+    o.replica_sets = c.take(replica_sets, "replicasets", ns, "list", None);
+    o.pods = c.take(pods, "pods", ns, "list", None);
+    o.services = c.take(services, "services", ns, "list", None);
+    o.endpoint_slices = c.take(slices, "endpointslices", ns, "list", None);
     o.events = c
-        .take(events, "events", Some(ns), "list", None)
+        .take(events, "events", ns, "list", None)
         .into_iter()
         .map(|e| EventRecord::Core(Box::new(e)))
         .collect();
     o.nodes = c.take(nodes, "nodes", None, "list", None);
     o.leases = c.take(system_leases, "leases", Some("kube-system"), "list", None);
-    o.hpas = c.take(hpas, "horizontalpodautoscalers", Some(ns), "list", None);
-    o.pdbs = c.take(pdbs, "poddisruptionbudgets", Some(ns), "list", None);
+    o.hpas = c.take(hpas, "horizontalpodautoscalers", ns, "list", None);
+    o.pdbs = c.take(pdbs, "poddisruptionbudgets", ns, "list", None);
     for (spot, deployment, lease) in controllers {
         let ns = Some(spot.namespace.as_str());
         if let Some(d) = c.take(deployment, "deployments", ns, "get", Some(&spot.name)) {
@@ -426,7 +441,10 @@ pub async fn read_for_trace(
     let list_dynamic = |resource: Option<ApiResource>| async move {
         match resource {
             Some(r) => {
-                let api = Api::<DynamicObject>::namespaced_with(client.clone(), ns, &r);
+                let api = match ns {
+                    Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &r),
+                    None => Api::<DynamicObject>::all_with(client.clone(), &r),
+                };
                 Some((r.clone(), conn.list_all(api).await))
             }
             None => None,
@@ -449,11 +467,11 @@ pub async fn read_for_trace(
         items
     };
     if let Some((r, listed)) = model_services {
-        let items = c.take(listed, &r.plural, Some(ns), "list", None);
+        let items = c.take(listed, &r.plural, ns, "list", None);
         snapshot.objects.model_services = typed(&r, items);
     }
     if let Some((r, listed)) = routes {
-        let items = c.take(listed, &r.plural, Some(ns), "list", None);
+        let items = c.take(listed, &r.plural, ns, "list", None);
         snapshot.objects.http_routes = typed(&r, items);
     }
     if wanted_missing && read.resource.is_some() && !c.gaps.iter().any(|g| g.resource == "apis") {

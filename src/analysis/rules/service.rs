@@ -29,7 +29,9 @@ fn labels_text(labels: Option<&std::collections::BTreeMap<String, String>>) -> S
 }
 
 pub fn service_missing(ctx: &Ctx) -> Vec<Finding> {
-    if !ctx.chain.services.is_empty() || ctx.hidden("services") {
+    // A ModelService declares a Service; a plain Deployment need not have one.
+    if ctx.chain.model_service.is_none() || !ctx.chain.services.is_empty() || ctx.hidden("services")
+    {
         return Vec::new();
     }
     let Some(subject) = workload_ref(ctx) else {

@@ -1,0 +1,107 @@
+//! `mdiag triage [-n NS | -A] [-l SELECTOR]`: every workload, worst first.
+
+use anyhow::Context;
+use jiff::Timestamp;
+
+use super::source::SourceRequest;
+use crate::analysis::{self, Diagnosis};
+use crate::catalogue::Severity;
+use crate::chain::{self, TargetNotFound, workloads};
+use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
+use crate::exit::{Exit, UsageError};
+use crate::model::{Clock, LabelFilter, TargetKind};
+use crate::render::report::RunInfo;
+use crate::render::{Style, triage};
+
+pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit> {
+    if global.all_namespaces && global.namespace.is_some() {
+        return Err(UsageError("use -n NS or -A, not both".into()).into());
+    }
+    let filter = global
+        .selector
+        .as_deref()
+        .map(LabelFilter::parse)
+        .transpose()
+        .map_err(|e| UsageError(e.to_string()))?;
+    let at = super::parse_at(global)?;
+    if at.is_some() && global.snapshot.is_none() {
+        return Err(UsageError("--at judges a snapshot file; add --snapshot FILE".into()).into());
+    }
+    let source = SourceRequest::from_global(global)?;
+    let (snapshot, namespace, connection) = source.load_scope(global.all_namespaces).await?;
+    let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
+
+    let mut items: Vec<Diagnosis> = workloads(&snapshot, namespace.as_deref())
+        .into_iter()
+        .filter(|w| filter.as_ref().is_none_or(|f| f.matches(&w.labels)))
+        .filter_map(|w| {
+            let ns = w.target.namespace.clone().unwrap_or_default();
+            let chain = chain::walk(&snapshot, &w.target, &ns, source.controller.as_ref()).ok()?;
+            Some(analysis::analyze(&snapshot, &chain, clock.now))
+        })
+        .collect();
+    analysis::rank(&mut items);
+    if items.is_empty() {
+        return Err(TargetNotFound {
+            kind: TargetKind::ModelService,
+            namespace: namespace.unwrap_or_else(|| "(all)".into()),
+            name: global
+                .selector
+                .clone()
+                .unwrap_or_else(|| "any workload".into()),
+            available: Vec::new(),
+        }
+        .into());
+    }
+
+    let run = RunInfo {
+        origin: &snapshot.origin,
+        clock,
+        requests: connection.as_ref().map(|c| c.requests()),
+    };
+    let lang = super::lang(global);
+    let text = match args.output {
+        OutputFormat::Table => {
+            let style = Style {
+                lang,
+                color: super::color(global),
+                now: clock.now,
+            };
+            let mut text = triage::table(&items, args.all, &style);
+            for gap in &snapshot.gaps {
+                text.push_str(&format!(
+                    "could not {} {}{}: {}\n",
+                    gap.verb,
+                    gap.resource,
+                    gap.namespace
+                        .as_deref()
+                        .map(|n| format!(" in {n}"))
+                        .unwrap_or_default(),
+                    gap.reason
+                ));
+            }
+            text
+        }
+        OutputFormat::Json => {
+            let mut s = serde_json::to_string_pretty(&triage::report(&items, &run, lang))
+                .context("cannot encode the report")?;
+            s.push('\n');
+            s
+        }
+        OutputFormat::Yaml => serde_saphyr::to_string(&triage::report(&items, &run, lang))
+            .context("cannot encode the report")?,
+    };
+    super::emit(&text)?;
+    let problem = items
+        .iter()
+        .any(|d| !d.healthy && d.findings.iter().any(|f| f.severity != Severity::Info));
+    Ok(if items.iter().all(|d| d.healthy) {
+        Exit::Healthy
+    } else if problem {
+        Exit::Problem
+    } else if items.iter().any(|d| d.chain_incomplete()) {
+        Exit::Unreachable
+    } else {
+        Exit::Problem
+    })
+}

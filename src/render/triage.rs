@@ -1,0 +1,113 @@
+//! The triage views: one line per workload for people (a comfy-table), the
+//! versioned list of trace reports for machines.
+
+use comfy_table::presets::NOTHING;
+use comfy_table::{Cell, Table};
+use serde::Serialize;
+
+use super::Style;
+use super::report::{ReportClock, RunInfo, SCHEMA, TraceReport, trace_report};
+use crate::analysis::{Diagnosis, format_duration};
+use crate::catalogue::Lang;
+
+#[derive(Debug, Serialize)]
+pub struct TriageReport {
+    pub schema: &'static str,
+    pub kind: &'static str,
+    pub clock: ReportClock,
+    /// Workloads looked at, and how many of them are healthy.
+    pub total: usize,
+    pub healthy: usize,
+    /// Every workload, worst first, each as `trace -o json` reports it.
+    pub items: Vec<TraceReport>,
+}
+
+pub fn report(items: &[Diagnosis], run: &RunInfo, lang: Lang) -> TriageReport {
+    TriageReport {
+        schema: SCHEMA,
+        kind: "Triage",
+        clock: ReportClock {
+            now: run.clock.now,
+            source: run.clock.source,
+        },
+        total: items.len(),
+        healthy: items.iter().filter(|d| d.healthy).count(),
+        items: items.iter().map(|d| trace_report(d, run, lang)).collect(),
+    }
+}
+
+/// The table, worst first; healthy workloads folded into a count unless `all`.
+pub fn table(items: &[Diagnosis], all: bool, style: &Style) -> String {
+    let mut table = Table::new();
+    table.load_style(NOTHING);
+    table.set_header([
+        "NAMESPACE",
+        "WORKLOAD",
+        "READY",
+        "STEP",
+        "LEADING FINDING",
+        "FOR",
+    ]);
+    let shown: Vec<&Diagnosis> = items.iter().filter(|d| all || !d.healthy).collect();
+    for d in &shown {
+        let kind = if d.target.kind == "ModelService" {
+            "msvc"
+        } else {
+            "deploy"
+        };
+        let step = match d.verdict.missing {
+            None => d.verdict.last_step.as_str().to_string(),
+            Some(m) => format!("{} → {}", d.verdict.last_step.as_str(), m.as_str()),
+        };
+        // Plain text in cells: escape codes would upset the column widths.
+        let lead = match d.lead() {
+            Some(f) => format!("{} ({})", f.id, f.severity.as_str()),
+            None if d.healthy => "healthy".to_string(),
+            None => "(no cause in the evidence)".to_string(),
+        };
+        let since = if d.healthy {
+            String::new()
+        } else {
+            d.last_progress()
+                .map(|t| format_duration((d.now.as_second() - t.as_second()).max(0)))
+                .unwrap_or_default()
+        };
+        table.add_row([
+            Cell::new(&d.target.namespace),
+            Cell::new(format!("{kind}/{}", d.target.name)),
+            Cell::new(format!("{}/{}", d.replicas.serving, d.replicas.desired)),
+            Cell::new(step),
+            Cell::new(lead),
+            Cell::new(since),
+        ]);
+    }
+    let mut out = String::new();
+    if !shown.is_empty() {
+        out.push_str(&table.to_string());
+        out.push('\n');
+    }
+    let healthy = items.iter().filter(|d| d.healthy).count();
+    if !all && healthy > 0 {
+        out.push_str(&style.dim(&format!(
+            "{healthy} healthy workload(s) not shown (--all shows them)\n"
+        )));
+    }
+    if let Some(worst) = items.iter().find(|d| !d.healthy) {
+        let kind = if worst.target.kind == "ModelService" {
+            ""
+        } else {
+            "deploy/"
+        };
+        out.push_str(&format!(
+            "{} mdiag trace {kind}{} -n {}\n",
+            style.dim("next:"),
+            worst.target.name,
+            worst.target.namespace
+        ));
+    } else if items.is_empty() {
+        out.push_str("no workloads\n");
+    } else {
+        out.push_str(&style.good(&format!("all {} workload(s) healthy\n", items.len())));
+    }
+    out
+}
