@@ -602,6 +602,48 @@ fn trials() -> Vec<Trial> {
             }
             Ok(())
         }),
+        Trial::test("triage-across-namespaces", || {
+            let mut crash_ns = String::new();
+            for (name, behavior) in [("triage-a", "ready"), ("triage-b", "crash-loop:1")] {
+                let ns = namespace(name)?;
+                apply(&ns, &spec(behavior).label("suite", "live-triage"))?;
+                if behavior != "ready" {
+                    crash_ns = ns;
+                }
+            }
+            until_live(
+                &crash_ns,
+                Want {
+                    must: &["crash-loop"],
+                    ..Want::default()
+                },
+            )?;
+            until_live("live-triage-a", HEALTHY)?;
+            let viewer = world().layout.viewer_kubeconfig();
+            let (code, report) = mdiag(&[
+                "--kubeconfig",
+                viewer.to_str().unwrap(),
+                "triage",
+                "-A",
+                "-l",
+                "suite=live-triage",
+                "-o",
+                "json",
+            ])?;
+            let namespaces: Vec<&str> = report["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i["target"]["namespace"].as_str())
+                .collect();
+            if code != 1 || namespaces != ["live-triage-b", "live-triage-a"] {
+                return Err(format!("exit {code}, order {namespaces:?}").into());
+            }
+            if report["items"][0]["verdict"]["lead"] != "crash-loop" {
+                return Err(format!("lead {}", report["items"][0]["verdict"]["lead"]).into());
+            }
+            Ok(())
+        }),
         // Last: it stops the scheduler of the whole cluster for a while.
         Trial::test("scheduler-stopped", || {
             let w = world();
