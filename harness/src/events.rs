@@ -90,6 +90,20 @@ struct Key {
     message: String,
 }
 
+impl Key {
+    /// Repeats of the same event about the same object share a key.
+    fn new(obj: &ObjRef, type_: &str, reason: &str, message: &str) -> Self {
+        Key {
+            namespace: obj.namespace.clone(),
+            uid: obj.uid.clone(),
+            field_path: obj.field_path.clone(),
+            type_: type_.to_owned(),
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Seen {
     name: String,
@@ -157,14 +171,7 @@ impl Recorder {
     /// Records a core/v1 Event; a repeat bumps `count` and `lastTimestamp`.
     pub async fn core(&self, obj: &ObjRef, type_: &str, reason: &str, message: &str) {
         self.wait_unpaused().await;
-        let key = Key {
-            namespace: obj.namespace.clone(),
-            uid: obj.uid.clone(),
-            field_path: obj.field_path.clone(),
-            type_: type_.to_owned(),
-            reason: reason.to_owned(),
-            message: message.to_owned(),
-        };
+        let key = Key::new(obj, type_, reason, message);
         let api: Api<CoreEvent> = Api::namespaced(self.client.clone(), obj.event_namespace());
         let t = now();
         let mut cache = self.core.lock().await;
@@ -225,14 +232,7 @@ impl Recorder {
     /// `series`.
     pub async fn series(&self, obj: &ObjRef, type_: &str, reason: &str, action: &str, note: &str) {
         self.wait_unpaused().await;
-        let key = Key {
-            namespace: obj.namespace.clone(),
-            uid: obj.uid.clone(),
-            field_path: obj.field_path.clone(),
-            type_: type_.to_owned(),
-            reason: reason.to_owned(),
-            message: note.to_owned(),
-        };
+        let key = Key::new(obj, type_, reason, note);
         let api: Api<NewEvent> = Api::namespaced(self.client.clone(), obj.event_namespace());
         let t = now();
         let mut cache = self.series.lock().await;
