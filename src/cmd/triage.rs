@@ -5,7 +5,6 @@ use jiff::Timestamp;
 
 use super::source::SourceRequest;
 use crate::analysis::{self, Diagnosis};
-use crate::catalogue::Severity;
 use crate::chain::{self, TargetNotFound, workloads};
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
 use crate::exit::{Exit, UsageError};
@@ -67,20 +66,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
                 color: super::color(global),
                 now: clock.now,
             };
-            let mut text = triage::table(&items, args.all, &style);
-            for gap in &snapshot.gaps {
-                text.push_str(&format!(
-                    "could not {} {}{}: {}\n",
-                    gap.verb,
-                    gap.resource,
-                    gap.namespace
-                        .as_deref()
-                        .map(|n| format!(" in {n}"))
-                        .unwrap_or_default(),
-                    gap.reason
-                ));
-            }
-            text
+            triage::table(&items, &snapshot.gaps, args.all, &style)
         }
         OutputFormat::Json => {
             let mut s = serde_json::to_string_pretty(&triage::report(&items, &run, lang))
@@ -92,16 +78,14 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
             .context("cannot encode the report")?,
     };
     super::emit(&text)?;
-    let problem = items
-        .iter()
-        .any(|d| !d.healthy && d.findings.iter().any(|f| f.severity != Severity::Info));
-    Ok(if items.iter().all(|d| d.healthy) {
-        Exit::Healthy
-    } else if problem {
+    // As trace decides each one: any problem is 1; else, any workload
+    // whose chain could not be read is 4; all healthy is 0.
+    let codes: Vec<Exit> = items.iter().map(super::trace::exit_for).collect();
+    Ok(if codes.contains(&Exit::Problem) {
         Exit::Problem
-    } else if items.iter().any(|d| d.chain_incomplete()) {
+    } else if codes.contains(&Exit::Unreachable) {
         Exit::Unreachable
     } else {
-        Exit::Problem
+        Exit::Healthy
     })
 }

@@ -707,11 +707,20 @@ fn labelled(out: &mut String, label: &str, text: &str, style: &Style) {
 }
 
 fn gaps(out: &mut String, d: &Diagnosis, style: &Style) {
-    if d.gaps.is_empty() {
-        return;
+    if !d.gaps.is_empty() {
+        out.push('\n');
+        out.push_str(&gap_lines(&d.gaps, style));
     }
-    let _ = writeln!(out, "\n{}", style.warn(style.labels().gaps));
-    for g in &d.gaps {
+}
+
+/// What could not be read, one line each under a heading.
+pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
+    let mut out = String::new();
+    if gaps.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "{}", style.warn(style.labels().gaps));
+    for g in gaps {
         let _ = writeln!(
             out,
             "  {} {}{}: {}",
@@ -724,6 +733,7 @@ fn gaps(out: &mut String, d: &Diagnosis, style: &Style) {
             g.reason
         );
     }
+    out
 }
 
 fn name(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> &str {

@@ -9,6 +9,7 @@ use super::Style;
 use super::report::{ReportClock, RunInfo, SCHEMA, TraceReport, trace_report};
 use crate::analysis::{Diagnosis, format_duration};
 use crate::catalogue::Lang;
+use crate::model::Gap;
 
 #[derive(Debug, Serialize)]
 pub struct TriageReport {
@@ -36,8 +37,9 @@ pub fn report(items: &[Diagnosis], run: &RunInfo, lang: Lang) -> TriageReport {
     }
 }
 
-/// The table, worst first; healthy workloads folded into a count unless `all`.
-pub fn table(items: &[Diagnosis], all: bool, style: &Style) -> String {
+/// The table, worst first; healthy workloads folded into a count unless
+/// `all`; then what could not be read.
+pub fn table(items: &[Diagnosis], gaps: &[Gap], all: bool, style: &Style) -> String {
     let mut table = Table::new();
     table.load_style(NOTHING);
     table.set_header([
@@ -109,5 +111,6 @@ pub fn table(items: &[Diagnosis], all: bool, style: &Style) -> String {
     } else {
         out.push_str(&style.good(&format!("all {} workload(s) healthy\n", items.len())));
     }
+    out.push_str(&super::human::gap_lines(gaps, style));
     out
 }
