@@ -136,6 +136,8 @@ fn a_terminating_endpoint_is_draining_not_a_selector_problem() {
     assert!(d.healthy, "{:?}", ids(&d));
     assert!(!ids(&d).contains(&"selector-mismatch"));
     assert!(!ids(&d).contains(&"endpoints-not-ready"));
+    // Its Pod is gone, but a draining endpoint is not a stale one.
+    assert!(!ids(&d).contains(&"endpoints-stale"));
 }
 
 #[test]
