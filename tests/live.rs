@@ -22,6 +22,11 @@ use mdiag_harness::{
 };
 use serde_json::Value;
 
+#[path = "live/gate.rs"]
+mod gate;
+#[path = "live/triage_scale.rs"]
+mod triage_scale;
+
 const IMAGE: &str = "registry.example.com/modeldock/chart-demo:v1.4.0";
 /// How long a scenario may take to show its symptom.
 const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
@@ -338,6 +343,15 @@ fn with_controller_paused(body: impl FnOnce() -> Result<(), Failed>) -> Result<(
 }
 
 fn trials() -> Vec<Trial> {
+    let mut all = scenario_trials();
+    all.extend(gate::trials());
+    all.extend(triage_scale::trials());
+    // Last: it stops the scheduler of the whole cluster for a while.
+    all.push(scheduler_stopped());
+    all
+}
+
+fn scenario_trials() -> Vec<Trial> {
     vec![
         simple("healthy", || spec("ready"), HEALTHY),
         simple(
@@ -644,27 +658,30 @@ fn trials() -> Vec<Trial> {
             }
             Ok(())
         }),
-        // Last: it stops the scheduler of the whole cluster for a while.
-        Trial::test("scheduler-stopped", || {
-            let w = world();
-            cluster::stop_component(&w.layout, "kube-scheduler").map_err(|e| e.to_string())?;
-            let ns = namespace("scheduler-stopped")?;
-            apply(&ns, &spec("ready"))?;
-            let result = check(
-                &ns,
-                Want {
-                    last_step: Some("stored"),
-                    must: &["scheduler-silent"],
-                    must_not: &["pod-unschedulable"],
-                    ..Want::default()
-                },
-            );
-            cluster::start_component(&w.layout, "kube-scheduler").map_err(|e| e.to_string())?;
-            result?;
-            // With the scheduler back, the same rollout goes on to serve.
-            until_live(&ns, HEALTHY).map(|_| ())
-        }),
     ]
+}
+
+/// Stops the scheduler of the whole cluster for a while.
+fn scheduler_stopped() -> Trial {
+    Trial::test("scheduler-stopped", || {
+        let w = world();
+        cluster::stop_component(&w.layout, "kube-scheduler").map_err(|e| e.to_string())?;
+        let ns = namespace("scheduler-stopped")?;
+        apply(&ns, &spec("ready"))?;
+        let result = check(
+            &ns,
+            Want {
+                last_step: Some("stored"),
+                must: &["scheduler-silent"],
+                must_not: &["pod-unschedulable"],
+                ..Want::default()
+            },
+        );
+        cluster::start_component(&w.layout, "kube-scheduler").map_err(|e| e.to_string())?;
+        result?;
+        // With the scheduler back, the same rollout goes on to serve.
+        until_live(&ns, HEALTHY).map(|_| ())
+    })
 }
 
 /// Runs `mdiag snapshot` of `target` (none: the namespace) into a file.
