@@ -630,3 +630,27 @@ pub async fn read_logs(
 pub fn log_request_count(pods: &[Pod]) -> usize {
     log_requests(pods).len()
 }
+
+/// The resources discovery found, for commands that watch instead of list.
+pub struct Served {
+    pub model_service: Option<ApiResource>,
+    pub http_routes: Option<ApiResource>,
+}
+
+/// One aggregated-discovery request: the ModelService resource (`wanted`, a
+/// short name, plural or `plural.group`) and HTTPRoutes when served.
+pub async fn discover_served(conn: &Connection, wanted: &str) -> Result<Served, LiveError> {
+    match conn.discover(wanted).await {
+        Ok(found) => Ok(Served {
+            model_service: found.model_service,
+            http_routes: found.http_routes,
+        }),
+        Err(e) => Err(match conn.classify(&e) {
+            Failure::Fatal(f) => f,
+            Failure::Absent | Failure::Gap(_) => LiveError::Denied {
+                server: conn.server.clone(),
+                detail: format!("discovery failed: {}", error_chain(&e)),
+            },
+        }),
+    }
+}
