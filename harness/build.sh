@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Build the control-plane binaries used by the mdiag live tests:
-# kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (from the
-# Go module k8s.io/kubernetes, wrapped by ./k8s) and etcd, etcdctl (from
-# go.etcd.io/etcd, wrapped by ./etcd).
+# Build the binaries used by the mdiag live tests: kube-apiserver,
+# kube-controller-manager, kube-scheduler, kubectl (from the Go module
+# k8s.io/kubernetes, wrapped by ./k8s), etcd, etcdctl (from go.etcd.io/etcd,
+# wrapped by ./etcd) and helm (Helm v3's CLI from helm.sh/helm/v3, wrapped by
+# ./helm).
 #
 # The binaries go to a cache outside the repository, keyed by version:
 #   ${MDIAG_HARNESS_CACHE:-$HOME/.cache/mdiag-harness}/k8s-v<k8s>-etcd-v<etcd>/bin
-# When they are all there already the script returns at once. Either way the
-# last line on stdout is that bin directory; progress goes to stderr.
+#   ${MDIAG_HARNESS_CACHE:-$HOME/.cache/mdiag-harness}/helm-v<helm>/bin
+# Each set is built only when it is missing, so with everything there the
+# script returns at once. Progress goes to stderr.
+#
+# Usage:
+#   build.sh          all of them; the last stdout line is the k8s/etcd bin dir
+#   build.sh helm     helm only; the last stdout line is the helm bin dir
 #
 # Environment:
 #   MDIAG_HARNESS_CACHE  cache root (default $HOME/.cache/mdiag-harness)
@@ -15,6 +21,7 @@
 #   K8S_GIT_COMMIT       commit id to stamp into the Kubernetes binaries; the
 #                        Go module proxy does not tell it, so it is empty
 #                        unless given
+#   HELM_GIT_COMMIT      the same for helm
 #   SOURCE_DATE_EPOCH    fixes the stamped build date (default: now)
 #   GOMODCACHE, GOCACHE, GOFLAGS, GOPROXY are honoured as usual by go.
 set -euo pipefail
@@ -24,118 +31,213 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 log() { printf '[harness/build] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+what="${1:-all}"
+case "$what" in
+    all | helm) ;;
+    *) die "unknown argument '$what' (expected nothing, 'all' or 'helm')" ;;
+esac
+
 # The pinned versions are read from the wrapper go.mod files, so those stay
 # the single place to change them.
 k8s_version="$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }' "$here/k8s/go.mod")"
 etcd_version="$(awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ { print $2; exit }' "$here/etcd/go.mod")"
+helm_version="$(awk '$1 == "helm.sh/helm/v3" && $2 ~ /^v/ { print $2; exit }' "$here/helm/go.mod")"
+# Helm stamps its default Kubernetes version (used when no cluster is asked,
+# as by `helm template`) from the client-go it is built with.
+helm_client_go="$(awk '$1 == "k8s.io/client-go" && $2 ~ /^v/ { print $2; exit }' "$here/helm/go.mod")"
 [[ -n "$k8s_version" ]] || die "cannot read the k8s.io/kubernetes version from $here/k8s/go.mod"
 [[ -n "$etcd_version" ]] || die "cannot read the go.etcd.io/etcd/server/v3 version from $here/etcd/go.mod"
+[[ -n "$helm_version" ]] || die "cannot read the helm.sh/helm/v3 version from $here/helm/go.mod"
+[[ -n "$helm_client_go" ]] || die "cannot read the k8s.io/client-go version from $here/helm/go.mod"
 
 cache_root="${MDIAG_HARNESS_CACHE:-$HOME/.cache/mdiag-harness}"
-dest="$cache_root/k8s-${k8s_version}-etcd-${etcd_version}"
-bin="$dest/bin"
+k8s_dest="$cache_root/k8s-${k8s_version}-etcd-${etcd_version}"
+k8s_bin="$k8s_dest/bin"
 k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 etcd_cmds=(etcd etcdctl)
+helm_dest="$cache_root/helm-${helm_version}"
+helm_bin="$helm_dest/bin"
 
+# complete DIR CMD...: whether every CMD is an executable in DIR.
 complete() {
-    local c
-    for c in "${k8s_cmds[@]}" "${etcd_cmds[@]}"; do
-        [[ -x "$bin/$c" ]] || return 1
+    local dir="$1" c
+    shift
+    for c in "$@"; do
+        [[ -x "$dir/$c" ]] || return 1
     done
 }
 
-if complete; then
-    log "binaries for Kubernetes $k8s_version and etcd $etcd_version are cached"
-    echo "$bin"
-    exit 0
-fi
-
-mkdir -p "$dest"
-# One build at a time per version: a second caller waits, then finds the
-# binaries in place.
-exec 9>"$dest/.lock"
-if ! flock -n 9; then
-    log "another build of $dest is running; waiting for it"
-    flock 9
-fi
-if complete; then
-    log "binaries for Kubernetes $k8s_version and etcd $etcd_version are cached"
-    echo "$bin"
-    exit 0
-fi
-
-go_cmd="${GO:-}"
-if [[ -z "$go_cmd" ]]; then
-    if command -v go >/dev/null 2>&1; then
-        go_cmd="$(command -v go)"
-    elif [[ -x /usr/local/go/bin/go ]]; then
-        go_cmd=/usr/local/go/bin/go
-    else
-        die "no go command found (set GO=/path/to/go)"
+go_cmd=""
+find_go() {
+    [[ -z "$go_cmd" ]] || return 0
+    go_cmd="${GO:-}"
+    if [[ -z "$go_cmd" ]]; then
+        if command -v go >/dev/null 2>&1; then
+            go_cmd="$(command -v go)"
+        elif [[ -x /usr/local/go/bin/go ]]; then
+            go_cmd=/usr/local/go/bin/go
+        else
+            die "no go command found (set GO=/path/to/go)"
+        fi
     fi
-fi
-log "using $("$go_cmd" version)"
+    log "using $("$go_cmd" version)"
+}
 
-# Build into a scratch directory and move the finished binaries in, so an
-# interrupted build never leaves a bin/ that looks complete.
-staging="$dest/.staging.$$"
-rm -rf "$staging"
-mkdir -p "$staging"
-trap 'rm -rf "$staging"' EXIT
-
-# Stamp the version the way Kubernetes' hack/lib/version.sh does, so
-# `--version`, `kubectl version` and the apiserver's /version tell the truth.
 if [[ -n "${SOURCE_DATE_EPOCH:-}" ]]; then
     build_date="$(date -u --date="@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)"
 else
     build_date="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 fi
-ver="${k8s_version#v}"
-major="${ver%%.*}"
-minor="${ver#*.}"
-minor="${minor%%.*}"
-vpkg=k8s.io/component-base/version
-k8s_ldflags="-s -w"
-k8s_ldflags+=" -X $vpkg.gitVersion=$k8s_version"
-k8s_ldflags+=" -X $vpkg.gitMajor=$major"
-k8s_ldflags+=" -X $vpkg.gitMinor=$minor"
-k8s_ldflags+=" -X $vpkg.gitCommit=${K8S_GIT_COMMIT:-}"
-k8s_ldflags+=" -X $vpkg.gitTreeState=clean"
-k8s_ldflags+=" -X $vpkg.buildDate=$build_date"
 
 export CGO_ENABLED=0
-# nice: the machine's cores are shared with other builds.
-gobuild=(nice -n 10 "$go_cmd" build -trimpath -buildvcs=false -mod=readonly)
 
-start=$SECONDS
-log "building Kubernetes $k8s_version: ${k8s_cmds[*]}"
-(
-    cd "$here/k8s"
-    pkgs=()
-    for c in "${k8s_cmds[@]}"; do pkgs+=("./cmd/$c"); done
-    "${gobuild[@]}" -ldflags "$k8s_ldflags" -o "$staging/" "${pkgs[@]}"
-)
-log "Kubernetes built in $((SECONDS - start)) s"
+# Builds go into a scratch directory and the finished binaries are moved in,
+# so an interrupted build never leaves a bin/ that looks complete.
+stagings=()
+cleanup() {
+    local d
+    for d in "${stagings[@]}"; do rm -rf "$d"; done
+}
+trap cleanup EXIT
 
-t=$SECONDS
-log "building etcd $etcd_version: ${etcd_cmds[*]}"
-(
-    cd "$here/etcd"
-    pkgs=()
-    for c in "${etcd_cmds[@]}"; do pkgs+=("./cmd/$c"); done
-    "${gobuild[@]}" -ldflags "-s -w" -o "$staging/" "${pkgs[@]}"
-)
-log "etcd built in $((SECONDS - t)) s"
+# lock DEST FD: one build at a time per cache dir; a second caller waits,
+# then finds the binaries in place.
+lock() {
+    local dest="$1" fd="$2"
+    mkdir -p "$dest"
+    eval "exec $fd>\"\$dest/.lock\""
+    if ! flock -n "$fd"; then
+        log "another build of $dest is running; waiting for it"
+        flock "$fd"
+    fi
+}
 
-# Check that what was built says what it is before it goes in the cache.
-got="$("$staging/kube-apiserver" --version 2>&1 || true)"
-[[ "$got" == "Kubernetes $k8s_version" ]] || die "kube-apiserver --version says '$got', expected 'Kubernetes $k8s_version'"
-got="$("$staging/etcd" --version 2>&1 | head -n1 || true)"
-[[ "$got" == "etcd Version: ${etcd_version#v}" ]] || die "etcd --version says '$got', expected 'etcd Version: ${etcd_version#v}'"
+gobuild() {
+    # nice: the machine's cores are shared with other builds.
+    nice -n 10 "$go_cmd" build -trimpath -buildvcs=false -mod=readonly "$@"
+}
 
-mkdir -p "$bin"
-for c in "${k8s_cmds[@]}" "${etcd_cmds[@]}"; do
-    mv -f "$staging/$c" "$bin/$c"
-done
-log "built in $((SECONDS - start)) s total; $(du -sh "$bin" | cut -f1) of binaries in $bin"
-echo "$bin"
+build_k8s() {
+    if complete "$k8s_bin" "${k8s_cmds[@]}" "${etcd_cmds[@]}"; then
+        log "binaries for Kubernetes $k8s_version and etcd $etcd_version are cached"
+        return 0
+    fi
+    lock "$k8s_dest" 8
+    if complete "$k8s_bin" "${k8s_cmds[@]}" "${etcd_cmds[@]}"; then
+        log "binaries for Kubernetes $k8s_version and etcd $etcd_version are cached"
+        return 0
+    fi
+    find_go
+    local staging="$k8s_dest/.staging.$$"
+    rm -rf "$staging"
+    mkdir -p "$staging"
+    stagings+=("$staging")
+
+    # Stamp the version the way Kubernetes' hack/lib/version.sh does, so
+    # `--version`, `kubectl version` and the apiserver's /version tell the truth.
+    local ver="${k8s_version#v}" major minor
+    major="${ver%%.*}"
+    minor="${ver#*.}"
+    minor="${minor%%.*}"
+    local vpkg=k8s.io/component-base/version
+    local ldflags="-s -w"
+    ldflags+=" -X $vpkg.gitVersion=$k8s_version"
+    ldflags+=" -X $vpkg.gitMajor=$major"
+    ldflags+=" -X $vpkg.gitMinor=$minor"
+    ldflags+=" -X $vpkg.gitCommit=${K8S_GIT_COMMIT:-}"
+    ldflags+=" -X $vpkg.gitTreeState=clean"
+    ldflags+=" -X $vpkg.buildDate=$build_date"
+
+    local start=$SECONDS t c pkgs
+    log "building Kubernetes $k8s_version: ${k8s_cmds[*]}"
+    (
+        cd "$here/k8s"
+        pkgs=()
+        for c in "${k8s_cmds[@]}"; do pkgs+=("./cmd/$c"); done
+        gobuild -ldflags "$ldflags" -o "$staging/" "${pkgs[@]}"
+    )
+    log "Kubernetes built in $((SECONDS - start)) s"
+
+    t=$SECONDS
+    log "building etcd $etcd_version: ${etcd_cmds[*]}"
+    (
+        cd "$here/etcd"
+        pkgs=()
+        for c in "${etcd_cmds[@]}"; do pkgs+=("./cmd/$c"); done
+        gobuild -ldflags "-s -w" -o "$staging/" "${pkgs[@]}"
+    )
+    log "etcd built in $((SECONDS - t)) s"
+
+    # Check that what was built says what it is before it goes in the cache.
+    local got
+    got="$("$staging/kube-apiserver" --version 2>&1 || true)"
+    [[ "$got" == "Kubernetes $k8s_version" ]] || die "kube-apiserver --version says '$got', expected 'Kubernetes $k8s_version'"
+    got="$("$staging/etcd" --version 2>&1 | head -n1 || true)"
+    [[ "$got" == "etcd Version: ${etcd_version#v}" ]] || die "etcd --version says '$got', expected 'etcd Version: ${etcd_version#v}'"
+
+    mkdir -p "$k8s_bin"
+    for c in "${k8s_cmds[@]}" "${etcd_cmds[@]}"; do
+        mv -f "$staging/$c" "$k8s_bin/$c"
+    done
+    log "built in $((SECONDS - start)) s total; $(du -sh "$k8s_bin" | cut -f1) of binaries in $k8s_bin"
+}
+
+build_helm() {
+    if complete "$helm_bin" helm; then
+        log "helm $helm_version is cached"
+        return 0
+    fi
+    lock "$helm_dest" 7
+    if complete "$helm_bin" helm; then
+        log "helm $helm_version is cached"
+        return 0
+    fi
+    find_go
+    local staging="$helm_dest/.staging.$$"
+    rm -rf "$staging"
+    mkdir -p "$staging"
+    stagings+=("$staging")
+
+    # Stamp what Helm's Makefile stamps for a tagged release: the version
+    # (the source only says v3.<minor>), no "unreleased" metadata, and the
+    # Kubernetes version of its client-go (v0.<minor>.x means 1.<minor>).
+    local kminor="${helm_client_go#v0.}"
+    kminor="${kminor%%.*}"
+    local vpkg=helm.sh/helm/v3/internal/version
+    local ldflags="-s -w"
+    ldflags+=" -X $vpkg.version=$helm_version"
+    ldflags+=" -X $vpkg.metadata="
+    ldflags+=" -X $vpkg.gitCommit=${HELM_GIT_COMMIT:-}"
+    ldflags+=" -X $vpkg.gitTreeState=clean"
+    local p
+    for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+        ldflags+=" -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$kminor"
+    done
+
+    local start=$SECONDS
+    log "building helm $helm_version"
+    (
+        cd "$here/helm"
+        # Helm's own main package, named by the tool directive of helm/go.mod.
+        gobuild -ldflags "$ldflags" -o "$staging/helm" helm.sh/helm/v3/cmd/helm
+    )
+    local got
+    got="$(HELM_CONFIG_HOME="$staging/.h" HELM_CACHE_HOME="$staging/.h" HELM_DATA_HOME="$staging/.h" \
+        "$staging/helm" version --template '{{.Version}}' 2>&1 || true)"
+    [[ "$got" == "$helm_version" ]] || die "helm version says '$got', expected '$helm_version'"
+    mkdir -p "$helm_bin"
+    mv -f "$staging/helm" "$helm_bin/helm"
+    log "helm built in $((SECONDS - start)) s; $(du -sh "$helm_bin" | cut -f1) in $helm_bin"
+}
+
+case "$what" in
+    all)
+        build_k8s
+        build_helm
+        echo "$k8s_bin"
+        ;;
+    helm)
+        build_helm
+        echo "$helm_bin"
+        ;;
+esac
