@@ -11,7 +11,11 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::DynamicObject;
 
-use crate::model::{Snapshot, TargetKind, TargetSpec};
+use std::collections::{HashMap, HashSet};
+
+use k8s_openapi::api::core::v1::Node;
+
+use crate::model::{EventRecord, LogRecord, Snapshot, TargetKind, TargetSpec};
 
 pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
 pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
@@ -239,145 +243,567 @@ pub fn selector_matches(
     selector.iter().all(|(k, v)| labels.get(k) == Some(v))
 }
 
-/// Finds the target and walks its chain.
+/// Finds the target and walks its chain. Indexes the snapshot first; to
+/// walk many workloads of one snapshot, build an [`Index`] once and use
+/// [`Index::walk`].
 pub fn walk<'a>(
     snapshot: &'a Snapshot,
     target: &TargetSpec,
     namespace: &str,
     controller: Option<&ControllerLocation>,
 ) -> Result<Chain<'a>, TargetNotFound> {
-    let objects = &snapshot.objects;
-    let in_ns = |meta: &ObjectMeta| ns_of(meta) == namespace;
-    let not_found = || TargetNotFound {
-        kind: target.kind,
-        namespace: namespace.to_string(),
-        name: target.name.clone(),
-        available: available_targets(snapshot, namespace),
-    };
-    let msvc_by_uid = |owner: &str| {
-        objects
-            .model_services
-            .iter()
-            .find(|m| uid(&m.metadata) == owner)
-    };
-    let deployment_by_uid = |owner: &str| {
-        objects
-            .deployments
-            .iter()
-            .find(|d| uid(&d.metadata) == owner)
-    };
+    Index::new(snapshot).walk(target, namespace, controller)
+}
 
-    let (model_service, deployment) = match target.kind {
-        TargetKind::ModelService => {
-            let msvc = objects
-                .model_services
+/// Pushes `item` unless it is the last one pushed (an object naming the
+/// same owner twice).
+fn push_once<'a, T>(list: &mut Vec<&'a T>, item: &'a T) {
+    if !list.last().is_some_and(|last| std::ptr::eq(*last, item)) {
+        list.push(item);
+    }
+}
+
+/// The snapshot indexed once, by owner UID, by UID, by namespace and name,
+/// so that walking every workload of a large snapshot is linear in its
+/// objects. Lists keep the snapshot's order, so a walk through the index
+/// finds what a scan in that order would.
+pub struct Index<'a> {
+    pub snapshot: &'a Snapshot,
+    model_service_by_uid: HashMap<&'a str, &'a DynamicObject>,
+    model_service_by_name: HashMap<(&'a str, &'a str), &'a DynamicObject>,
+    deployment_by_uid: HashMap<&'a str, &'a Deployment>,
+    deployment_by_name: HashMap<(&'a str, &'a str), &'a Deployment>,
+    deployments_by_owner: HashMap<&'a str, Vec<&'a Deployment>>,
+    deployments_by_ns: HashMap<&'a str, Vec<&'a Deployment>>,
+    replica_set_by_uid: HashMap<&'a str, &'a ReplicaSet>,
+    replica_sets_by_owner: HashMap<&'a str, Vec<&'a ReplicaSet>>,
+    pod_by_uid: HashMap<&'a str, &'a Pod>,
+    pod_by_name: HashMap<(&'a str, &'a str), &'a Pod>,
+    pods_by_owner: HashMap<&'a str, Vec<&'a Pod>>,
+    /// Pods with no controller owner, by namespace: the ones a ReplicaSet
+    /// may adopt by selector.
+    uncontrolled_pods: HashMap<&'a str, Vec<&'a Pod>>,
+    services_by_ns: HashMap<&'a str, Vec<&'a Service>>,
+    slices_by_ns: HashMap<&'a str, Vec<&'a EndpointSlice>>,
+    events_by_uid: HashMap<&'a str, Vec<&'a EventRecord>>,
+    /// Events that name no UID, by (kind, name).
+    events_by_name: HashMap<(String, String), Vec<&'a EventRecord>>,
+    node_by_name: HashMap<&'a str, &'a Node>,
+    logs_by_pod: HashMap<(&'a str, &'a str), Vec<&'a LogRecord>>,
+    hpa_namespaces: HashSet<&'a str>,
+}
+
+impl<'a> Index<'a> {
+    pub fn new(snapshot: &'a Snapshot) -> Self {
+        let o = &snapshot.objects;
+        let mut ix = Index {
+            snapshot,
+            model_service_by_uid: HashMap::new(),
+            model_service_by_name: HashMap::new(),
+            deployment_by_uid: HashMap::new(),
+            deployment_by_name: HashMap::new(),
+            deployments_by_owner: HashMap::new(),
+            deployments_by_ns: HashMap::new(),
+            replica_set_by_uid: HashMap::new(),
+            replica_sets_by_owner: HashMap::new(),
+            pod_by_uid: HashMap::new(),
+            pod_by_name: HashMap::new(),
+            pods_by_owner: HashMap::new(),
+            uncontrolled_pods: HashMap::new(),
+            services_by_ns: HashMap::new(),
+            slices_by_ns: HashMap::new(),
+            events_by_uid: HashMap::new(),
+            events_by_name: HashMap::new(),
+            node_by_name: HashMap::new(),
+            logs_by_pod: HashMap::new(),
+            hpa_namespaces: HashSet::new(),
+        };
+        let owners = |meta: &'a ObjectMeta| {
+            meta.owner_references
                 .iter()
-                .find(|m| in_ns(&m.metadata) && name(&m.metadata) == target.name)
-                .ok_or_else(not_found)?;
-            (Some(msvc), owned_deployment(snapshot, msvc, namespace))
+                .flatten()
+                .map(|r| r.uid.as_str())
+                .filter(|u| !u.is_empty())
+        };
+        // The first of equals wins, as `find` over the lists would.
+        for m in &o.model_services {
+            let meta = &m.metadata;
+            ix.model_service_by_uid.entry(uid(meta)).or_insert(m);
+            ix.model_service_by_name
+                .entry((ns_of(meta), name(meta)))
+                .or_insert(m);
         }
-        TargetKind::Deployment => {
-            let d = objects
-                .deployments
-                .iter()
-                .find(|d| in_ns(&d.metadata) && name(&d.metadata) == target.name)
-                .ok_or_else(not_found)?;
-            let msvc = owner_uid_of_kind(&d.metadata, "ModelService").and_then(msvc_by_uid);
-            (msvc, Some(d))
-        }
-        TargetKind::Pod => {
-            let pod = objects
-                .pods
-                .iter()
-                .find(|p| in_ns(&p.metadata) && name(&p.metadata) == target.name)
-                .ok_or_else(not_found)?;
-            let rs = owner_uid_of_kind(&pod.metadata, "ReplicaSet").and_then(|owner| {
-                objects
-                    .replica_sets
-                    .iter()
-                    .find(|r| uid(&r.metadata) == owner)
-            });
-            let d = rs
-                .and_then(|rs| owner_uid_of_kind(&rs.metadata, "Deployment"))
-                .and_then(deployment_by_uid);
-            let msvc = d
-                .and_then(|d| owner_uid_of_kind(&d.metadata, "ModelService"))
-                .and_then(msvc_by_uid);
-            if d.is_none() {
-                // A bare Pod (or one whose owners are gone): the chain is the Pod.
-                return Ok(bare_pod_chain(snapshot, target, namespace, pod));
+        for d in &o.deployments {
+            let meta = &d.metadata;
+            ix.deployment_by_uid.entry(uid(meta)).or_insert(d);
+            ix.deployment_by_name
+                .entry((ns_of(meta), name(meta)))
+                .or_insert(d);
+            ix.deployments_by_ns.entry(ns_of(meta)).or_default().push(d);
+            for owner in owners(meta) {
+                push_once(ix.deployments_by_owner.entry(owner).or_default(), d);
             }
-            (msvc, d)
         }
-    };
-
-    let mut replica_sets: Vec<RevisionSet> = match deployment {
-        Some(d) => objects
-            .replica_sets
-            .iter()
-            .filter(|rs| owned_by(&rs.metadata, uid(&d.metadata)))
-            .map(|rs| RevisionSet {
-                replica_set: rs,
-                revision: revision_of(&rs.metadata),
-                current: runs_template(rs, d),
-            })
-            .collect(),
-        None => Vec::new(),
-    };
-    replica_sets.sort_by(|a, b| {
-        b.revision
-            .cmp(&a.revision)
-            .then_with(|| name(&a.replica_set.metadata).cmp(name(&b.replica_set.metadata)))
-    });
-    // Two ReplicaSets can share a template only transiently; the newest wins.
-    let mut seen_current = false;
-    for rs in &mut replica_sets {
-        if rs.current && seen_current {
-            rs.current = false;
+        for rs in &o.replica_sets {
+            let meta = &rs.metadata;
+            ix.replica_set_by_uid.entry(uid(meta)).or_insert(rs);
+            for owner in owners(meta) {
+                push_once(ix.replica_sets_by_owner.entry(owner).or_default(), rs);
+            }
         }
-        seen_current |= rs.current;
-    }
-    if !seen_current && let Some(d) = deployment {
-        mark_current_by_revision(&mut replica_sets, d);
-    }
-
-    let mut pods: Vec<ChainPod> = objects
-        .pods
-        .iter()
-        .filter(|pod| ns_of(&pod.metadata) == namespace)
-        .filter_map(|pod| {
-            let owner = replica_sets
+        for p in &o.pods {
+            let meta = &p.metadata;
+            ix.pod_by_uid.entry(uid(meta)).or_insert(p);
+            ix.pod_by_name.entry((ns_of(meta), name(meta))).or_insert(p);
+            for owner in owners(meta) {
+                push_once(ix.pods_by_owner.entry(owner).or_default(), p);
+            }
+            let controlled = meta
+                .owner_references
                 .iter()
-                .find(|rs| owned_by(&pod.metadata, uid(&rs.replica_set.metadata)))
-                .or_else(|| adopting_replica_set(&replica_sets, pod))?;
-            Some(ChainPod {
-                pod,
-                revision: owner.revision,
-                current: owner.current,
+                .flatten()
+                .any(|r| r.controller == Some(true));
+            if !controlled {
+                ix.uncontrolled_pods.entry(ns_of(meta)).or_default().push(p);
+            }
+        }
+        for s in &o.services {
+            ix.services_by_ns
+                .entry(ns_of(&s.metadata))
+                .or_default()
+                .push(s);
+        }
+        for s in &o.endpoint_slices {
+            ix.slices_by_ns
+                .entry(ns_of(&s.metadata))
+                .or_default()
+                .push(s);
+        }
+        for e in &o.events {
+            let s = e.subject();
+            if s.uid.is_empty() {
+                ix.events_by_name
+                    .entry((s.kind, s.name))
+                    .or_default()
+                    .push(e);
+            } else {
+                let key = match e {
+                    EventRecord::Core(c) => c.involved_object.uid.as_deref(),
+                    EventRecord::New(n) => n.regarding.as_ref().and_then(|r| r.uid.as_deref()),
+                };
+                if let Some(key) = key {
+                    ix.events_by_uid.entry(key).or_default().push(e);
+                }
+            }
+        }
+        for n in &o.nodes {
+            ix.node_by_name.entry(name(&n.metadata)).or_insert(n);
+        }
+        for l in &snapshot.logs {
+            ix.logs_by_pod
+                .entry((l.namespace.as_str(), l.pod.as_str()))
+                .or_default()
+                .push(l);
+        }
+        for h in &o.hpas {
+            ix.hpa_namespaces.insert(ns_of(&h.metadata));
+        }
+        ix
+    }
+
+    fn services_in(&self, namespace: &str) -> &[&'a Service] {
+        self.services_by_ns
+            .get(namespace)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// Finds the target and walks its chain.
+    pub fn walk(
+        &self,
+        target: &TargetSpec,
+        namespace: &str,
+        controller: Option<&ControllerLocation>,
+    ) -> Result<Chain<'a>, TargetNotFound> {
+        let snapshot = self.snapshot;
+        let not_found = || TargetNotFound {
+            kind: target.kind,
+            namespace: namespace.to_string(),
+            name: target.name.clone(),
+            available: available_targets(snapshot, namespace),
+        };
+        let msvc_by_uid = |owner: &str| self.model_service_by_uid.get(owner).copied();
+        let deployment_by_uid = |owner: &str| self.deployment_by_uid.get(owner).copied();
+        let key = (namespace, target.name.as_str());
+
+        let (model_service, deployment) = match target.kind {
+            TargetKind::ModelService => {
+                let msvc = *self.model_service_by_name.get(&key).ok_or_else(not_found)?;
+                (Some(msvc), self.owned_deployment(msvc, namespace))
+            }
+            TargetKind::Deployment => {
+                let d = *self.deployment_by_name.get(&key).ok_or_else(not_found)?;
+                let msvc = owner_uid_of_kind(&d.metadata, "ModelService").and_then(msvc_by_uid);
+                (msvc, Some(d))
+            }
+            TargetKind::Pod => {
+                let pod = *self.pod_by_name.get(&key).ok_or_else(not_found)?;
+                let rs = owner_uid_of_kind(&pod.metadata, "ReplicaSet")
+                    .and_then(|owner| self.replica_set_by_uid.get(owner).copied());
+                let d = rs
+                    .and_then(|rs| owner_uid_of_kind(&rs.metadata, "Deployment"))
+                    .and_then(deployment_by_uid);
+                let msvc = d
+                    .and_then(|d| owner_uid_of_kind(&d.metadata, "ModelService"))
+                    .and_then(msvc_by_uid);
+                if d.is_none() {
+                    // A bare Pod (or one whose owners are gone): the chain is the Pod.
+                    return Ok(self.bare_pod_chain(target, namespace, pod));
+                }
+                (msvc, d)
+            }
+        };
+
+        let mut replica_sets: Vec<RevisionSet> = match deployment {
+            Some(d) => self
+                .replica_sets_by_owner
+                .get(uid(&d.metadata))
+                .into_iter()
+                .flatten()
+                .map(|rs| RevisionSet {
+                    replica_set: rs,
+                    revision: revision_of(&rs.metadata),
+                    current: runs_template(rs, d),
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        replica_sets.sort_by(|a, b| {
+            b.revision
+                .cmp(&a.revision)
+                .then_with(|| name(&a.replica_set.metadata).cmp(name(&b.replica_set.metadata)))
+        });
+        // Two ReplicaSets can share a template only transiently; the newest wins.
+        let mut seen_current = false;
+        for rs in &mut replica_sets {
+            if rs.current && seen_current {
+                rs.current = false;
+            }
+            seen_current |= rs.current;
+        }
+        if !seen_current && let Some(d) = deployment {
+            mark_current_by_revision(&mut replica_sets, d);
+        }
+
+        // The Pods some ReplicaSet of the chain owns, and those it may adopt.
+        let mut seen: HashSet<*const Pod> = HashSet::new();
+        let candidates = replica_sets
+            .iter()
+            .filter_map(|rs| self.pods_by_owner.get(uid(&rs.replica_set.metadata)))
+            .flatten()
+            .chain(self.uncontrolled_pods.get(namespace).into_iter().flatten())
+            .filter(|pod| seen.insert(std::ptr::from_ref::<Pod>(pod)));
+        let mut pods: Vec<ChainPod> = candidates
+            .filter(|pod| ns_of(&pod.metadata) == namespace)
+            .filter_map(|pod| {
+                let owner = replica_sets
+                    .iter()
+                    .find(|rs| owned_by(&pod.metadata, uid(&rs.replica_set.metadata)))
+                    .or_else(|| adopting_replica_set(&replica_sets, pod))?;
+                Some(ChainPod {
+                    pod,
+                    revision: owner.revision,
+                    current: owner.current,
+                })
             })
+            .collect();
+        pods.sort_by(|a, b| {
+            b.current
+                .cmp(&a.current)
+                .then_with(|| b.revision.cmp(&a.revision))
+                .then_with(|| name(&a.pod.metadata).cmp(name(&b.pod.metadata)))
+        });
+
+        let services = related_services(self.services_in(namespace), model_service, deployment);
+        let endpoint_slices = self.slices_of(namespace, &services);
+
+        Ok(Chain {
+            namespace: namespace.to_string(),
+            target: target.clone(),
+            model_service,
+            deployment,
+            replica_sets,
+            pods,
+            services,
+            endpoint_slices,
+            controller: model_service.map(|_| self.find_controller(namespace, controller)),
         })
-        .collect();
-    pods.sort_by(|a, b| {
-        b.current
-            .cmp(&a.current)
-            .then_with(|| b.revision.cmp(&a.revision))
-            .then_with(|| name(&a.pod.metadata).cmp(name(&b.pod.metadata)))
-    });
+    }
 
-    let services = related_services(snapshot, namespace, model_service, deployment);
-    let endpoint_slices = slices_of(snapshot, namespace, &services);
+    fn owned_deployment(
+        &self,
+        msvc: &DynamicObject,
+        namespace_name: &str,
+    ) -> Option<&'a Deployment> {
+        let owner = uid(&msvc.metadata);
+        if owner.is_empty() {
+            return None;
+        }
+        self.deployments_by_owner
+            .get(owner)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|d| ns_of(&d.metadata) == namespace_name)
+            .max_by_key(|d| {
+                d.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.uid == owner && o.controller == Some(true))
+            })
+    }
 
-    Ok(Chain {
-        namespace: namespace.to_string(),
-        target: target.clone(),
-        model_service,
-        deployment,
-        replica_sets,
-        pods,
-        services,
-        endpoint_slices,
-        controller: model_service.map(|_| find_controller(snapshot, namespace, controller)),
-    })
+    /// The EndpointSlices of these Services: by the `kubernetes.io/service-name` label.
+    fn slices_of(&self, namespace_name: &str, services: &[&Service]) -> Vec<&'a EndpointSlice> {
+        self.slices_by_ns
+            .get(namespace_name)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|s| {
+                let service_name = s
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(SERVICE_NAME_LABEL));
+                services
+                    .iter()
+                    .any(|svc| svc.metadata.name.as_ref() == service_name)
+            })
+            .collect()
+    }
+
+    fn find_controller(
+        &self,
+        namespace_name: &str,
+        wanted: Option<&ControllerLocation>,
+    ) -> ControllerParts<'a> {
+        let candidates = match wanted {
+            Some(loc) => vec![loc.clone()],
+            None => vec![
+                ControllerLocation {
+                    namespace: namespace_name.to_string(),
+                    name: CONTROLLER_NAME.into(),
+                },
+                ControllerLocation {
+                    namespace: CONTROLLER_NAMESPACE.into(),
+                    name: CONTROLLER_NAME.into(),
+                },
+            ],
+        };
+        let lookup = |loc: &ControllerLocation| {
+            let deployment = self
+                .deployment_by_name
+                .get(&(loc.namespace.as_str(), loc.name.as_str()))
+                .copied();
+            let lease =
+                self.snapshot.objects.leases.iter().find(|l| {
+                    ns_of(l.metadata()) == loc.namespace && name(l.metadata()) == loc.name
+                });
+            ControllerParts {
+                location: loc.clone(),
+                deployment,
+                lease,
+            }
+        };
+        candidates
+            .iter()
+            .map(lookup)
+            .find(|c| c.deployment.is_some() || c.lease.is_some())
+            .unwrap_or_else(|| lookup(candidates.last().expect("at least one candidate")))
+    }
+
+    fn bare_pod_chain(&self, target: &TargetSpec, namespace_name: &str, pod: &'a Pod) -> Chain<'a> {
+        let labels = pod.metadata.labels.as_ref();
+        let services: Vec<&Service> = self
+            .services_in(namespace_name)
+            .iter()
+            .copied()
+            .filter(|s| selector_matches(s, labels))
+            .collect();
+        let endpoint_slices = self.slices_of(namespace_name, &services);
+        Chain {
+            namespace: namespace_name.to_string(),
+            target: target.clone(),
+            model_service: None,
+            deployment: None,
+            replica_sets: Vec::new(),
+            pods: vec![ChainPod {
+                pod,
+                revision: None,
+                current: true,
+            }],
+            services,
+            endpoint_slices,
+            controller: None,
+        }
+    }
+
+    /// What [`chain_objects`] keeps of this chain, found through the index
+    /// (no scan of the whole snapshot), as a snapshot of its own with the
+    /// origin, the gaps and the logs of its Pods. Analysing the chain in it
+    /// judges what analysing it in the whole snapshot does: it holds every
+    /// object and Event the rules read about the chain, and, where an HPA
+    /// could name one, the namespace's other Deployments.
+    pub fn chain_snapshot(&self, chain: &Chain) -> Snapshot {
+        let o = &self.snapshot.objects;
+        let mut uids: HashSet<&str> = HashSet::new();
+        let mut out = crate::model::Objects::default();
+        if let Some(m) = chain.model_service {
+            uids.insert(uid(&m.metadata));
+            out.model_services.push(m.clone());
+        }
+        let mut deployments: Vec<&Deployment> = chain.deployment.into_iter().collect();
+        if let Some(d) = chain.controller.as_ref().and_then(|c| c.deployment) {
+            deployments.push(d);
+        }
+        for d in deployments {
+            uids.insert(uid(&d.metadata));
+            out.deployments.push(d.clone());
+        }
+        if self.hpa_namespaces.contains(chain.namespace.as_str()) {
+            for d in self
+                .deployments_by_ns
+                .get(chain.namespace.as_str())
+                .into_iter()
+                .flatten()
+            {
+                if !out
+                    .deployments
+                    .iter()
+                    .any(|x| x.metadata.uid == d.metadata.uid)
+                {
+                    out.deployments.push((*d).clone());
+                }
+            }
+        }
+        for rs in &chain.replica_sets {
+            uids.insert(uid(&rs.replica_set.metadata));
+            out.replica_sets.push(rs.replica_set.clone());
+        }
+        let mut pods: Vec<&Pod> = chain.pods.iter().map(|p| p.pod).collect();
+        for id in chain
+            .endpoint_slices
+            .iter()
+            .flat_map(|s| s.endpoints.iter())
+            .filter_map(|e| e.target_ref.as_ref()?.uid.as_deref())
+        {
+            if let Some(p) = self.pod_by_uid.get(id)
+                && !pods.iter().any(|x| std::ptr::eq(*x, *p))
+            {
+                pods.push(p);
+            }
+        }
+        // In the snapshot's order, as a scan would keep them.
+        let position = |p: &Pod| {
+            (p as *const Pod as usize).wrapping_sub(o.pods.as_ptr() as usize)
+                / std::mem::size_of::<Pod>()
+        };
+        pods.sort_by_key(|p| position(p));
+        for p in pods {
+            uids.insert(uid(&p.metadata));
+            out.pods.push(p.clone());
+        }
+        for s in &chain.services {
+            uids.insert(uid(&s.metadata));
+            out.services.push((*s).clone());
+        }
+        for s in &chain.endpoint_slices {
+            uids.insert(uid(&s.metadata));
+            out.endpoint_slices.push((*s).clone());
+        }
+        let names: Vec<(&str, &str)> = out
+            .pods
+            .iter()
+            .map(|p| ("Pod", name(&p.metadata)))
+            .chain(
+                out.deployments
+                    .iter()
+                    .map(|d| ("Deployment", name(&d.metadata))),
+            )
+            .chain(
+                out.replica_sets
+                    .iter()
+                    .map(|r| ("ReplicaSet", name(&r.metadata))),
+            )
+            .chain(out.services.iter().map(|s| ("Service", name(&s.metadata))))
+            .chain(
+                out.model_services
+                    .iter()
+                    .map(|m| ("ModelService", name(&m.metadata))),
+            )
+            .collect();
+        let mut events: Vec<&EventRecord> = Vec::new();
+        for id in &uids {
+            events.extend(self.events_by_uid.get(id).into_iter().flatten());
+        }
+        if !self.events_by_name.is_empty() {
+            let mut named: HashSet<(&str, &str)> = HashSet::new();
+            for key in names {
+                if named.insert(key) {
+                    events.extend(
+                        self.events_by_name
+                            .get(&(key.0.to_string(), key.1.to_string()))
+                            .into_iter()
+                            .flatten(),
+                    );
+                }
+            }
+        }
+        let event_position = |e: &EventRecord| {
+            (e as *const EventRecord as usize).wrapping_sub(o.events.as_ptr() as usize)
+                / std::mem::size_of::<EventRecord>()
+        };
+        events.sort_by_key(|e| event_position(e));
+        events.dedup_by(|a, b| std::ptr::eq(*a, *b));
+        out.events = events.into_iter().cloned().collect();
+        let mut nodes: Vec<&Node> = Vec::new();
+        for p in &out.pods {
+            if let Some(n) = p
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.as_deref())
+                .and_then(|n| self.node_by_name.get(n))
+                && !nodes.iter().any(|x| std::ptr::eq(*x, *n))
+            {
+                nodes.push(n);
+            }
+        }
+        out.nodes = nodes.into_iter().cloned().collect();
+        out.leases = o.leases.clone();
+        out.hpas = o.hpas.clone();
+        out.pdbs = o.pdbs.clone();
+        out.http_routes = o.http_routes.clone();
+        let logs = out
+            .pods
+            .iter()
+            .flat_map(|p| {
+                self.logs_by_pod
+                    .get(&(ns_of(&p.metadata), name(&p.metadata)))
+                    .into_iter()
+                    .flatten()
+            })
+            .map(|l| (*l).clone())
+            .collect();
+        Snapshot {
+            origin: self.snapshot.origin.clone(),
+            objects: out,
+            logs,
+            gaps: self.snapshot.gaps.clone(),
+            redactions: Vec::new(),
+        }
+    }
 }
 
 /// When no ReplicaSet runs the Deployment's template as written (a dump
@@ -456,63 +882,14 @@ pub fn label_selector_matches(
     labels_ok && expressions_ok
 }
 
-/// The EndpointSlices of these Services: by the `kubernetes.io/service-name` label.
-fn slices_of<'a>(
-    snapshot: &'a Snapshot,
-    namespace_name: &str,
-    services: &[&Service],
-) -> Vec<&'a EndpointSlice> {
-    snapshot
-        .objects
-        .endpoint_slices
-        .iter()
-        .filter(|s| ns_of(&s.metadata) == namespace_name)
-        .filter(|s| {
-            let service_name = s
-                .metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(SERVICE_NAME_LABEL));
-            services
-                .iter()
-                .any(|svc| svc.metadata.name.as_ref() == service_name)
-        })
-        .collect()
-}
-
-fn owned_deployment<'a>(
-    snapshot: &'a Snapshot,
-    msvc: &DynamicObject,
-    namespace_name: &str,
-) -> Option<&'a Deployment> {
-    let owner = uid(&msvc.metadata);
-    snapshot
-        .objects
-        .deployments
-        .iter()
-        .filter(|d| ns_of(&d.metadata) == namespace_name && owned_by(&d.metadata, owner))
-        .max_by_key(|d| {
-            d.metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .any(|o| o.uid == owner && o.controller == Some(true))
-        })
-}
-
 /// The Service(s) of the workload: owned by the ModelService, else one that
 /// selects the Deployment's Pods, else one of exactly the workload's name.
 fn related_services<'a>(
-    snapshot: &'a Snapshot,
-    namespace_name: &str,
+    in_namespace: &[&'a Service],
     model_service: Option<&DynamicObject>,
     deployment: Option<&Deployment>,
 ) -> Vec<&'a Service> {
-    let in_ns = snapshot
-        .objects
-        .services
-        .iter()
-        .filter(|s| ns_of(&s.metadata) == namespace_name);
+    let in_ns = in_namespace.iter().copied();
     if let Some(msvc) = model_service {
         let owned: Vec<_> = in_ns
             .clone()
@@ -542,79 +919,6 @@ fn related_services<'a>(
     in_ns
         .filter(|s| Some(name(&s.metadata)) == workload_name)
         .collect()
-}
-
-fn find_controller<'a>(
-    snapshot: &'a Snapshot,
-    namespace_name: &str,
-    wanted: Option<&ControllerLocation>,
-) -> ControllerParts<'a> {
-    let candidates = match wanted {
-        Some(loc) => vec![loc.clone()],
-        None => vec![
-            ControllerLocation {
-                namespace: namespace_name.to_string(),
-                name: CONTROLLER_NAME.into(),
-            },
-            ControllerLocation {
-                namespace: CONTROLLER_NAMESPACE.into(),
-                name: CONTROLLER_NAME.into(),
-            },
-        ],
-    };
-    let lookup = |loc: &ControllerLocation| {
-        let deployment = snapshot
-            .objects
-            .deployments
-            .iter()
-            .find(|d| ns_of(&d.metadata) == loc.namespace && name(&d.metadata) == loc.name);
-        let lease = snapshot
-            .objects
-            .leases
-            .iter()
-            .find(|l| ns_of(l.metadata()) == loc.namespace && name(l.metadata()) == loc.name);
-        ControllerParts {
-            location: loc.clone(),
-            deployment,
-            lease,
-        }
-    };
-    candidates
-        .iter()
-        .map(lookup)
-        .find(|c| c.deployment.is_some() || c.lease.is_some())
-        .unwrap_or_else(|| lookup(candidates.last().expect("at least one candidate")))
-}
-
-fn bare_pod_chain<'a>(
-    snapshot: &'a Snapshot,
-    target: &TargetSpec,
-    namespace_name: &str,
-    pod: &'a Pod,
-) -> Chain<'a> {
-    let labels = pod.metadata.labels.as_ref();
-    let services: Vec<&Service> = snapshot
-        .objects
-        .services
-        .iter()
-        .filter(|s| ns_of(&s.metadata) == namespace_name && selector_matches(s, labels))
-        .collect();
-    let endpoint_slices = slices_of(snapshot, namespace_name, &services);
-    Chain {
-        namespace: namespace_name.to_string(),
-        target: target.clone(),
-        model_service: None,
-        deployment: None,
-        replica_sets: Vec::new(),
-        pods: vec![ChainPod {
-            pod,
-            revision: None,
-            current: true,
-        }],
-        services,
-        endpoint_slices,
-        controller: None,
-    }
 }
 
 /// Targets a user could trace in a namespace, for "not found" messages.

@@ -1,16 +1,23 @@
 //! `mdiag triage [-n NS | -A] [-l SELECTOR]`: every workload, worst first.
 
+use std::time::Instant;
+
 use anyhow::Context;
 use jiff::Timestamp;
 
 use super::source::SourceRequest;
 use crate::analysis::{self, Diagnosis};
-use crate::chain::{self, TargetNotFound, workloads};
+use crate::chain::{ControllerLocation, Index, TargetNotFound, workloads};
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
 use crate::exit::{Exit, UsageError};
+use crate::model::Snapshot;
 use crate::model::{Clock, LabelFilter, TargetKind};
 use crate::render::report::RunInfo;
 use crate::render::{Style, triage};
+
+/// Set to print how long loading and analysis took (on stderr), for
+/// benchmarks.
+pub const TIMINGS_ENV: &str = "MDIAG_TIMINGS";
 
 pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit> {
     if global.all_namespaces && global.namespace.is_some() {
@@ -27,19 +34,20 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
         return Err(UsageError("--at judges a snapshot file; add --snapshot FILE".into()).into());
     }
     let source = SourceRequest::from_global(global)?;
+    let t_load = Instant::now();
     let (snapshot, namespace, connection) = source.load_scope(global.all_namespaces).await?;
+    let load_time = t_load.elapsed();
     let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
 
-    let mut items: Vec<Diagnosis> = workloads(&snapshot, namespace.as_deref())
-        .into_iter()
-        .filter(|w| filter.as_ref().is_none_or(|f| f.matches(&w.labels)))
-        .filter_map(|w| {
-            let ns = w.target.namespace.clone().unwrap_or_default();
-            let chain = chain::walk(&snapshot, &w.target, &ns, source.controller.as_ref()).ok()?;
-            Some(analysis::analyze(&snapshot, &chain, clock.now))
-        })
-        .collect();
-    analysis::rank(&mut items);
+    let t_analysis = Instant::now();
+    let items = diagnose_all(
+        &snapshot,
+        namespace.as_deref(),
+        filter.as_ref(),
+        source.controller.as_ref(),
+        clock.now,
+    );
+    let analysis_time = t_analysis.elapsed();
     if items.is_empty() {
         return Err(TargetNotFound {
             kind: TargetKind::ModelService,
@@ -78,6 +86,19 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
             .context("cannot encode the report")?,
     };
     super::emit(&text)?;
+    if std::env::var_os(TIMINGS_ENV).is_some() {
+        eprintln!(
+            "mdiag timings: load {:.1} ms ({} objects{}), analysis {:.1} ms ({} workloads)",
+            load_time.as_secs_f64() * 1e3,
+            snapshot.objects.len(),
+            connection
+                .as_ref()
+                .map(|c| format!(", {} requests", c.requests()))
+                .unwrap_or_default(),
+            analysis_time.as_secs_f64() * 1e3,
+            items.len(),
+        );
+    }
     // As trace decides each one: any problem is 1; else, any workload
     // whose chain could not be read is 4; all healthy is 0.
     let codes: Vec<Exit> = items.iter().map(super::trace::exit_for).collect();
@@ -88,4 +109,32 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
     } else {
         Exit::Healthy
     })
+}
+
+/// Every workload of `namespace` (or of all) that `filter` keeps, analysed
+/// at `now` and ranked worst first. The snapshot is indexed once and each
+/// workload is judged in a snapshot of its own chain (what `mdiag snapshot`
+/// would keep of it), so the work grows with the objects, not with
+/// workloads times objects.
+pub fn diagnose_all(
+    snapshot: &Snapshot,
+    namespace: Option<&str>,
+    filter: Option<&LabelFilter>,
+    controller: Option<&ControllerLocation>,
+    now: Timestamp,
+) -> Vec<Diagnosis> {
+    let index = Index::new(snapshot);
+    let mut items: Vec<Diagnosis> = workloads(snapshot, namespace)
+        .into_iter()
+        .filter(|w| filter.is_none_or(|f| f.matches(&w.labels)))
+        .filter_map(|w| {
+            let ns = w.target.namespace.clone().unwrap_or_default();
+            let chain = index.walk(&w.target, &ns, controller).ok()?;
+            let own = index.chain_snapshot(&chain);
+            let chain = Index::new(&own).walk(&w.target, &ns, controller).ok()?;
+            Some(analysis::analyze(&own, &chain, now))
+        })
+        .collect();
+    analysis::rank(&mut items);
+    items
 }

@@ -1,0 +1,92 @@
+//! Triage judges each workload in a snapshot of its own chain, found
+//! through an index of the whole snapshot (so 10,000 Pods stay linear).
+//! These tests check that it reaches exactly the diagnosis of the plain
+//! walk and analysis over the whole snapshot, on every fixture alone and on
+//! all of them in one snapshot (many namespaces and workloads side by side).
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use mdiag::analysis::{self, Diagnosis};
+use mdiag::chain::{self, workloads};
+use mdiag::cmd::triage::diagnose_all;
+use mdiag::model::{Clock, Snapshot};
+use mdiag::source::read_snapshot_file;
+
+fn fixture_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for folder in ["fixtures/demo", "fixtures/cases"] {
+        for entry in std::fs::read_dir(root.join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if (name.ends_with(".yaml") || name.ends_with(".json")) && name != "expected.yaml" {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() > 20, "fixtures found: {}", files.len());
+    files
+}
+
+/// What triage did before the index: walk and analyse each workload in
+/// the whole snapshot.
+fn plain(snapshot: &Snapshot, now: Timestamp) -> Vec<Diagnosis> {
+    let mut items: Vec<Diagnosis> = workloads(snapshot, None)
+        .into_iter()
+        .filter_map(|w| {
+            let ns = w.target.namespace.clone().unwrap_or_default();
+            let chain = chain::walk(snapshot, &w.target, &ns, None).ok()?;
+            Some(analysis::analyze(snapshot, &chain, now))
+        })
+        .collect();
+    analysis::rank(&mut items);
+    items
+}
+
+#[test]
+fn every_fixture_is_judged_the_same_through_the_index() {
+    let mut compared = 0;
+    for file in fixture_files() {
+        let snapshot = read_snapshot_file(&file).unwrap();
+        let now = Clock::choose(&snapshot.origin, None, Timestamp::now()).now;
+        let want = plain(&snapshot, now);
+        let got = diagnose_all(&snapshot, None, None, None, now);
+        assert_eq!(got, want, "{}", file.display());
+        compared += want.len();
+    }
+    assert!(compared > 20, "only {compared} workloads compared");
+}
+
+#[test]
+fn all_fixtures_in_one_snapshot_are_judged_the_same_through_the_index() {
+    let mut merged = Snapshot::default();
+    let mut now = None;
+    for (i, file) in fixture_files().into_iter().enumerate() {
+        let mut s = read_snapshot_file(&file).unwrap();
+        now.get_or_insert(Clock::choose(&s.origin, None, Timestamp::now()).now);
+        if i == 0 {
+            merged.origin = s.origin.clone();
+        }
+        let o = &mut merged.objects;
+        let from = &mut s.objects;
+        o.model_services.append(&mut from.model_services);
+        o.deployments.append(&mut from.deployments);
+        o.replica_sets.append(&mut from.replica_sets);
+        o.pods.append(&mut from.pods);
+        o.services.append(&mut from.services);
+        o.endpoint_slices.append(&mut from.endpoint_slices);
+        o.events.append(&mut from.events);
+        o.nodes.append(&mut from.nodes);
+        o.leases.append(&mut from.leases);
+        o.hpas.append(&mut from.hpas);
+        o.pdbs.append(&mut from.pdbs);
+        merged.logs.append(&mut s.logs);
+        merged.gaps.append(&mut s.gaps);
+    }
+    let now = now.unwrap();
+    let want = plain(&merged, now);
+    assert!(want.len() > 20);
+    assert_eq!(diagnose_all(&merged, None, None, None, now), want);
+}
