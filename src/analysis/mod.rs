@@ -2,6 +2,7 @@
 //! findings and the verdict. No IO and no clock: `now` is an argument.
 
 mod facts;
+pub mod gate;
 mod ladder;
 mod rules;
 mod verdict;

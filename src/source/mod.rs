@@ -10,4 +10,5 @@ mod objects;
 pub use file::{SourceError, read_snapshot_file};
 pub use objects::{ObjectError, all_values, sort_object};
 pub mod redact;
+pub mod watch;
 pub mod write;

@@ -1,0 +1,732 @@
+//! Watching one namespace for `gate`: one kube-runtime watcher per resource,
+//! each feeding an in-memory store, copied into a [`Snapshot`] whenever the
+//! gate judges. The watcher resumes from the last resourceVersion after a
+//! disconnect and lists again on 410 Gone; this module only reports what
+//! happened to each watch, so the gate knows when its view is whole.
+//! Only list and watch requests: mdiag never writes.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Event as CoreEvent, Node, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::utils::{Backoff, WatchStreamExt};
+use kube::runtime::watcher::{self, Event};
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::live::{Connection, Served};
+use crate::chain::ControllerLocation;
+use crate::model::{EventRecord, Gap, Origin, OriginKind, Snapshot};
+
+/// What happened to one watch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signal {
+    /// An object was added, changed or deleted.
+    Changed(WatchId),
+    /// The watch (re)started with a full list: the first one, or after 410 Gone.
+    Listing(WatchId),
+    /// The list is complete; the store is whole.
+    Synced(WatchId),
+    /// A request failed; the watcher retries with backoff unless `gave_up`.
+    Failed {
+        id: WatchId,
+        failure: WatchFailure,
+        reason: String,
+        gave_up: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchFailure {
+    /// 401 or 403: retrying will not help.
+    Denied,
+    /// The resource is not served (404).
+    NotServed,
+    /// Connection refused or reset, timeouts, 429 and 5xx: retried.
+    Unreachable,
+    /// 410 Gone: the resourceVersion was compacted; the watcher lists again.
+    Expired,
+}
+
+/// A watch: the resource and where it looks.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WatchId {
+    pub resource: &'static str,
+    pub namespace: Option<String>,
+    /// Set when the watch follows one object by name.
+    pub name: Option<String>,
+}
+
+impl WatchId {
+    fn new(resource: &'static str, namespace: Option<&str>, name: Option<&str>) -> Self {
+        WatchId {
+            resource,
+            namespace: namespace.map(str::to_string),
+            name: name.map(str::to_string),
+        }
+    }
+
+    pub fn label(&self) -> String {
+        let mut s = self.resource.to_string();
+        if let Some(name) = &self.name {
+            s.push('/');
+            s.push_str(name);
+        }
+        if let Some(ns) = &self.namespace {
+            s.push_str(" in ");
+            s.push_str(ns);
+        }
+        s
+    }
+}
+
+/// What to watch.
+pub struct WatchPlan<'a> {
+    pub namespace: &'a str,
+    pub served: &'a Served,
+    pub controller_spots: Vec<ControllerLocation>,
+    /// The server closes each watch after this long and it is resumed; it must
+    /// stay under the client's read timeout, which would cut an idle watch.
+    pub watch_timeout: Duration,
+}
+
+/// Retries quickly: a gate waits on a person's CI job, and an apiserver that
+/// restarts is back in seconds. 250 ms doubling to 4 s.
+#[derive(Debug, Clone)]
+struct QuickBackoff {
+    next: Duration,
+}
+
+const BACKOFF_FIRST: Duration = Duration::from_millis(250);
+/// The longest a watcher sleeps between retries.
+pub const BACKOFF_MAX: Duration = Duration::from_secs(4);
+
+impl Iterator for QuickBackoff {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        let now = self.next;
+        self.next = (self.next * 2).min(BACKOFF_MAX);
+        Some(now)
+    }
+}
+
+impl Backoff for QuickBackoff {
+    fn reset(&mut self) {
+        self.next = BACKOFF_FIRST;
+    }
+}
+
+/// The stores, one per watch.
+#[derive(Default)]
+struct Stores {
+    deployments: Vec<Store<Deployment>>,
+    replica_sets: Vec<Store<ReplicaSet>>,
+    pods: Vec<Store<Pod>>,
+    services: Vec<Store<Service>>,
+    endpoint_slices: Vec<Store<EndpointSlice>>,
+    events: Vec<Store<CoreEvent>>,
+    nodes: Vec<Store<Node>>,
+    leases: Vec<Store<Lease>>,
+    hpas: Vec<Store<HorizontalPodAutoscaler>>,
+    pdbs: Vec<Store<PodDisruptionBudget>>,
+    model_services: Vec<(ApiResource, Store<DynamicObject>)>,
+    http_routes: Vec<(ApiResource, Store<DynamicObject>)>,
+}
+
+/// Running watches and their stores.
+pub struct WatchSet {
+    stores: Stores,
+    signals: mpsc::UnboundedReceiver<Signal>,
+    tasks: Vec<JoinHandle<()>>,
+    ids: Vec<WatchId>,
+}
+
+impl Drop for WatchSet {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+fn watch_config(plan: &WatchPlan, name: Option<&str>) -> watcher::Config {
+    let seconds = plan.watch_timeout.as_secs().clamp(5, 290) as u32;
+    let config = watcher::Config::default().timeout(seconds);
+    match name {
+        Some(n) => config.fields(&format!("metadata.name={n}")),
+        None => config,
+    }
+}
+
+fn classify(err: &watcher::Error) -> (WatchFailure, String) {
+    let api = |e: &kube::Error| match e {
+        kube::Error::Api(s) if s.code == 401 || s.code == 403 => {
+            (WatchFailure::Denied, s.message.clone())
+        }
+        kube::Error::Api(s) if s.code == 404 => (WatchFailure::NotServed, s.message.clone()),
+        kube::Error::Api(s) if s.code == 410 => (WatchFailure::Expired, s.message.clone()),
+        other => (WatchFailure::Unreachable, error_text(other)),
+    };
+    match err {
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => api(e),
+        watcher::Error::WatchError(status) => match status.code {
+            401 | 403 => (WatchFailure::Denied, status.message.clone()),
+            404 => (WatchFailure::NotServed, status.message.clone()),
+            410 => (WatchFailure::Expired, status.message.clone()),
+            _ => (WatchFailure::Unreachable, status.message.clone()),
+        },
+        watcher::Error::NoResourceVersion => (WatchFailure::Unreachable, err.to_string()),
+    }
+}
+
+fn error_text(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Runs one watcher into a store, reporting what happens on `tx`. A denied
+/// or unserved resource ends the watch: retrying would not change it.
+fn spawn<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    writer: reflector::store::Writer<K>,
+    id: WatchId,
+    tx: mpsc::UnboundedSender<Signal>,
+) -> JoinHandle<()>
+where
+    K: kube::Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Clone + Eq + std::hash::Hash + Send + Sync,
+{
+    tokio::spawn(async move {
+        let stream = reflector::reflector(
+            writer,
+            watcher::watcher(api, config).backoff(QuickBackoff {
+                next: BACKOFF_FIRST,
+            }),
+        );
+        futures::pin_mut!(stream);
+        while let Some(item) = stream.next().await {
+            let signal = match item {
+                Ok(Event::Init) => Signal::Listing(id.clone()),
+                Ok(Event::InitDone) => Signal::Synced(id.clone()),
+                // Objects of a list in progress count once the list is whole.
+                Ok(Event::InitApply(_)) => continue,
+                Ok(Event::Apply(_) | Event::Delete(_)) => Signal::Changed(id.clone()),
+                Err(e) => {
+                    let (failure, reason) = classify(&e);
+                    let gave_up = matches!(failure, WatchFailure::Denied | WatchFailure::NotServed);
+                    Signal::Failed {
+                        id: id.clone(),
+                        failure,
+                        reason,
+                        gave_up,
+                    }
+                }
+            };
+            let stop = matches!(signal, Signal::Failed { gave_up: true, .. });
+            if tx.send(signal).is_err() || stop {
+                return;
+            }
+        }
+    })
+}
+
+impl WatchSet {
+    /// Starts every watch of the plan. Nothing is read yet when it returns:
+    /// signals say when each store is whole.
+    pub fn start(conn: &Connection, plan: &WatchPlan) -> WatchSet {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let client = &conn.client;
+        let ns = plan.namespace;
+        let mut set = WatchSet {
+            stores: Stores::default(),
+            signals: rx,
+            tasks: Vec::new(),
+            ids: Vec::new(),
+        };
+
+        macro_rules! watch {
+            ($field:ident, $ty:ty, $resource:expr, $api:expr, $ns:expr, $name:expr) => {{
+                let id = WatchId::new($resource, $ns, $name);
+                let (store, writer) = reflector::store::<$ty>();
+                let handle = spawn(
+                    $api,
+                    watch_config(plan, $name),
+                    writer,
+                    id.clone(),
+                    tx.clone(),
+                );
+                set.stores.$field.push(store);
+                set.tasks.push(handle);
+                set.ids.push(id);
+            }};
+        }
+
+        watch!(
+            deployments,
+            Deployment,
+            "deployments",
+            Api::namespaced(client.clone(), ns),
+            Some(ns),
+            None
+        );
+        watch!(
+            replica_sets,
+            ReplicaSet,
+            "replicasets",
+            Api::namespaced(client.clone(), ns),
+            Some(ns),
+            None
+        );
+        watch!(
+            pods,
+            Pod,
+            "pods",
+            Api::namespaced(client.clone(), ns),
+            Some(ns),
+            None
+        );
+        watch!(
+            services,
+            Service,
+            "services",
+            Api::namespaced(client.clone(), ns),
+            Some(ns),
+            None
+        );
+        watch!(
+            endpoint_slices,
+            EndpointSlice,
+            "endpointslices",
+            Api::namespaced(client.clone(), ns),
+            Some(ns),
+            None
+        );
+        watch!(
+            events,
+            CoreEvent,
+            "events",
+            Api::namespaced(client.clone(), ns),
+            Some(ns),
+            None
+        );
+        watch!(
+            hpas,
+            HorizontalPodAutoscaler,
+            "horizontalpodautoscalers",
+            Api::namespaced(client.clone(), ns),
+            Some(ns),
+            None
+        );
+        watch!(
+            pdbs,
+            PodDisruptionBudget,
+            "poddisruptionbudgets",
+            Api::namespaced(client.clone(), ns),
+            Some(ns),
+            None
+        );
+        watch!(nodes, Node, "nodes", Api::all(client.clone()), None, None);
+        watch!(
+            leases,
+            Lease,
+            "leases",
+            Api::namespaced(client.clone(), "kube-system"),
+            Some("kube-system"),
+            None
+        );
+        for spot in &plan.controller_spots {
+            let spot_ns = spot.namespace.as_str();
+            let name = Some(spot.name.as_str());
+            if spot_ns != ns {
+                watch!(
+                    deployments,
+                    Deployment,
+                    "deployments",
+                    Api::namespaced(client.clone(), spot_ns),
+                    Some(spot_ns),
+                    name
+                );
+            }
+            if spot_ns != "kube-system" {
+                watch!(
+                    leases,
+                    Lease,
+                    "leases",
+                    Api::namespaced(client.clone(), spot_ns),
+                    Some(spot_ns),
+                    name
+                );
+            }
+        }
+        for (resource, field) in [
+            (&plan.served.model_service, 0),
+            (&plan.served.http_routes, 1),
+        ] {
+            let Some(r) = resource else { continue };
+            let plural: &'static str = if field == 0 {
+                "modelservices"
+            } else {
+                "httproutes"
+            };
+            let id = WatchId::new(plural, Some(ns), None);
+            let api = Api::<DynamicObject>::namespaced_with(client.clone(), ns, r);
+            let writer = reflector::store::Writer::new(r.clone());
+            let store = writer.as_reader();
+            let handle = spawn(
+                api,
+                watch_config(plan, None),
+                writer,
+                id.clone(),
+                tx.clone(),
+            );
+            if field == 0 {
+                set.stores.model_services.push((r.clone(), store));
+            } else {
+                set.stores.http_routes.push((r.clone(), store));
+            }
+            set.tasks.push(handle);
+            set.ids.push(id);
+        }
+        set
+    }
+
+    /// Every watch started.
+    pub fn ids(&self) -> &[WatchId] {
+        &self.ids
+    }
+
+    /// The next thing that happened to a watch, or `None` if all ended.
+    pub async fn next(&mut self) -> Option<Signal> {
+        self.signals.recv().await
+    }
+
+    /// Another signal if one is already waiting.
+    pub fn try_next(&mut self) -> Option<Signal> {
+        self.signals.try_recv().ok()
+    }
+
+    /// The stores as a snapshot, with `gaps` for what could not be watched.
+    pub fn snapshot(&self, origin: &Origin, gaps: &[Gap]) -> Snapshot {
+        fn all<K: kube::Resource + Clone>(stores: &[Store<K>]) -> Vec<K>
+        where
+            K::DynamicType: Clone + Eq + std::hash::Hash,
+        {
+            let mut out: Vec<K> = stores
+                .iter()
+                .flat_map(|s| s.state())
+                .map(|arc| (*arc).clone())
+                .collect();
+            out.sort_by(|a, b| {
+                let key = |o: &K| (o.meta().namespace.clone(), o.meta().name.clone());
+                key(a).cmp(&key(b))
+            });
+            out.dedup_by(|a, b| a.meta().uid.is_some() && a.meta().uid == b.meta().uid);
+            out
+        }
+        let dynamic = |stores: &[(ApiResource, Store<DynamicObject>)]| {
+            let mut out = Vec::new();
+            for (r, store) in stores {
+                for arc in store.state() {
+                    let mut item = (*arc).clone();
+                    // Watched items come without apiVersion and kind, as lists do.
+                    item.types = Some(kube::api::TypeMeta {
+                        api_version: r.api_version.clone(),
+                        kind: r.kind.clone(),
+                    });
+                    out.push(item);
+                }
+            }
+            out.sort_by(|a: &DynamicObject, b| a.metadata.name.cmp(&b.metadata.name));
+            out
+        };
+        let s = &self.stores;
+        let mut snapshot = Snapshot::default();
+        let o = &mut snapshot.objects;
+        o.deployments = all(&s.deployments);
+        o.replica_sets = all(&s.replica_sets);
+        o.pods = all(&s.pods);
+        o.services = all(&s.services);
+        o.endpoint_slices = all(&s.endpoint_slices);
+        o.events = all(&s.events)
+            .into_iter()
+            .map(|e| EventRecord::Core(Box::new(e)))
+            .collect();
+        o.nodes = all(&s.nodes);
+        o.leases = all(&s.leases);
+        o.hpas = all(&s.hpas);
+        o.pdbs = all(&s.pdbs);
+        o.model_services = dynamic(&s.model_services);
+        o.http_routes = dynamic(&s.http_routes);
+        snapshot.gaps = gaps.to_vec();
+        snapshot.origin = Origin {
+            kind: OriginKind::Live,
+            ..origin.clone()
+        };
+        snapshot
+    }
+}
+
+/// Tracks each watch's state from its signals: whether the gate's view is
+/// whole and current, and what could not be read.
+#[derive(Debug, Default)]
+pub struct WatchHealth {
+    states: BTreeMap<WatchId, WatchState>,
+    /// Lists that started again after the first (410 Gone or a lost watch).
+    pub relists: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WatchState {
+    Listing,
+    Synced,
+    /// Failing since the first failure; the watcher retries.
+    Failing {
+        reason: String,
+    },
+    /// Will not be read: denied or not served.
+    Gap {
+        failure: WatchFailure,
+        reason: String,
+    },
+}
+
+impl WatchHealth {
+    pub fn new(ids: &[WatchId]) -> Self {
+        WatchHealth {
+            states: ids
+                .iter()
+                .map(|id| (id.clone(), WatchState::Listing))
+                .collect(),
+            relists: 0,
+        }
+    }
+
+    /// Records a signal; returns whether the objects may have changed.
+    pub fn record(&mut self, signal: &Signal) -> bool {
+        match signal {
+            Signal::Changed(id) => {
+                // An event proves the watch is flowing again.
+                if let Some(s @ WatchState::Failing { .. }) = self.states.get_mut(id) {
+                    *s = WatchState::Synced;
+                }
+                true
+            }
+            Signal::Listing(id) => {
+                let before = self.states.insert(id.clone(), WatchState::Listing);
+                if matches!(
+                    before,
+                    Some(WatchState::Synced | WatchState::Failing { .. })
+                ) {
+                    self.relists += 1;
+                }
+                false
+            }
+            Signal::Synced(id) => {
+                self.states.insert(id.clone(), WatchState::Synced);
+                true
+            }
+            Signal::Failed {
+                id,
+                failure,
+                reason,
+                gave_up,
+            } => {
+                let state = if *gave_up {
+                    WatchState::Gap {
+                        failure: *failure,
+                        reason: reason.clone(),
+                    }
+                } else {
+                    WatchState::Failing {
+                        reason: reason.clone(),
+                    }
+                };
+                self.states.insert(id.clone(), state);
+                *gave_up
+            }
+        }
+    }
+
+    /// After the API answered again, a watch that failed is trusted once its
+    /// watcher has had time to resume (its backoff), unless it failed again.
+    pub fn recovered(&mut self) {
+        for s in self.states.values_mut() {
+            if matches!(s, WatchState::Failing { .. }) {
+                *s = WatchState::Synced;
+            }
+        }
+    }
+
+    /// Every watch has a whole list (or will never have one).
+    pub fn synced(&self) -> bool {
+        self.states
+            .values()
+            .all(|s| matches!(s, WatchState::Synced | WatchState::Gap { .. }))
+    }
+
+    /// The first failing watch and why, while any fails.
+    pub fn failing(&self) -> Option<(&WatchId, &str)> {
+        self.states.iter().find_map(|(id, s)| match s {
+            WatchState::Failing { reason } => Some((id, reason.as_str())),
+            _ => None,
+        })
+    }
+
+    /// What could not be watched, as gaps.
+    pub fn gaps(&self) -> Vec<Gap> {
+        self.states
+            .iter()
+            .filter_map(|(id, s)| match s {
+                WatchState::Gap { failure, reason } if *failure != WatchFailure::NotServed => {
+                    Some(Gap {
+                        resource: id.resource.to_string(),
+                        namespace: id.namespace.clone(),
+                        verb: "watch".into(),
+                        name: id.name.clone(),
+                        reason: reason.clone(),
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A watch of the chain itself was denied: the gate cannot decide.
+    pub fn chain_denied(&self, namespace: &str) -> Option<Gap> {
+        const CHAIN: &[&str] = &[
+            "deployments",
+            "replicasets",
+            "pods",
+            "services",
+            "endpointslices",
+            "modelservices",
+        ];
+        self.gaps().into_iter().find(|g| {
+            CHAIN.contains(&g.resource.as_str())
+                && g.namespace.as_deref() == Some(namespace)
+                && g.name.is_none()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(resource: &'static str) -> WatchId {
+        WatchId::new(resource, Some("ns"), None)
+    }
+
+    #[test]
+    fn the_view_is_whole_only_when_every_watch_listed() {
+        let ids = [id("pods"), id("events")];
+        let mut health = WatchHealth::new(&ids);
+        assert!(!health.synced());
+        health.record(&Signal::Synced(id("pods")));
+        assert!(!health.synced());
+        health.record(&Signal::Failed {
+            id: id("events"),
+            failure: WatchFailure::Denied,
+            reason: "forbidden".into(),
+            gave_up: true,
+        });
+        assert!(health.synced(), "a denied watch is a gap, not a wait");
+        assert_eq!(health.gaps().len(), 1);
+        assert_eq!(health.gaps()[0].verb, "watch");
+        assert!(
+            health.chain_denied("ns").is_none(),
+            "events are not the chain"
+        );
+    }
+
+    #[test]
+    fn a_failing_watch_holds_the_view_until_it_flows_or_the_api_answers() {
+        let ids = [id("pods")];
+        let mut health = WatchHealth::new(&ids);
+        health.record(&Signal::Synced(id("pods")));
+        health.record(&Signal::Failed {
+            id: id("pods"),
+            failure: WatchFailure::Unreachable,
+            reason: "connection refused".into(),
+            gave_up: false,
+        });
+        assert!(!health.synced());
+        assert_eq!(health.failing().unwrap().1, "connection refused");
+        health.record(&Signal::Changed(id("pods")));
+        assert!(health.synced());
+        health.record(&Signal::Failed {
+            id: id("pods"),
+            failure: WatchFailure::Unreachable,
+            reason: "connection refused".into(),
+            gave_up: false,
+        });
+        health.recovered();
+        assert!(health.synced());
+    }
+
+    #[test]
+    fn a_second_list_is_counted_as_a_relist() {
+        let ids = [id("pods")];
+        let mut health = WatchHealth::new(&ids);
+        health.record(&Signal::Listing(id("pods")));
+        health.record(&Signal::Synced(id("pods")));
+        assert_eq!(health.relists, 0);
+        health.record(&Signal::Failed {
+            id: id("pods"),
+            failure: WatchFailure::Expired,
+            reason: "too old resource version".into(),
+            gave_up: false,
+        });
+        health.record(&Signal::Listing(id("pods")));
+        assert_eq!(health.relists, 1);
+        assert!(!health.synced());
+    }
+
+    #[test]
+    fn a_denied_pod_watch_means_the_chain_cannot_be_judged() {
+        let ids = [id("pods")];
+        let mut health = WatchHealth::new(&ids);
+        health.record(&Signal::Failed {
+            id: id("pods"),
+            failure: WatchFailure::Denied,
+            reason: "pods is forbidden".into(),
+            gave_up: true,
+        });
+        assert_eq!(health.chain_denied("ns").unwrap().resource, "pods");
+    }
+
+    #[test]
+    fn backoff_doubles_to_its_cap_and_resets() {
+        let mut b = QuickBackoff {
+            next: BACKOFF_FIRST,
+        };
+        let seen: Vec<_> = (0..7).filter_map(|_| b.next()).collect();
+        assert_eq!(seen[0], Duration::from_millis(250));
+        assert_eq!(seen[1], Duration::from_millis(500));
+        assert_eq!(*seen.last().unwrap(), BACKOFF_MAX);
+        b.reset();
+        assert_eq!(b.next(), Some(BACKOFF_FIRST));
+    }
+}
