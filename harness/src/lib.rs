@@ -33,7 +33,9 @@
 pub mod cluster;
 pub mod controller;
 pub mod events;
+pub mod helm;
 pub mod helpers;
+pub mod load;
 pub mod sim;
 pub mod util;
 
