@@ -35,7 +35,6 @@ pub mod controller;
 pub mod events;
 pub mod helm;
 pub mod helpers;
-pub mod load;
 pub mod sim;
 pub mod util;
 
