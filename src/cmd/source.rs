@@ -90,6 +90,17 @@ impl SourceRequest {
         &self,
         all: bool,
     ) -> anyhow::Result<(Snapshot, Option<String>, Option<Connection>)> {
+        self.load_scope_selected(all, None).await
+    }
+
+    /// [`Self::load_scope`], with the ModelServices filtered on the server
+    /// by `selector` when read live (see [`live::read_scoped`]); a file is
+    /// filtered by the caller.
+    pub async fn load_scope_selected(
+        &self,
+        all: bool,
+        selector: Option<&str>,
+    ) -> anyhow::Result<(Snapshot, Option<String>, Option<Connection>)> {
         if let Some(path) = &self.snapshot_file {
             let snapshot = read_snapshot_file(path)?;
             let namespace = if all { None } else { self.namespace.clone() };
@@ -105,13 +116,14 @@ impl SourceRequest {
                     .unwrap_or_else(|| conn.default_namespace.clone()),
             )
         };
-        let snapshot = live::read_for_trace(
+        let snapshot = live::read_scoped(
             &conn,
             &TraceRead {
                 namespace: namespace.as_deref(),
                 resource: self.resource.as_deref(),
                 controller: self.controller.as_ref(),
             },
+            selector,
         )
         .await?;
         Ok((snapshot, namespace, Some(conn)))

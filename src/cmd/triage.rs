@@ -35,7 +35,9 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
     }
     let source = SourceRequest::from_global(global)?;
     let t_load = Instant::now();
-    let (snapshot, namespace, connection) = source.load_scope(global.all_namespaces).await?;
+    let (snapshot, namespace, connection) = source
+        .load_scope_selected(global.all_namespaces, global.selector.as_deref())
+        .await?;
     let load_time = t_load.elapsed();
     let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
 

@@ -13,13 +13,15 @@ use futures::future::join_all;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Event as CoreEvent, Node, Pod, Service};
+use k8s_openapi::api::core::v1::{Event as CoreEvent, Namespace, Node, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config};
+use kube::{Client, Config, Resource};
 use serde::de::DeserializeOwned;
+use tokio::sync::{OnceCell, Semaphore};
 
 use crate::chain::{CONTROLLER_NAME, CONTROLLER_NAMESPACE, ControllerLocation};
 use crate::exit::Exit;
@@ -65,6 +67,48 @@ pub struct Connection {
     pub context: Option<String>,
     pub server: String,
     requests: Arc<AtomicU32>,
+    policy: ReadPolicy,
+    /// Bounds the requests in flight (pages, gets and retries alike).
+    limiter: Arc<Semaphore>,
+    /// The namespaces, listed once, when an all-namespaces list was
+    /// forbidden and each namespace is tried on its own.
+    namespaces: Arc<OnceCell<NamespaceNames>>,
+}
+
+/// The namespaces' names, or the code and message of the failed list.
+type NamespaceNames = Result<Vec<String>, (u16, String)>;
+
+/// How lists are paged, retried and bounded.
+#[derive(Debug, Clone)]
+pub struct ReadPolicy {
+    /// Objects per page (`limit`).
+    pub page_size: u32,
+    /// Tries of one request when the server answers 429 or 5xx.
+    pub max_attempts: u32,
+    /// The first wait between tries, doubled each time up to `max_backoff`,
+    /// unless the server says how long (`Retry-After`).
+    pub first_backoff: Duration,
+    pub max_backoff: Duration,
+    /// The longest `Retry-After` honoured as given.
+    pub max_retry_after: Duration,
+    /// Lists restarted from the first page after an expired continue token.
+    pub max_relists: u32,
+    /// Requests in flight at once. 16 holds a trace's first wave whole.
+    pub concurrency: usize,
+}
+
+impl Default for ReadPolicy {
+    fn default() -> Self {
+        ReadPolicy {
+            page_size: 500,
+            max_attempts: 6,
+            first_backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(5),
+            max_retry_after: Duration::from_secs(30),
+            max_relists: 3,
+            concurrency: 16,
+        }
+    }
 }
 
 /// Resolves the kubeconfig, context and credentials as kubectl does
@@ -110,13 +154,10 @@ pub async fn connect(options: &LiveOptions) -> Result<Connection, LiveError> {
     let server = config.cluster_url.to_string();
     let default_namespace = config.default_namespace.clone();
     let client = Client::try_from(config).map_err(|e| LiveError::Config(e.to_string()))?;
-    Ok(Connection {
-        client,
-        default_namespace,
-        context,
-        server,
-        requests: Arc::new(AtomicU32::new(0)),
-    })
+    let mut conn = Connection::from_client(client, &server, ReadPolicy::default());
+    conn.default_namespace = default_namespace;
+    conn.context = context;
+    Ok(conn)
 }
 
 fn kubeconfig_present() -> bool {
@@ -127,7 +168,22 @@ fn kubeconfig_present() -> bool {
 }
 
 impl Connection {
-    /// API requests issued so far (pages included).
+    /// A connection over a client made elsewhere (a test's fake API, or a
+    /// caller with its own configuration).
+    pub fn from_client(client: Client, server: &str, policy: ReadPolicy) -> Connection {
+        Connection {
+            client,
+            default_namespace: "default".into(),
+            context: None,
+            server: server.to_string(),
+            requests: Arc::new(AtomicU32::new(0)),
+            limiter: Arc::new(Semaphore::new(policy.concurrency.max(1))),
+            namespaces: Arc::new(OnceCell::new()),
+            policy,
+        }
+    }
+
+    /// API requests issued so far (pages and retries included).
     pub fn requests(&self) -> u32 {
         self.requests.load(Ordering::Relaxed)
     }
@@ -152,33 +208,216 @@ impl Connection {
         }
     }
 
-    /// Lists every page of a resource.
-    async fn list_all<K>(&self, api: Api<K>) -> Result<Vec<K>, kube::Error>
+    /// Sends one request, retrying with back-off when the server is
+    /// overloaded (429, honouring `Retry-After`) or failing (5xx), and
+    /// decodes the JSON answer. At most `policy.concurrency` requests are in
+    /// flight across the connection.
+    async fn send_json<T: DeserializeOwned>(
+        &self,
+        build: &(dyn Fn() -> Result<http::Request<Vec<u8>>, kube::core::request::Error> + Sync),
+    ) -> Result<T, kube::Error> {
+        let mut attempt = 1;
+        loop {
+            let request = build().map_err(kube::Error::BuildRequest)?;
+            let (status, retry_after, bytes) = {
+                let _permit = self
+                    .limiter
+                    .acquire()
+                    .await
+                    .expect("the limiter is never closed");
+                self.count();
+                let response = self
+                    .client
+                    .send(request.map(kube::client::Body::from))
+                    .await?;
+                let status = response.status().as_u16();
+                let retry_after = response
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<u64>().ok());
+                let bytes = response.into_body().collect_bytes().await?;
+                (status, retry_after, bytes)
+            };
+            if (200..300).contains(&status) {
+                return serde_json::from_slice(&bytes).map_err(kube::Error::SerdeError);
+            }
+            let error = api_status(status, &bytes);
+            let retriable = status == 429 || matches!(status, 500 | 502 | 503 | 504);
+            if !retriable || attempt >= self.policy.max_attempts {
+                return Err(kube::Error::Api(Box::new(error)));
+            }
+            let told = retry_after.or_else(|| {
+                error
+                    .details
+                    .as_ref()
+                    .map(|d| u64::from(d.retry_after_seconds))
+                    .filter(|s| *s > 0)
+            });
+            let wait = match told {
+                Some(seconds) => Duration::from_secs(seconds).min(self.policy.max_retry_after),
+                None => self
+                    .policy
+                    .first_backoff
+                    .saturating_mul(1 << (attempt - 1).min(16))
+                    .min(self.policy.max_backoff),
+            };
+            tokio::time::sleep(wait).await;
+            attempt += 1;
+        }
+    }
+
+    /// Lists every page of the resource at `url_path`, keeping of each page
+    /// only what `keep` keeps (it may also trim an object). An expired
+    /// continue token (410) restarts the list from its first page.
+    async fn list_pages<K>(
+        &self,
+        url_path: &str,
+        params: &ListParams,
+        keep: &(dyn Fn(&mut K) -> bool + Sync),
+    ) -> Result<Vec<K>, kube::Error>
     where
         K: Clone + DeserializeOwned + Debug,
     {
-        let mut params = ListParams::default().limit(500);
-        let mut out = Vec::new();
-        loop {
-            self.count();
-            let page = api.list(&params).await?;
-            out.extend(page.items);
-            match page.metadata.continue_ {
-                Some(token) if !token.is_empty() => params = params.continue_token(&token),
-                _ => return Ok(out),
+        let mut relists = 0;
+        'list: loop {
+            let mut out = Vec::new();
+            let mut params = params.clone().limit(self.policy.page_size);
+            params.continue_token = None;
+            loop {
+                let request = kube::core::Request::new(url_path);
+                let page: Result<kube::core::ObjectList<K>, kube::Error> =
+                    self.send_json(&|| request.list(&params)).await;
+                match page {
+                    Ok(page) => {
+                        out.extend(
+                            page.items
+                                .into_iter()
+                                .filter_map(|mut item| keep(&mut item).then_some(item)),
+                        );
+                        match page.metadata.continue_ {
+                            Some(token) if !token.is_empty() => {
+                                params = params.continue_token(&token)
+                            }
+                            _ => return Ok(out),
+                        }
+                    }
+                    Err(kube::Error::Api(status))
+                        if status.code == 410
+                            && params.continue_token.is_some()
+                            && relists < self.policy.max_relists =>
+                    {
+                        relists += 1;
+                        continue 'list;
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         }
+    }
+
+    /// Lists a namespaced resource in one namespace, or in all of them.
+    /// When the all-namespaces list is forbidden, each namespace is listed
+    /// on its own (when the namespaces may be listed), so one forbidden
+    /// namespace costs its own objects only. Returns the objects and, per
+    /// namespace (`None`: the whole list), what failed.
+    async fn list_scope<K>(
+        &self,
+        path: &(dyn Fn(Option<&str>) -> String + Sync),
+        namespace: Option<&str>,
+        params: &ListParams,
+        keep: &(dyn Fn(&mut K) -> bool + Sync),
+    ) -> Listed<K>
+    where
+        K: Clone + DeserializeOwned + Debug + Send,
+    {
+        let first = self.list_pages(&path(namespace), params, keep).await;
+        let forbidden_everywhere =
+            matches!(&first, Err(kube::Error::Api(s)) if s.code == 403) && namespace.is_none();
+        if !forbidden_everywhere {
+            return match first {
+                Ok(items) => Listed {
+                    items,
+                    failures: Vec::new(),
+                },
+                Err(e) => Listed {
+                    items: Vec::new(),
+                    failures: vec![(namespace.map(str::to_string), e)],
+                },
+            };
+        }
+        let namespaces = match self.namespace_names().await {
+            Ok(names) => names,
+            // Neither the list nor the namespaces: the whole list is a gap.
+            Err(_) => {
+                return Listed {
+                    items: Vec::new(),
+                    failures: vec![(None, first.expect_err("forbidden"))],
+                };
+            }
+        };
+        use futures::stream::{self, StreamExt};
+        let results: Vec<(String, Result<Vec<K>, kube::Error>)> = stream::iter(namespaces)
+            .map(|ns| async move {
+                let listed = self.list_pages(&path(Some(&ns)), params, keep).await;
+                (ns, listed)
+            })
+            .buffered(self.policy.concurrency.max(1))
+            .collect()
+            .await;
+        let mut listed = Listed {
+            items: Vec::new(),
+            failures: Vec::new(),
+        };
+        for (ns, result) in results {
+            match result {
+                Ok(items) => listed.items.extend(items),
+                Err(e) => listed.failures.push((Some(ns), e)),
+            }
+        }
+        listed
+    }
+
+    /// The names of every namespace (listed once per connection).
+    async fn namespace_names(&self) -> Result<Vec<String>, (u16, String)> {
+        self.namespaces
+            .get_or_init(|| async {
+                let keep = |_: &mut Namespace| true;
+                let path = Namespace::url_path(&(), None);
+                match self.list_pages(&path, &ListParams::default(), &keep).await {
+                    Ok(list) => {
+                        let mut names: Vec<String> =
+                            list.into_iter().filter_map(|n| n.metadata.name).collect();
+                        names.sort();
+                        Ok(names)
+                    }
+                    Err(kube::Error::Api(s)) => Err((s.code, s.message)),
+                    Err(e) => Err((0, e.to_string())),
+                }
+            })
+            .await
+            .clone()
     }
 
     async fn get_opt<K>(&self, api: Api<K>, name: &str) -> Result<Option<K>, kube::Error>
     where
         K: Clone + DeserializeOwned + Debug,
     {
+        let _permit = self
+            .limiter
+            .acquire()
+            .await
+            .expect("the limiter is never closed");
         self.count();
         api.get_opt(name).await
     }
 
     async fn server_version(&self) -> Result<String, kube::Error> {
+        let _permit = self
+            .limiter
+            .acquire()
+            .await
+            .expect("the limiter is never closed");
         self.count();
         Ok(self.client.apiserver_version().await?.git_version)
     }
@@ -187,8 +426,15 @@ impl Connection {
     /// plural, or `plural.group`) and, when the Gateway API is installed,
     /// HTTPRoutes, through aggregated discovery: one request.
     async fn discover(&self, wanted: &str) -> Result<Discovered, kube::Error> {
-        self.count();
-        let groups = self.client.list_api_groups_aggregated().await?;
+        let groups = {
+            let _permit = self
+                .limiter
+                .acquire()
+                .await
+                .expect("the limiter is never closed");
+            self.count();
+            self.client.list_api_groups_aggregated().await?
+        };
         let (want_name, want_group) = match wanted.split_once('.') {
             Some((name, group)) => (name, Some(group)),
             None => (wanted, None),
@@ -235,6 +481,34 @@ impl Connection {
     }
 }
 
+/// What a list returned, and what failed of it (per namespace when the
+/// namespaces were listed one by one).
+struct Listed<K> {
+    items: Vec<K>,
+    failures: Vec<(Option<String>, kube::Error)>,
+}
+
+/// The Status of a failed answer: the server's own, else one made of the
+/// HTTP code and the body's text (a proxy's page, say).
+fn api_status(code: u16, body: &[u8]) -> kube::core::Status {
+    match serde_json::from_slice::<kube::core::Status>(body) {
+        Ok(mut s) if s.code != 0 || !s.message.is_empty() => {
+            if s.code == 0 {
+                s.code = code;
+            }
+            s
+        }
+        _ => {
+            let text = String::from_utf8_lossy(body);
+            let text = text.trim();
+            let mut s =
+                kube::core::Status::failure(if text.is_empty() { "no message" } else { text }, "");
+            s.code = code;
+            s
+        }
+    }
+}
+
 /// What discovery found.
 #[derive(Default)]
 struct Discovered {
@@ -270,6 +544,13 @@ struct Collector<'c> {
 }
 
 impl Collector<'_> {
+    fn take_listed<K>(&mut self, listed: Listed<K>, resource: &str) -> Vec<K> {
+        for (namespace, error) in listed.failures {
+            let _: Option<()> = self.take(Err(error), resource, namespace.as_deref(), "list", None);
+        }
+        listed.items
+    }
+
     fn take<T: Default>(
         &mut self,
         result: Result<T, kube::Error>,
@@ -309,16 +590,68 @@ pub struct TraceRead<'a> {
     pub controller: Option<&'a ControllerLocation>,
 }
 
-/// A namespaced resource in one namespace, or in all of them.
-fn scoped<K>(client: &Client, ns: Option<&str>) -> Api<K>
+/// The URL of a resource's list, in one namespace or in all.
+fn typed_path<K>(namespace: Option<&str>) -> String
 where
-    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
-    K::DynamicType: Default,
+    K: kube::Resource<DynamicType = ()>,
 {
-    match ns {
-        Some(ns) => Api::namespaced(client.clone(), ns),
-        None => Api::all(client.clone()),
+    K::url_path(&(), namespace)
+}
+
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// What every object loses as its page arrives: the last-applied
+/// annotation (a second copy of the object) and, unless the analysis reads
+/// them, its managedFields (they date declarations and name field owners on
+/// ModelServices and Deployments only).
+fn trim_meta(meta: &mut ObjectMeta, keep_managed_fields: bool) {
+    if !keep_managed_fields {
+        meta.managed_fields = None;
     }
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+        if annotations.is_empty() {
+            meta.annotations = None;
+        }
+    }
+}
+
+/// Built-in kinds whose Events no rule and no chain reads. Events about
+/// any other kind (Pods, ReplicaSets, Deployments, Services, Nodes, HPAs,
+/// the ModelService and other custom kinds) are kept.
+const UNREAD_EVENT_KINDS: &[&str] = &[
+    "Job",
+    "CronJob",
+    "StatefulSet",
+    "DaemonSet",
+    "ConfigMap",
+    "Secret",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "VolumeAttachment",
+    "Namespace",
+    "ServiceAccount",
+    "Lease",
+    "Ingress",
+    "IngressClass",
+    "Role",
+    "RoleBinding",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CertificateSigningRequest",
+    "PriorityClass",
+    "CustomResourceDefinition",
+    "APIService",
+];
+
+fn keep_event(event: &mut CoreEvent) -> bool {
+    let kind = event.involved_object.kind.as_deref().unwrap_or("");
+    if UNREAD_EVENT_KINDS.contains(&kind) {
+        return false;
+    }
+    trim_meta(&mut event.metadata, false);
+    true
 }
 
 /// Reads everything a trace of one namespace needs (or a triage of all of
@@ -326,6 +659,24 @@ where
 pub async fn read_for_trace(
     conn: &Connection,
     read: &TraceRead<'_>,
+) -> Result<Snapshot, LiveError> {
+    read_scoped(conn, read, None).await
+}
+
+/// [`read_for_trace`], with the ModelServices filtered on the server by a
+/// label selector (triage's `-l`). Only the ModelServices: the Deployments,
+/// Pods and Events of a selected ModelService need not carry its labels,
+/// and a Deployment that no ModelService owns is selected by triage itself.
+///
+/// Lists are paged, retried when the server is overloaded, and trimmed
+/// page by page (see [`trim_meta`]); Events about kinds nothing reads are
+/// dropped as they arrive, and once everything is read, Events about
+/// objects that were not read are dropped too (unless some list failed,
+/// when nothing can tell which are needed).
+pub async fn read_scoped(
+    conn: &Connection,
+    read: &TraceRead<'_>,
+    model_service_selector: Option<&str>,
 ) -> Result<Snapshot, LiveError> {
     let ns = read.namespace;
     let client = &conn.client;
@@ -347,6 +698,46 @@ pub async fn read_for_trace(
             name: CONTROLLER_NAME.into(),
         }],
     };
+    let all = ListParams::default();
+    let keep_managed = |d: &mut Deployment| {
+        trim_meta(&mut d.metadata, true);
+        true
+    };
+    let trimmed_rs = |o: &mut ReplicaSet| {
+        trim_meta(&mut o.metadata, false);
+        true
+    };
+    let trimmed_pod = |o: &mut Pod| {
+        trim_meta(&mut o.metadata, false);
+        true
+    };
+    let trimmed_service = |o: &mut Service| {
+        trim_meta(&mut o.metadata, false);
+        true
+    };
+    let trimmed_slice = |o: &mut EndpointSlice| {
+        trim_meta(&mut o.metadata, false);
+        true
+    };
+    let trimmed_node = |o: &mut Node| {
+        trim_meta(&mut o.metadata, false);
+        true
+    };
+    let trimmed_lease = |o: &mut Lease| {
+        trim_meta(&mut o.metadata, false);
+        true
+    };
+    let trimmed_hpa = |o: &mut HorizontalPodAutoscaler| {
+        trim_meta(&mut o.metadata, false);
+        true
+    };
+    let trimmed_pdb = |o: &mut PodDisruptionBudget| {
+        trim_meta(&mut o.metadata, false);
+        true
+    };
+
+    let nodes_path = Node::url_path(&(), None);
+    let system_leases_path = Lease::url_path(&(), Some("kube-system"));
 
     // Wave 1: discovery and everything that does not depend on it.
     let (
@@ -366,16 +757,21 @@ pub async fn read_for_trace(
     ) = tokio::join!(
         conn.server_version(),
         conn.discover(wanted),
-        conn.list_all(scoped::<Deployment>(client, ns)),
-        conn.list_all(scoped::<ReplicaSet>(client, ns)),
-        conn.list_all(scoped::<Pod>(client, ns)),
-        conn.list_all(scoped::<Service>(client, ns)),
-        conn.list_all(scoped::<EndpointSlice>(client, ns)),
-        conn.list_all(scoped::<CoreEvent>(client, ns)),
-        conn.list_all(Api::<Node>::all(client.clone())),
-        conn.list_all(Api::<Lease>::namespaced(client.clone(), "kube-system")),
-        conn.list_all(scoped::<HorizontalPodAutoscaler>(client, ns)),
-        conn.list_all(scoped::<PodDisruptionBudget>(client, ns)),
+        conn.list_scope(&typed_path::<Deployment>, ns, &all, &keep_managed),
+        conn.list_scope(&typed_path::<ReplicaSet>, ns, &all, &trimmed_rs),
+        conn.list_scope(&typed_path::<Pod>, ns, &all, &trimmed_pod),
+        conn.list_scope(&typed_path::<Service>, ns, &all, &trimmed_service),
+        conn.list_scope(&typed_path::<EndpointSlice>, ns, &all, &trimmed_slice),
+        conn.list_scope(&typed_path::<CoreEvent>, ns, &all, &keep_event),
+        conn.list_pages(&nodes_path, &all, &trimmed_node),
+        conn.list_pages(&system_leases_path, &all, &trimmed_lease),
+        conn.list_scope(
+            &typed_path::<HorizontalPodAutoscaler>,
+            ns,
+            &all,
+            &trimmed_hpa
+        ),
+        conn.list_scope(&typed_path::<PodDisruptionBudget>, ns, &all, &trimmed_pdb),
         join_all(controller_spots.iter().map(|spot| async move {
             let (deployment, lease) = tokio::join!(
                 conn.get_opt(
@@ -403,33 +799,35 @@ pub async fn read_for_trace(
         Some(d) => (d.model_service, d.http_routes),
         None => (None, None),
     };
-    o.deployments = c.take(deployments, "deployments", ns, "list", None);
-    o.replica_sets = c.take(replica_sets, "replicasets", ns, "list", None);
-    o.pods = c.take(pods, "pods", ns, "list", None);
-    o.services = c.take(services, "services", ns, "list", None);
-    o.endpoint_slices = c.take(slices, "endpointslices", ns, "list", None);
+    o.deployments = c.take_listed(deployments, "deployments");
+    o.replica_sets = c.take_listed(replica_sets, "replicasets");
+    o.pods = c.take_listed(pods, "pods");
+    o.services = c.take_listed(services, "services");
+    o.endpoint_slices = c.take_listed(slices, "endpointslices");
     o.events = c
-        .take(events, "events", ns, "list", None)
+        .take_listed(events, "events")
         .into_iter()
         .map(|e| EventRecord::Core(Box::new(e)))
         .collect();
     o.nodes = c.take(nodes, "nodes", None, "list", None);
     o.leases = c.take(system_leases, "leases", Some("kube-system"), "list", None);
-    o.hpas = c.take(hpas, "horizontalpodautoscalers", ns, "list", None);
-    o.pdbs = c.take(pdbs, "poddisruptionbudgets", ns, "list", None);
+    o.hpas = c.take_listed(hpas, "horizontalpodautoscalers");
+    o.pdbs = c.take_listed(pdbs, "poddisruptionbudgets");
     for (spot, deployment, lease) in controllers {
         let ns = Some(spot.namespace.as_str());
-        if let Some(d) = c.take(deployment, "deployments", ns, "get", Some(&spot.name)) {
+        if let Some(mut d) = c.take(deployment, "deployments", ns, "get", Some(&spot.name)) {
             // The controller may live in the target namespace: no duplicates.
             if !o
                 .deployments
                 .iter()
                 .any(|x| x.metadata.uid == d.metadata.uid)
             {
+                trim_meta(&mut d.metadata, true);
                 o.deployments.push(d);
             }
         }
-        if let Some(l) = c.take(lease, "leases", ns, "get", Some(&spot.name)) {
+        if let Some(mut l) = c.take(lease, "leases", ns, "get", Some(&spot.name)) {
+            trim_meta(&mut l.metadata, false);
             o.leases.push(l);
         }
     }
@@ -438,22 +836,31 @@ pub async fn read_for_trace(
     }
 
     // Wave 2: the ModelServices (and HTTPRoutes), now that discovery named them.
-    let list_dynamic = |resource: Option<ApiResource>| async move {
-        match resource {
-            Some(r) => {
-                let api = match ns {
-                    Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &r),
-                    None => Api::<DynamicObject>::all_with(client.clone(), &r),
-                };
-                Some((r.clone(), conn.list_all(api).await))
+    let keep_dynamic = |o: &mut DynamicObject| {
+        trim_meta(&mut o.metadata, true);
+        true
+    };
+    let list_dynamic = |resource: Option<ApiResource>, selector: Option<&str>| {
+        let params = match selector {
+            Some(s) => ListParams::default().labels(s),
+            None => ListParams::default(),
+        };
+        let keep_dynamic = &keep_dynamic;
+        async move {
+            match resource {
+                Some(r) => {
+                    let path = |namespace: Option<&str>| DynamicObject::url_path(&r, namespace);
+                    let listed = conn.list_scope(&path, ns, &params, keep_dynamic).await;
+                    Some((r.clone(), listed))
+                }
+                None => None,
             }
-            None => None,
         }
     };
     let wanted_missing = model_service_resource.is_none();
     let (model_services, routes) = tokio::join!(
-        list_dynamic(model_service_resource),
-        list_dynamic(route_resource)
+        list_dynamic(model_service_resource, model_service_selector),
+        list_dynamic(route_resource, None)
     );
     // List items come without apiVersion and kind: give them back, so the
     // objects read the same from a snapshot file.
@@ -467,11 +874,11 @@ pub async fn read_for_trace(
         items
     };
     if let Some((r, listed)) = model_services {
-        let items = c.take(listed, &r.plural, ns, "list", None);
+        let items = c.take_listed(listed, &r.plural);
         snapshot.objects.model_services = typed(&r, items);
     }
     if let Some((r, listed)) = routes {
-        let items = c.take(listed, &r.plural, ns, "list", None);
+        let items = c.take_listed(listed, &r.plural);
         snapshot.objects.http_routes = typed(&r, items);
     }
     if wanted_missing && read.resource.is_some() && !c.gaps.iter().any(|g| g.resource == "apis") {
@@ -483,6 +890,9 @@ pub async fn read_for_trace(
     if let Some(fatal) = c.fatal.take() {
         return Err(fatal);
     }
+    if c.gaps.is_empty() {
+        keep_events_about_read_objects(&mut snapshot.objects);
+    }
     snapshot.gaps = c.gaps;
     snapshot.origin = Origin {
         kind: OriginKind::Live,
@@ -492,6 +902,53 @@ pub async fn read_for_trace(
         ..Origin::default()
     };
     Ok(snapshot)
+}
+
+/// Drops the Events whose object was not read (an Event that names no UID
+/// is kept when an object of its kind and name was).
+fn keep_events_about_read_objects(o: &mut crate::model::Objects) {
+    use std::collections::HashSet;
+    let metas = o
+        .model_services
+        .iter()
+        .map(|m| ("ModelService", &m.metadata))
+        .chain(o.deployments.iter().map(|d| ("Deployment", &d.metadata)))
+        .chain(o.replica_sets.iter().map(|r| ("ReplicaSet", &r.metadata)))
+        .chain(o.pods.iter().map(|p| ("Pod", &p.metadata)))
+        .chain(o.services.iter().map(|s| ("Service", &s.metadata)))
+        .chain(
+            o.endpoint_slices
+                .iter()
+                .map(|s| ("EndpointSlice", &s.metadata)),
+        )
+        .chain(o.nodes.iter().map(|n| ("Node", &n.metadata)))
+        .chain(
+            o.hpas
+                .iter()
+                .map(|h| ("HorizontalPodAutoscaler", &h.metadata)),
+        )
+        .chain(o.pdbs.iter().map(|p| ("PodDisruptionBudget", &p.metadata)))
+        .chain(o.http_routes.iter().map(|r| ("HTTPRoute", &r.metadata)));
+    let mut uids: HashSet<String> = HashSet::new();
+    let mut names: HashSet<(String, String, String)> = HashSet::new();
+    for (kind, meta) in metas {
+        if let Some(uid) = &meta.uid {
+            uids.insert(uid.clone());
+        }
+        names.insert((
+            kind.to_string(),
+            meta.namespace.clone().unwrap_or_default(),
+            meta.name.clone().unwrap_or_default(),
+        ));
+    }
+    o.events.retain(|e| {
+        let s = e.subject();
+        if s.uid.is_empty() {
+            names.contains(&(s.kind, s.namespace, s.name))
+        } else {
+            uids.contains(&s.uid)
+        }
+    });
 }
 
 /// How much of each container log to keep, and how many reads at once.
@@ -654,3 +1111,7 @@ pub async fn discover_served(conn: &Connection, wanted: &str) -> Result<Served, 
         }),
     }
 }
+
+#[cfg(test)]
+#[path = "live_tests.rs"]
+mod tests;

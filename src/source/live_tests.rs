@@ -1,0 +1,552 @@
+//! The live reader against a fake API server (a `tower::service_fn`
+//! answering scripted responses): paging, retries, relists, per-namespace
+//! fallback and the trimming of pages. Waits run on tokio's paused clock, so
+//! the back-off is checked by the virtual time it took, not by sleeping.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::{Request, Response};
+use k8s_openapi::api::core::v1::Pod;
+use kube::Client;
+use kube::client::Body;
+use serde_json::{Value, json};
+
+use super::*;
+
+/// One scripted answer: status, extra headers, body.
+struct Answer {
+    status: u16,
+    headers: Vec<(&'static str, String)>,
+    body: Value,
+}
+
+fn ok(body: Value) -> Answer {
+    Answer {
+        status: 200,
+        headers: Vec::new(),
+        body,
+    }
+}
+
+fn failure(status: u16, reason: &str, message: &str) -> Answer {
+    Answer {
+        status,
+        headers: Vec::new(),
+        body: json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "code": status, "reason": reason, "message": message,
+        }),
+    }
+}
+
+/// Answers for requests whose path and query contain the string.
+type Script = (String, VecDeque<Answer>);
+
+type Route = Box<dyn Fn(&str, &str) -> Option<Answer> + Send>;
+
+/// A fake API server: each request is answered by the first script queued
+/// for its path (`(path, query)` given to it), else by the fallback route.
+#[derive(Clone)]
+struct Fake {
+    scripts: Arc<Mutex<Vec<Script>>>,
+    fallback: Arc<Mutex<Option<Route>>>,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        Fake {
+            scripts: Arc::new(Mutex::new(Vec::new())),
+            fallback: Arc::new(Mutex::new(None)),
+            seen: Arc::new(Mutex::new(Vec::new())),
+        }
+    }
+
+    /// Answers for requests whose path and query contain `matching`, in order.
+    fn script(&self, matching: &str, answers: Vec<Answer>) -> &Fake {
+        self.scripts
+            .lock()
+            .unwrap()
+            .push((matching.to_string(), answers.into()));
+        self
+    }
+
+    fn otherwise(&self, route: impl Fn(&str, &str) -> Option<Answer> + Send + 'static) {
+        *self.fallback.lock().unwrap() = Some(Box::new(route));
+    }
+
+    fn answer(&self, path: &str, query: &str) -> Answer {
+        self.seen.lock().unwrap().push(format!("{path}?{query}"));
+        let full = format!("{path}?{query}");
+        for (matching, answers) in self.scripts.lock().unwrap().iter_mut() {
+            if full.contains(matching.as_str())
+                && let Some(a) = answers.pop_front()
+            {
+                return a;
+            }
+        }
+        self.fallback
+            .lock()
+            .unwrap()
+            .as_ref()
+            .and_then(|route| route(path, query))
+            .unwrap_or_else(|| failure(404, "NotFound", &format!("{path} not found")))
+    }
+
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    fn connection(&self, policy: ReadPolicy) -> Connection {
+        let fake = self.clone();
+        let service = tower::service_fn(move |req: Request<Body>| {
+            let fake = fake.clone();
+            async move {
+                let path = req.uri().path().to_string();
+                let query = req.uri().query().unwrap_or("").to_string();
+                let a = fake.answer(&path, &query);
+                let mut response = Response::builder().status(a.status);
+                for (k, v) in a.headers {
+                    response = response.header(k, v);
+                }
+                let body = serde_json::to_vec(&a.body).unwrap();
+                Ok::<_, std::convert::Infallible>(response.body(Body::from(body)).unwrap())
+            }
+        });
+        Connection::from_client(Client::new(service, "default"), "https://fake", policy)
+    }
+}
+
+fn pod(ns: &str, name: &str) -> Value {
+    json!({
+        "metadata": {
+            "name": name, "namespace": ns, "uid": format!("uid-{ns}-{name}"),
+            "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": "{\"a whole\": \"copy\"}",
+                "team": "serving",
+            },
+            "managedFields": [{"manager": "kubelet", "operation": "Update", "apiVersion": "v1",
+                               "subresource": "status", "fieldsType": "FieldsV1", "fieldsV1": {"f:status": {}}}],
+        },
+        "spec": {"containers": [{"name": "server", "image": "img:v1"}]},
+    })
+}
+
+fn list(kind: &str, items: Vec<Value>, next: Option<&str>) -> Value {
+    let mut metadata = json!({"resourceVersion": "100"});
+    if let Some(token) = next {
+        metadata["continue"] = json!(token);
+    }
+    json!({"kind": format!("{kind}List"), "apiVersion": "v1", "metadata": metadata, "items": items})
+}
+
+fn keep_all(_: &mut Pod) -> bool {
+    true
+}
+
+fn names(pods: &[Pod]) -> Vec<String> {
+    pods.iter()
+        .map(|p| p.metadata.name.clone().unwrap_or_default())
+        .collect()
+}
+
+const PODS: &str = "/api/v1/pods";
+
+#[tokio::test(start_paused = true)]
+async fn a_429_is_retried_after_the_time_the_server_asks_for() {
+    let fake = Fake::new();
+    let mut busy = failure(
+        429,
+        "TooManyRequests",
+        "Too many requests, please try again later.",
+    );
+    busy.headers.push(("Retry-After", "3".into()));
+    fake.script(
+        PODS,
+        vec![busy, ok(list("Pod", vec![pod("a", "p1")], None))],
+    );
+    let conn = fake.connection(ReadPolicy::default());
+    let started = tokio::time::Instant::now();
+    let pods = conn
+        .list_pages(PODS, &ListParams::default(), &keep_all)
+        .await
+        .unwrap();
+    assert_eq!(names(&pods), ["p1"]);
+    assert_eq!(conn.requests(), 2);
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(3) && waited < Duration::from_secs(4),
+        "waited {waited:?}, the server asked for 3 s"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn server_errors_are_retried_with_a_growing_back_off() {
+    let fake = Fake::new();
+    fake.script(
+        PODS,
+        vec![
+            failure(500, "InternalError", "etcdserver: leader changed"),
+            failure(
+                503,
+                "ServiceUnavailable",
+                "the server is currently unable to handle the request",
+            ),
+            ok(list("Pod", vec![pod("a", "p1")], None)),
+        ],
+    );
+    let conn = fake.connection(ReadPolicy::default());
+    let started = tokio::time::Instant::now();
+    let pods = conn
+        .list_pages(PODS, &ListParams::default(), &keep_all)
+        .await
+        .unwrap();
+    assert_eq!(names(&pods), ["p1"]);
+    assert_eq!(conn.requests(), 3);
+    // 200 ms, then 400 ms.
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(600) && waited < Duration::from_millis(700),
+        "waited {waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_that_stays_overloaded_is_given_up_after_the_last_attempt() {
+    let fake = Fake::new();
+    fake.otherwise(|_, _| Some(failure(503, "ServiceUnavailable", "overloaded")));
+    let policy = ReadPolicy {
+        max_attempts: 4,
+        ..ReadPolicy::default()
+    };
+    let conn = fake.connection(policy);
+    let err = conn
+        .list_pages(PODS, &ListParams::default(), &keep_all)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, kube::Error::Api(s) if s.code == 503));
+    assert_eq!(conn.requests(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_forbidden_list_is_not_retried() {
+    let fake = Fake::new();
+    fake.otherwise(|_, _| Some(failure(403, "Forbidden", "pods is forbidden")));
+    let conn = fake.connection(ReadPolicy::default());
+    let err = conn
+        .list_pages(PODS, &ListParams::default(), &keep_all)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, kube::Error::Api(s) if s.code == 403));
+    assert_eq!(conn.requests(), 1);
+}
+
+#[tokio::test]
+async fn pages_are_followed_with_limit_and_continue() {
+    let fake = Fake::new();
+    fake.script(
+        "continue=t1",
+        vec![ok(list("Pod", vec![pod("a", "p3")], None))],
+    );
+    fake.script(
+        PODS,
+        vec![ok(list(
+            "Pod",
+            vec![pod("a", "p1"), pod("a", "p2")],
+            Some("t1"),
+        ))],
+    );
+    let policy = ReadPolicy {
+        page_size: 2,
+        ..ReadPolicy::default()
+    };
+    let conn = fake.connection(policy);
+    let pods = conn
+        .list_pages(PODS, &ListParams::default(), &keep_all)
+        .await
+        .unwrap();
+    assert_eq!(names(&pods), ["p1", "p2", "p3"]);
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 2);
+    assert!(
+        seen[0].contains("limit=2") && !seen[0].contains("continue"),
+        "{seen:?}"
+    );
+    assert!(
+        seen[1].contains("limit=2") && seen[1].contains("continue=t1"),
+        "{seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_continue_token_relists_from_the_first_page() {
+    let fake = Fake::new();
+    fake.script(
+        "continue=old",
+        vec![failure(
+            410,
+            "Expired",
+            "The provided continue parameter is too old to display a consistent list result.",
+        )],
+    );
+    fake.script(
+        "continue=fresh",
+        vec![ok(list("Pod", vec![pod("a", "p3")], None))],
+    );
+    fake.script(
+        PODS,
+        vec![
+            ok(list(
+                "Pod",
+                vec![pod("a", "p1"), pod("a", "p2")],
+                Some("old"),
+            )),
+            ok(list(
+                "Pod",
+                vec![pod("a", "p1"), pod("a", "p2")],
+                Some("fresh"),
+            )),
+        ],
+    );
+    let conn = fake.connection(ReadPolicy::default());
+    let pods = conn
+        .list_pages(PODS, &ListParams::default(), &keep_all)
+        .await
+        .unwrap();
+    // Each Pod once: the first, abandoned pass is not kept.
+    assert_eq!(names(&pods), ["p1", "p2", "p3"]);
+    assert_eq!(conn.requests(), 4);
+    let seen = fake.seen();
+    assert!(
+        !seen[2].contains("continue"),
+        "the relist starts over: {seen:?}"
+    );
+}
+
+#[tokio::test]
+async fn relists_stop_after_the_policy_limit() {
+    let fake = Fake::new();
+    fake.otherwise(|_, query| {
+        Some(if query.contains("continue") {
+            failure(410, "Expired", "too old")
+        } else {
+            ok(list("Pod", vec![pod("a", "p1")], Some("old")))
+        })
+    });
+    let policy = ReadPolicy {
+        max_relists: 2,
+        ..ReadPolicy::default()
+    };
+    let conn = fake.connection(policy);
+    let err = conn
+        .list_pages(PODS, &ListParams::default(), &keep_all)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, kube::Error::Api(s) if s.code == 410));
+    // Three passes of two requests: the first and two relists.
+    assert_eq!(conn.requests(), 6);
+}
+
+/// A whole read where the identity may list namespaces and namespace `a`,
+/// but not namespace `b` nor anything cluster-wide.
+fn namespace_scoped_identity(fake: &Fake) {
+    fake.otherwise(|path, _| {
+        let forbidden = |what: &str, ns: &str| {
+            failure(
+                403,
+                "Forbidden",
+                &format!("{what} is forbidden: User \"reader\" cannot list resource \"{what}\" in the namespace \"{ns}\""),
+            )
+        };
+        let answer = match path {
+            "/version" => ok(json!({
+                "major": "1", "minor": "35", "gitVersion": "v1.35.8", "gitCommit": "", "gitTreeState": "",
+                "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.25", "compiler": "gc", "platform": "linux/amd64",
+            })),
+            "/apis" => ok(json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": []})),
+            "/api/v1/namespaces" => ok(list(
+                "Namespace",
+                vec![json!({"metadata": {"name": "a"}}), json!({"metadata": {"name": "b"}})],
+                None,
+            )),
+            "/api/v1/namespaces/a/pods" => ok(list("Pod", vec![pod("a", "p1")], None)),
+            p if p.starts_with("/api/v1/namespaces/b/") || p.starts_with("/apis/apps/v1/namespaces/b/") => {
+                forbidden(p.rsplit('/').next().unwrap_or(""), "b")
+            }
+            p if p.starts_with("/api/v1/namespaces/a/")
+                || p.starts_with("/apis/apps/v1/namespaces/a/")
+                || p.starts_with("/apis/discovery.k8s.io/v1/namespaces/a/")
+                || p.starts_with("/apis/autoscaling/v2/namespaces/a/")
+                || p.starts_with("/apis/policy/v1/namespaces/a/") =>
+            {
+                ok(list("Thing", vec![], None))
+            }
+            p if p.contains("/namespaces/b/") => forbidden(p.rsplit('/').next().unwrap_or(""), "b"),
+            p => forbidden(p.rsplit('/').next().unwrap_or(""), ""),
+        };
+        Some(answer)
+    });
+}
+
+#[tokio::test]
+async fn a_forbidden_namespace_is_a_gap_and_the_others_are_read() {
+    let fake = Fake::new();
+    namespace_scoped_identity(&fake);
+    let conn = fake.connection(ReadPolicy::default());
+    let snapshot = read_scoped(
+        &conn,
+        &TraceRead {
+            namespace: None,
+            resource: None,
+            controller: None,
+        },
+        None,
+    )
+    .await
+    .expect("a partial read is not an error");
+    assert_eq!(
+        snapshot
+            .objects
+            .pods
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap())
+            .collect::<Vec<_>>(),
+        ["p1"]
+    );
+    let pods_gaps: Vec<&Gap> = snapshot
+        .gaps
+        .iter()
+        .filter(|g| g.resource == "pods")
+        .collect();
+    assert_eq!(pods_gaps.len(), 1, "{:?}", snapshot.gaps);
+    assert_eq!(pods_gaps[0].namespace.as_deref(), Some("b"));
+    assert!(pods_gaps[0].reason.contains("forbidden"));
+    assert!(
+        snapshot
+            .gaps
+            .iter()
+            .all(|g| g.namespace.as_deref() != Some("a"))
+    );
+    // The namespaces are listed once, however many lists fell back.
+    let namespace_lists = fake
+        .seen()
+        .iter()
+        .filter(|s| s.starts_with("/api/v1/namespaces?"))
+        .count();
+    assert_eq!(namespace_lists, 1);
+}
+
+#[tokio::test]
+async fn without_the_namespaces_a_forbidden_list_is_one_gap() {
+    let fake = Fake::new();
+    fake.otherwise(|_, _| Some(failure(403, "Forbidden", "forbidden")));
+    let conn = fake.connection(ReadPolicy::default());
+    let listed = conn
+        .list_scope(&typed_path::<Pod>, None, &ListParams::default(), &keep_all)
+        .await;
+    assert!(listed.items.is_empty());
+    assert_eq!(listed.failures.len(), 1);
+    assert_eq!(listed.failures[0].0, None);
+}
+
+#[tokio::test]
+async fn pages_are_trimmed_as_they_arrive() {
+    let fake = Fake::new();
+    fake.script(PODS, vec![ok(list("Pod", vec![pod("a", "p1")], None))]);
+    let conn = fake.connection(ReadPolicy::default());
+    let trimmed = |p: &mut Pod| {
+        trim_meta(&mut p.metadata, false);
+        true
+    };
+    let pods = conn
+        .list_pages(PODS, &ListParams::default(), &trimmed)
+        .await
+        .unwrap();
+    let meta = &pods[0].metadata;
+    assert!(meta.managed_fields.is_none());
+    let annotations = meta.annotations.as_ref().unwrap();
+    assert!(!annotations.contains_key(LAST_APPLIED));
+    assert_eq!(annotations.get("team").map(String::as_str), Some("serving"));
+
+    let mut deployment_like: Pod = serde_json::from_value(pod("a", "p2")).unwrap();
+    trim_meta(&mut deployment_like.metadata, true);
+    assert_eq!(
+        deployment_like
+            .metadata
+            .managed_fields
+            .as_ref()
+            .map(Vec::len),
+        Some(1),
+        "ModelServices and Deployments keep their managedFields"
+    );
+    assert!(
+        !deployment_like
+            .metadata
+            .annotations
+            .unwrap()
+            .contains_key(LAST_APPLIED)
+    );
+}
+
+#[test]
+fn events_about_kinds_nothing_reads_are_dropped() {
+    let event = |kind: &str| -> CoreEvent {
+        serde_json::from_value(json!({
+            "metadata": {"name": "e", "namespace": "a",
+                         "managedFields": [{"manager": "kubelet", "operation": "Update"}]},
+            "involvedObject": {"kind": kind, "name": "x", "namespace": "a", "uid": "u"},
+        }))
+        .unwrap()
+    };
+    for kind in ["Job", "CronJob", "ConfigMap", "Lease"] {
+        assert!(!keep_event(&mut event(kind)), "{kind}");
+    }
+    for kind in [
+        "Pod",
+        "ReplicaSet",
+        "Deployment",
+        "Node",
+        "ModelService",
+        "Service",
+    ] {
+        let mut e = event(kind);
+        assert!(keep_event(&mut e), "{kind}");
+        assert!(e.metadata.managed_fields.is_none());
+    }
+}
+
+#[test]
+fn events_about_objects_not_read_are_dropped_at_the_end() {
+    let mut o = crate::model::Objects::default();
+    o.pods.push(serde_json::from_value(pod("a", "p1")).unwrap());
+    let event = |uid: &str, name: &str| -> EventRecord {
+        EventRecord::Core(Box::new(
+            serde_json::from_value(json!({
+                "metadata": {"name": format!("{name}.1"), "namespace": "a"},
+                "involvedObject": {"kind": "Pod", "name": name, "namespace": "a", "uid": uid},
+            }))
+            .unwrap(),
+        ))
+    };
+    o.events = vec![
+        event("uid-a-p1", "p1"),
+        event("uid-of-another", "p9"),
+        event("", "p1"),
+        event("", "p9"),
+    ];
+    keep_events_about_read_objects(&mut o);
+    let kept: Vec<(String, String)> = o
+        .events
+        .iter()
+        .map(|e| (e.subject().uid, e.subject().name))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("uid-a-p1".to_string(), "p1".to_string()),
+            (String::new(), "p1".to_string())
+        ]
+    );
+}
