@@ -35,6 +35,7 @@ pub mod controller;
 pub mod events;
 pub mod helm;
 pub mod helpers;
+pub mod load;
 pub mod sim;
 pub mod util;
 

@@ -1,4 +1,4 @@
-//! `cargo xtask cluster up|down|env|status|stop|start`: the test control
+//! `cargo xtask cluster up|down|env|status|stop|start|load`: the test control
 //! plane of `mdiag_harness::cluster`, from the command line. `up` also
 //! installs the ModelService CRD and starts the simulator (fake nodes and
 //! the stand-in controller), so a ModelService applied by hand becomes Pods.
@@ -9,6 +9,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 use clap::Subcommand;
 use mdiag_harness::cluster::{self, Layout};
+use mdiag_harness::load;
 
 #[derive(Subcommand)]
 pub enum ClusterCommand {
@@ -25,6 +26,60 @@ pub enum ClusterCommand {
     Stop { component: String },
     /// Start a stopped component again.
     Start { component: String },
+    /// Write N Pods in M ModelServices over K namespaces, in a mix of broken
+    /// states, as the controllers and kubelets would store them (stops
+    /// kube-controller-manager first: see harness/src/load.rs).
+    Load(LoadArgs),
+}
+
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    #[arg(long, default_value_t = 10_000)]
+    pub pods: u32,
+    #[arg(long, default_value_t = 1_000)]
+    pub workloads: u32,
+    #[arg(long, default_value_t = 20)]
+    pub namespaces: u32,
+    /// Namespaces are PREFIX-NN, Nodes PREFIX-node-NNN.
+    #[arg(long, default_value = "load")]
+    pub prefix: String,
+}
+
+const KCM: &str = "kube-controller-manager";
+
+/// Loads the cluster; returns what was planned.
+pub fn load(layout: &Layout, args: &LoadArgs) -> anyhow::Result<load::LoadReport> {
+    if !cluster::running(layout, "kube-apiserver") {
+        bail!("start the cluster first: cargo xtask cluster up");
+    }
+    if cluster::running(layout, KCM) {
+        cluster::stop_component(layout, KCM)?;
+        eprintln!(
+            "stopped {KCM}: its deployment controller would replace the loaded ReplicaSets; \
+             delete the load (kubectl delete ns,nodes -l {}) before `cargo xtask cluster start {KCM}`",
+            load::LOAD_LABEL
+        );
+    }
+    let spec = load::LoadSpec {
+        pods: args.pods,
+        workloads: args.workloads,
+        namespaces: args.namespaces,
+        prefix: args.prefix.clone(),
+    };
+    let report = load::load_blocking(&layout.admin_kubeconfig(), &spec)?;
+    eprintln!(
+        "loaded {} Pods in {} ModelServices over {} namespaces in {:.1}s ({} requests, {:.0}/s)",
+        report.pods,
+        report.workloads.len(),
+        report.namespaces.len(),
+        report.elapsed.as_secs_f64(),
+        report.requests,
+        report.requests as f64 / report.elapsed.as_secs_f64()
+    );
+    for (state, (workloads, pods)) in load::shares(&report.workloads) {
+        eprintln!("  {state}: {workloads} workloads, {pods} Pods");
+    }
+    Ok(report)
 }
 
 const SIM: &str = "mdiag-sim";
@@ -59,6 +114,7 @@ pub fn run(cmd: ClusterCommand) -> anyhow::Result<()> {
         ClusterCommand::Status => cluster::status(&layout),
         ClusterCommand::Stop { component } => cluster::stop_component(&layout, &component),
         ClusterCommand::Start { component } => cluster::start_component(&layout, &component),
+        ClusterCommand::Load(args) => load(&layout, &args).map(|_| ()),
     }
 }
 
