@@ -43,6 +43,7 @@ complete -c mdiag -n "__fish_mdiag_needs_command" -s h -l help -d 'Print help (s
 complete -c mdiag -n "__fish_mdiag_needs_command" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "triage" -d 'Rank every ModelService (and plain Deployment) of a namespace, or of all with -A, by how broken it is: one line each, worst first'
+complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "gate" -d 'Wait on a rollout after `helm upgrade`: exit 0 the moment it serves, 1 on a definitive symptom, 3 on timeout; write reports and evidence for CI'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "snapshot" -d 'Capture the evidence (objects, events, current and previous logs) into one file that every command reads back with --snapshot'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -87,6 +88,33 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l all -d 'Show heal
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s V -l version -d 'Print version'
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l timeout -d 'How long to wait for the rollout to converge (`90s`, `10m`, `1h30m`; a bare number is seconds)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l fail-on -d 'Finding ids that fail the gate at once (comma-separated; replaces the default set; `none` waits for the timeout whatever happens). Default: image-pull-not-found, image-pull-denied, crash-loop, oom-killed, container-config-error, container-cannot-run, pod-unschedulable, progress-deadline-exceeded, controller-not-converging' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l max-restarts -d 'A crash loop fails the gate once a Pod of the new revision restarted this often' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l report -d 'Write the JSON report (schema mdiag/v1, with outcome and elapsed_seconds) here' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l junit -d 'Write JUnit XML (one test case per check) here, for CI systems' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l evidence -d 'On failure or timeout, capture a snapshot (objects, events, logs) into this file before anyone rolls back' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l helm-release -d 'The Helm release that installed the target: its status and revision are read from Helm\'s storage Secret metadata (never its values)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s o -l output -d 'Output format of the final report on stdout' -r -f -a "table\t'For people: tree, timeline, findings'
+json\t'The versioned JSON report (schema mdiag/v1)'
+yaml\t'The same report as YAML'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
+zh\t''"
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s o -l output -d 'The file to write: .yaml or .json, gzip-compressed when it ends in .gz' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-bytes -d 'Keep at most this many bytes of each log (the end of it)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-lines -d 'Keep at most this many lines of each log (the last ones)' -r
@@ -127,8 +155,9 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l list -d 'List ev
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s h -l help -d 'Print help'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s V -l version -d 'Print version'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage snapshot explain help" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage snapshot explain help" -f -a "triage" -d 'Rank every ModelService (and plain Deployment) of a namespace, or of all with -A, by how broken it is: one line each, worst first'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage snapshot explain help" -f -a "snapshot" -d 'Capture the evidence (objects, events, current and previous logs) into one file that every command reads back with --snapshot'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage snapshot explain help" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage snapshot explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "triage" -d 'Rank every ModelService (and plain Deployment) of a namespace, or of all with -A, by how broken it is: one line each, worst first'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "gate" -d 'Wait on a rollout after `helm upgrade`: exit 0 the moment it serves, 1 on a definitive symptom, 3 on timeout; write reports and evidence for CI'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "snapshot" -d 'Capture the evidence (objects, events, current and previous logs) into one file that every command reads back with --snapshot'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

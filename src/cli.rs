@@ -74,6 +74,9 @@ pub enum Command {
     /// Rank every ModelService (and plain Deployment) of a namespace, or of
     /// all with -A, by how broken it is: one line each, worst first.
     Triage(TriageArgs),
+    /// Wait on a rollout after `helm upgrade`: exit 0 the moment it serves, 1 on
+    /// a definitive symptom, 3 on timeout; write reports and evidence for CI.
+    Gate(GateArgs),
     /// Capture the evidence (objects, events, current and previous logs) into
     /// one file that every command reads back with --snapshot.
     Snapshot(SnapshotArgs),
@@ -98,6 +101,60 @@ pub struct TriageArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// NAME (a ModelService), msvc/NAME or deploy/NAME.
+    pub target: String,
+    /// How long to wait for the rollout to converge (`90s`, `10m`, `1h30m`;
+    /// a bare number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+    /// Finding ids that fail the gate at once (comma-separated; replaces the
+    /// default set; `none` waits for the timeout whatever happens). Default:
+    /// image-pull-not-found, image-pull-denied, crash-loop, oom-killed,
+    /// container-config-error, container-cannot-run, pod-unschedulable,
+    /// progress-deadline-exceeded, controller-not-converging.
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub fail_on: Option<Vec<String>>,
+    /// A crash loop fails the gate once a Pod of the new revision restarted this often.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub max_restarts: i32,
+    /// Write the JSON report (schema mdiag/v1, with outcome and elapsed_seconds) here.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Write JUnit XML (one test case per check) here, for CI systems.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// On failure or timeout, capture a snapshot (objects, events, logs) into
+    /// this file before anyone rolls back.
+    #[arg(long, value_name = "FILE")]
+    pub evidence: Option<PathBuf>,
+    /// The Helm release that installed the target: its status and revision
+    /// are read from Helm's storage Secret metadata (never its values).
+    #[arg(long, value_name = "NAME")]
+    pub helm_release: Option<String>,
+    /// Output format of the final report on stdout.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+/// `90s`, `10m`, `1h30m`, `PT10M`, or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let parsed = match text.parse::<u64>() {
+        Ok(secs) => Ok(std::time::Duration::from_secs(secs)),
+        Err(_) => text
+            .parse::<jiff::SignedDuration>()
+            .map_err(|e| e.to_string())
+            .and_then(|d| std::time::Duration::try_from(d).map_err(|e| e.to_string())),
+    };
+    match parsed {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("must be longer than zero".into()),
+        Err(e) => Err(format!("{text:?} is not a duration such as 90s, 10m or 1h30m ({e})")),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -156,4 +213,22 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("45"), Ok(Duration::from_secs(45)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("-5m").is_err());
+        assert!(parse_duration("soon").unwrap_err().contains("not a duration"));
+    }
 }

@@ -2,6 +2,7 @@
 //! the snapshot through the source seam, analyse, render, pick the exit code.
 
 pub mod explain;
+pub mod gate;
 pub mod snapshot;
 pub mod source;
 pub mod trace;
@@ -21,6 +22,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
     match &cli.command {
         Command::Trace(args) => trace::run(&cli.global, args).await,
         Command::Triage(args) => triage::run(&cli.global, args).await,
+        Command::Gate(args) => gate::run(&cli.global, args).await,
         Command::Snapshot(args) => snapshot::run(&cli.global, args).await,
         Command::Explain(args) => explain::run(&cli.global, args),
     }

@@ -49,27 +49,12 @@ pub async fn run(global: &GlobalArgs, args: &SnapshotArgs) -> anyhow::Result<Exi
     }
 
     if let Some(conn) = &loaded.connection {
-        let pods: Vec<_> = snapshot
-            .objects
-            .pods
-            .iter()
-            .filter(|p| p.metadata.namespace.as_deref() == Some(loaded.namespace.as_str()))
-            .cloned()
-            .collect();
-        let bar = progress(live::log_request_count(&pods) as u64);
         let caps = LogCaps {
             bytes: args.log_bytes,
             lines: args.log_lines,
             concurrency: args.concurrency,
         };
-        let (logs, gaps) =
-            live::read_logs(conn, &pods, caps, &|done| bar.set_position(done as u64)).await;
-        bar.finish_and_clear();
-        snapshot.logs = logs;
-        snapshot.gaps.extend(gaps);
-        let origin = &mut snapshot.origin;
-        origin.captured_at = Some(Timestamp::now());
-        origin.captured_by = Some(format!("mdiag {}", env!("CARGO_PKG_VERSION")));
+        add_logs(conn, &mut snapshot, &loaded.namespace, caps, true).await;
     } else if snapshot.origin.captured_at.is_none() {
         // Re-writing a dump: keep the clock the dump would be judged at.
         snapshot.origin.captured_at = snapshot.origin.newest_seen;
@@ -96,6 +81,37 @@ pub async fn run(global: &GlobalArgs, args: &SnapshotArgs) -> anyhow::Result<Exi
         loaded.connection.as_ref().map(|c| c.requests()),
     );
     Ok(Exit::Healthy)
+}
+
+/// Reads the logs of the namespace's Pods into a live snapshot and stamps
+/// the capture time: the last step before writing it.
+pub async fn add_logs(
+    conn: &live::Connection,
+    snapshot: &mut Snapshot,
+    namespace: &str,
+    caps: LogCaps,
+    show_progress: bool,
+) {
+    let pods: Vec<_> = snapshot
+        .objects
+        .pods
+        .iter()
+        .filter(|p| p.metadata.namespace.as_deref() == Some(namespace))
+        .cloned()
+        .collect();
+    let bar = if show_progress {
+        progress(live::log_request_count(&pods) as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    let (logs, gaps) =
+        live::read_logs(conn, &pods, caps, &|done| bar.set_position(done as u64)).await;
+    bar.finish_and_clear();
+    snapshot.logs = logs;
+    snapshot.gaps.extend(gaps);
+    let origin = &mut snapshot.origin;
+    origin.captured_at = Some(Timestamp::now());
+    origin.captured_by = Some(format!("mdiag {}", env!("CARGO_PKG_VERSION")));
 }
 
 fn progress(total: u64) -> ProgressBar {

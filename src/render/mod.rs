@@ -3,6 +3,7 @@
 //! terminals or colours.
 
 pub mod explain;
+pub mod gate;
 pub mod human;
 pub mod report;
 mod text;

@@ -145,6 +145,8 @@ struct Stores {
 
 /// Running watches and their stores.
 pub struct WatchSet {
+    /// How to ask for each watch's resource again, to probe it.
+    resources: BTreeMap<WatchId, ApiResource>,
     stores: Stores,
     signals: mpsc::UnboundedReceiver<Signal>,
     tasks: Vec<JoinHandle<()>>,
@@ -226,16 +228,24 @@ where
             }),
         );
         futures::pin_mut!(stream);
+        // A denial before the first whole list is the identity's rights: give
+        // up. After it, an apiserver restarting may deny until its RBAC
+        // cache is warm: keep retrying.
+        let mut ever_synced = false;
         while let Some(item) = stream.next().await {
             let signal = match item {
                 Ok(Event::Init) => Signal::Listing(id.clone()),
-                Ok(Event::InitDone) => Signal::Synced(id.clone()),
+                Ok(Event::InitDone) => {
+                    ever_synced = true;
+                    Signal::Synced(id.clone())
+                }
                 // Objects of a list in progress count once the list is whole.
                 Ok(Event::InitApply(_)) => continue,
                 Ok(Event::Apply(_) | Event::Delete(_)) => Signal::Changed(id.clone()),
                 Err(e) => {
                     let (failure, reason) = classify(&e);
-                    let gave_up = matches!(failure, WatchFailure::Denied | WatchFailure::NotServed);
+                    let gave_up = !ever_synced
+                        && matches!(failure, WatchFailure::Denied | WatchFailure::NotServed);
                     Signal::Failed {
                         id: id.clone(),
                         failure,
@@ -260,6 +270,7 @@ impl WatchSet {
         let client = &conn.client;
         let ns = plan.namespace;
         let mut set = WatchSet {
+            resources: BTreeMap::new(),
             stores: Stores::default(),
             signals: rx,
             tasks: Vec::new(),
@@ -279,6 +290,7 @@ impl WatchSet {
                 );
                 set.stores.$field.push(store);
                 set.tasks.push(handle);
+                set.resources.insert(id.clone(), ApiResource::erase::<$ty>(&()));
                 set.ids.push(id);
             }};
         }
@@ -407,9 +419,27 @@ impl WatchSet {
                 set.stores.http_routes.push((r.clone(), store));
             }
             set.tasks.push(handle);
+            set.resources.insert(id.clone(), r.clone());
             set.ids.push(id);
         }
         set
+    }
+
+    /// Asks for one object of a watch's resource, as the watch's identity:
+    /// whether the API answers and allows it again.
+    pub async fn probe(&self, client: &kube::Client, id: &WatchId) -> bool {
+        let Some(r) = self.resources.get(id) else {
+            return false;
+        };
+        let api: Api<DynamicObject> = match &id.namespace {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, r),
+            None => Api::all_with(client.clone(), r),
+        };
+        let mut params = kube::api::ListParams::default().limit(1);
+        if let Some(name) = &id.name {
+            params = params.fields(&format!("metadata.name={name}"));
+        }
+        api.list_metadata(&params).await.is_ok()
     }
 
     /// Every watch started.
@@ -592,6 +622,15 @@ impl WatchHealth {
             WatchState::Failing { reason } => Some((id, reason.as_str())),
             _ => None,
         })
+    }
+
+    /// Every watch that is failing now.
+    pub fn failing_ids(&self) -> Vec<WatchId> {
+        self.states
+            .iter()
+            .filter(|(_, s)| matches!(s, WatchState::Failing { .. }))
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     /// What could not be watched, as gaps.

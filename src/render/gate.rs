@@ -1,0 +1,351 @@
+//! What `gate` shows and writes: the progress on stderr (a spinner for a
+//! person at a terminal, one line per change for CI logs), the verdict
+//! headline, the JSON report (the trace report plus the outcome) and JUnit XML.
+
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use super::Style;
+use super::report::{ReportTarget, TraceReport, report_finding, summary};
+use crate::analysis::gate::{Check, GateView, Judgement};
+use crate::analysis::{Diagnosis, format_duration};
+use crate::catalogue::Lang;
+
+/// How the gate ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Converged,
+    Failed,
+    TimedOut,
+    /// The API could not be reached or read: no verdict either way.
+    CouldNotDecide,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Converged => "converged",
+            Outcome::Failed => "failed",
+            Outcome::TimedOut => "timed-out",
+            Outcome::CouldNotDecide => "could-not-decide",
+        }
+    }
+}
+
+/// The Helm release as read from its storage Secret's labels: never its
+/// values, which Helm keeps in the same Secret's data.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HelmRelease {
+    pub name: String,
+    pub namespace: String,
+    /// Whether the release's metadata could be read.
+    pub read: bool,
+    pub revision: Option<i64>,
+    /// deployed, failed, pending-upgrade...
+    pub status: Option<String>,
+    /// The target's `helm.sh/chart` label.
+    pub chart: Option<String>,
+    /// The target's `app.kubernetes.io/version` label.
+    pub app_version: Option<String>,
+    /// The target's Helm annotations name this release.
+    pub manages_target: Option<bool>,
+    /// What could not be read or does not match, in words.
+    pub notes: Vec<String>,
+}
+
+/// The `gate` section of the report: how it decided.
+#[derive(Debug, Serialize)]
+pub struct GateDetails {
+    pub timeout_seconds: f64,
+    pub fail_on: Vec<String>,
+    pub max_restarts: i32,
+    /// The finding id (failed) or the check (timed out) that decided it.
+    pub decided_by: Option<String>,
+    /// What it was still waiting for, when it did not converge.
+    pub waiting_for: Option<String>,
+    /// Why no verdict could be reached.
+    pub reason: Option<String>,
+    pub checks: Vec<ReportCheck>,
+    /// Watches that had to list again (410 Gone, or a lost watch).
+    pub relists: u32,
+    /// Times the API stopped answering during the wait.
+    pub disconnects: u32,
+    pub helm: Option<HelmRelease>,
+    pub evidence_file: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportCheck {
+    pub name: String,
+    pub passed: bool,
+    pub detail: String,
+}
+
+impl From<&Check> for ReportCheck {
+    fn from(c: &Check) -> Self {
+        ReportCheck {
+            name: c.name.to_string(),
+            passed: c.passed,
+            detail: c.detail.clone(),
+        }
+    }
+}
+
+/// SPEC section 7: the trace report plus `outcome` and `elapsed_seconds`.
+/// Without a view of the rollout (the API never answered), only the target,
+/// the outcome and the reason.
+#[derive(Debug, Serialize)]
+pub struct GateReport {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<ReportTarget>,
+    #[serde(flatten)]
+    pub trace: Option<TraceReport>,
+    pub outcome: Outcome,
+    pub elapsed_seconds: f64,
+    pub gate: GateDetails,
+}
+
+impl GateReport {
+    pub fn new(
+        trace: Option<TraceReport>,
+        target: ReportTarget,
+        outcome: Outcome,
+        elapsed: Duration,
+        gate: GateDetails,
+    ) -> Self {
+        let (schema, kind, target, trace) = match trace {
+            Some(mut t) => {
+                t.kind = "Gate";
+                (None, None, None, Some(t))
+            }
+            None => (
+                Some(super::report::SCHEMA),
+                Some("Gate"),
+                Some(target),
+                None,
+            ),
+        };
+        GateReport {
+            schema,
+            kind,
+            target,
+            trace,
+            outcome,
+            elapsed_seconds: (elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
+            gate,
+        }
+    }
+}
+
+/// `12.3s`, `4m5s`.
+pub fn elapsed_text(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 60.0 {
+        format!("{secs:.1}s")
+    } else {
+        format_duration(secs as i64)
+    }
+}
+
+/// The one-line verdict of the gate.
+pub fn headline(
+    outcome: Outcome,
+    elapsed: Duration,
+    diagnosis: Option<&Diagnosis>,
+    details: &GateDetails,
+    style: &Style,
+) -> String {
+    let zh = style.lang == Lang::Zh;
+    let took = elapsed_text(elapsed);
+    let why = diagnosis.map(|d| summary(d, style)).unwrap_or_default();
+    let (mark, word) = match (outcome, zh) {
+        (Outcome::Converged, false) => (style.good("✔"), style.good("CONVERGED")),
+        (Outcome::Converged, true) => (style.good("✔"), style.good("已收敛")),
+        (Outcome::Failed, false) => (style.bad("✘"), style.bad("FAILED")),
+        (Outcome::Failed, true) => (style.bad("✘"), style.bad("失败")),
+        (Outcome::TimedOut, false) => (style.warn("⧗"), style.warn("TIMED OUT")),
+        (Outcome::TimedOut, true) => (style.warn("⧗"), style.warn("超时")),
+        (Outcome::CouldNotDecide, false) => (style.warn("?"), style.warn("COULD NOT DECIDE")),
+        (Outcome::CouldNotDecide, true) => (style.warn("?"), style.warn("无法判定")),
+    };
+    let mut line = match outcome {
+        Outcome::Converged => format!("{mark} {word} in {took}: {why}"),
+        Outcome::Failed => match &details.reason {
+            Some(reason) => format!("{mark} {word} after {took}: {reason}; {why}"),
+            None => format!("{mark} {word} after {took}: {why}"),
+        },
+        Outcome::TimedOut => format!(
+            "{mark} {word} after {took}: {why}; {} {}",
+            if zh {
+                "仍在等待"
+            } else {
+                "still waiting for"
+            },
+            details.waiting_for.as_deref().unwrap_or("?")
+        ),
+        Outcome::CouldNotDecide => format!(
+            "{mark} {word} after {took}: {}",
+            details.reason.as_deref().unwrap_or("")
+        ),
+    };
+    line.push('\n');
+    line
+}
+
+/// The checks, one line each, for the human report.
+pub fn checks_text(checks: &[Check], style: &Style) -> String {
+    let mut out = String::new();
+    for c in checks {
+        let mark = if c.passed {
+            style.good("✔")
+        } else {
+            style.dim("·")
+        };
+        out.push_str(&format!("  {mark} {:<22} {}\n", c.name, c.detail));
+    }
+    out
+}
+
+/// What the waiting is about, for progress and timeouts.
+pub fn waiting_text(view: &GateView) -> Option<String> {
+    match &view.judgement {
+        Judgement::Waiting { check, detail } => Some(format!("{check} ({detail})")),
+        _ => None,
+    }
+}
+
+/// Progress on stderr while waiting.
+pub enum Progress {
+    /// A person at a terminal: one spinner line, redrawn.
+    Spinner(ProgressBar),
+    /// CI logs: one line per change of step or of what is awaited.
+    Lines { last: Option<String> },
+}
+
+impl Progress {
+    pub fn new(terminal: bool) -> Progress {
+        if terminal {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.enable_steady_tick(Duration::from_millis(120));
+            Progress::Spinner(bar)
+        } else {
+            Progress::Lines { last: None }
+        }
+    }
+
+    /// The rollout as it stands.
+    pub fn update(&mut self, elapsed: Duration, d: &Diagnosis, view: &GateView) {
+        let waiting = waiting_text(view).unwrap_or_default();
+        let state = format!(
+            "{} {}/{} ready, {} serving{}",
+            d.verdict.last_step.as_str(),
+            d.replicas.ready,
+            d.replicas.desired,
+            d.replicas.serving,
+            if waiting.is_empty() {
+                String::new()
+            } else {
+                format!("; waiting for {waiting}")
+            }
+        );
+        match self {
+            Progress::Spinner(bar) => {
+                bar.set_message(format!("{state}  {}", elapsed_text(elapsed)));
+            }
+            Progress::Lines { last } => {
+                if last.as_deref() != Some(state.as_str()) {
+                    eprintln!("[{:>7}] {state}", elapsed_text(elapsed));
+                    *last = Some(state);
+                }
+            }
+        }
+    }
+
+    /// Something about the watches (lost the API, relisted...).
+    pub fn note(&mut self, elapsed: Duration, text: &str) {
+        match self {
+            Progress::Spinner(bar) => bar.println(format!("{text}  ({})", elapsed_text(elapsed))),
+            Progress::Lines { .. } => eprintln!("[{:>7}] {text}", elapsed_text(elapsed)),
+        }
+    }
+
+    pub fn finish(self) {
+        if let Progress::Spinner(bar) = self {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// JUnit XML: one test suite for the gate, one test case per check, and
+/// one for the finding that failed it.
+pub fn junit(
+    target_label: &str,
+    outcome: Outcome,
+    elapsed: Duration,
+    view: Option<&GateView>,
+    diagnosis: Option<&Diagnosis>,
+    details: &GateDetails,
+) -> anyhow::Result<String> {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+    let mut suite = TestSuite::new(format!("mdiag gate {target_label}"));
+    suite.set_time(elapsed);
+    let checks = view.map(|v| v.checks.as_slice()).unwrap_or(&[]);
+    for c in checks {
+        let status = if c.passed {
+            TestCaseStatus::success()
+        } else {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_type(outcome.as_str());
+            s.set_message(c.detail.clone());
+            s
+        };
+        let mut case = TestCase::new(c.name, status);
+        case.set_classname(target_label);
+        case.set_system_out(c.detail.clone());
+        suite.add_test_case(case);
+    }
+    if let (Some(view), Some(d)) = (view, diagnosis)
+        && let Judgement::Failed { finding } = view.judgement
+        && let Some(f) = d.findings.get(finding)
+    {
+        let report = report_finding(f, Lang::En);
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+        status.set_type(f.id);
+        status.set_message(format!("{}: {}", report.title, report.detail));
+        let mut body = String::new();
+        for e in &report.evidence {
+            body.push_str(&format!("{} {}: {}\n", e.object, e.field, e.value));
+        }
+        for c in &report.check {
+            body.push_str(&format!("check: {c}\n"));
+        }
+        body.push_str(&format!("fix: {}\nverify: {}\n", report.fix, report.verify));
+        status.set_description(body);
+        let mut case = TestCase::new(format!("no-{}", f.id), status);
+        case.set_classname(target_label);
+        suite.add_test_case(case);
+    }
+    if outcome == Outcome::CouldNotDecide {
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status.set_type("could-not-decide");
+        status.set_message(details.reason.clone().unwrap_or_default());
+        let mut case = TestCase::new("api-access", status);
+        case.set_classname(target_label);
+        suite.add_test_case(case);
+    }
+    let mut report = Report::new("mdiag gate");
+    report.add_test_suite(suite);
+    Ok(report.to_string()?)
+}
