@@ -355,6 +355,10 @@ fn start_all(
         format!("--secure-port={}", ports.controller_manager),
         format!("--cert-dir={}", p(kcm_dir)),
         "--leader-elect=true".to_owned(),
+        // It exits when it cannot renew its Lease in time: long enough to
+        // outlive the apiserver restarts the gate tests make.
+        "--leader-elect-lease-duration=45s".to_owned(),
+        "--leader-elect-renew-deadline=35s".to_owned(),
         "--use-service-account-credentials=false".to_owned(),
         "--controllers=*".to_owned(),
         format!("--service-account-private-key-file={}", p(pki.sa_key())),
@@ -688,6 +692,38 @@ pub fn running(layout: &Layout, name: &str) -> bool {
         .unwrap_or_default()
         .iter()
         .any(|r| r.name == name && r.is_alive())
+}
+
+/// Compacts etcd's history up to its current revision, so a watch that
+/// resumes from an older resourceVersion gets 410 Gone. Returns the revision.
+pub fn compact_etcd(layout: &Layout) -> anyhow::Result<i64> {
+    let bin = layout.bin_dir().context("no BIN_DIR in cluster.env")?;
+    let endpoint = layout
+        .read_env()
+        .get("ETCD_CLIENT_URL")
+        .cloned()
+        .context("no ETCD_CLIENT_URL in cluster.env")?;
+    let etcdctl = |args: &[&str]| -> anyhow::Result<String> {
+        let out = Command::new(bin.join("etcdctl"))
+            .arg(format!("--endpoints={endpoint}"))
+            .args(args)
+            .output()?;
+        if !out.status.success() {
+            bail!(
+                "etcdctl {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let status: serde_json::Value =
+        serde_json::from_str(&etcdctl(&["endpoint", "status", "-w", "json"])?)?;
+    let revision = status[0]["Status"]["header"]["revision"]
+        .as_i64()
+        .context("etcdctl endpoint status gave no revision")?;
+    etcdctl(&["compact", &revision.to_string()])?;
+    Ok(revision)
 }
 
 /// Runs the cluster's kubectl with the admin kubeconfig.
