@@ -737,14 +737,20 @@ fn no_logs_kubeconfig(ns: &str) -> Result<PathBuf, Failed> {
         "--role=reader",
         &format!("--serviceaccount={ns}:reader"),
     ])?;
-    let token = w.kubectl(&["-n", ns, "create", "token", "reader"])?;
+    token_kubeconfig(ns, "reader")
+}
+
+/// A kubeconfig that acts as the ServiceAccount `account` of `ns`.
+fn token_kubeconfig(ns: &str, account: &str) -> Result<PathBuf, Failed> {
+    let w = world();
+    let token = w.kubectl(&["-n", ns, "create", "token", account])?;
     let admin = std::fs::read_to_string(w.layout.admin_kubeconfig()).map_err(|e| e.to_string())?;
     let mut config: Value = serde_saphyr::from_str(&admin).map_err(|e| e.to_string())?;
-    config["users"] = serde_json::json!([{"name": "reader", "user": {"token": token.trim()}}]);
+    config["users"] = serde_json::json!([{"name": account, "user": {"token": token.trim()}}]);
     for context in config["contexts"].as_array_mut().into_iter().flatten() {
-        context["context"]["user"] = "reader".into();
+        context["context"]["user"] = account.into();
     }
-    let path = w.layout.dir().join(format!("reader-{ns}.kubeconfig"));
+    let path = w.layout.dir().join(format!("{account}-{ns}.kubeconfig"));
     std::fs::write(
         &path,
         serde_json::to_string(&config).map_err(|e| e.to_string())?,

@@ -385,6 +385,10 @@ fn start_all(
         format!("--secure-port={}", ports.scheduler),
         format!("--cert-dir={}", p(layout.path("kube-scheduler"))),
         "--leader-elect=true".to_owned(),
+        // As the controller-manager; a stopped scheduler still releases its
+        // Lease at once, so scheduler-silent is seen as quickly.
+        "--leader-elect-lease-duration=45s".to_owned(),
+        "--leader-elect-renew-deadline=35s".to_owned(),
         "--profiling=false".to_owned(),
     ];
     spawn(layout, bin, "kube-scheduler", &args, started)?;
