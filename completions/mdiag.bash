@@ -555,12 +555,16 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__triage)
-            opts="-o -n -A -l -h -V --all --output --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
+            opts="-o -n -A -l -h -V --alert --all --output --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --alert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
                     return 0

@@ -67,6 +67,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l request-timeout -d
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s V -l version -d 'Print version'
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l alert -d 'Trace what an alert is about: an Alertmanager webhook payload, a list of alerts, one alert or its labels (JSON or YAML; `-` reads stdin). Its labels name the namespace and the ModelService, Deployment, Pod, ReplicaSet or Service' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
 yaml\t'The same report as YAML'"

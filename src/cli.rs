@@ -95,6 +95,12 @@ pub struct TraceArgs {
 
 #[derive(Debug, Args)]
 pub struct TriageArgs {
+    /// Trace what an alert is about: an Alertmanager webhook payload, a list
+    /// of alerts, one alert or its labels (JSON or YAML; `-` reads stdin).
+    /// Its labels name the namespace and the ModelService, Deployment, Pod,
+    /// ReplicaSet or Service.
+    #[arg(long, value_name = "FILE|-")]
+    pub alert: Option<PathBuf>,
     /// Show healthy workloads too (they are folded into a count).
     #[arg(long)]
     pub all: bool,

@@ -58,6 +58,7 @@ pub fn for_error(err: &anyhow::Error) -> Exit {
             || cause.is::<UsageError>()
             || cause.is::<PatternError>()
             || cause.is::<WriteError>()
+            || cause.is::<crate::alert::AlertError>()
         {
             return Exit::Usage;
         }

@@ -6,6 +6,7 @@
 //! (pure, `now` passed in); [`catalogue`] holds the symptom texts as data;
 //! [`render`] prints for people and machines; [`cmd`] wires a subcommand.
 
+pub mod alert;
 pub mod analysis;
 pub mod catalogue;
 pub mod chain;

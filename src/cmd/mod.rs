@@ -1,6 +1,7 @@
 //! One thin file per subcommand: turn flags into a plain request, fetch
 //! the snapshot through the source seam, analyse, render, pick the exit code.
 
+pub mod alert;
 pub mod explain;
 pub mod gate;
 pub mod snapshot;

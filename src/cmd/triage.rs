@@ -20,6 +20,9 @@ use crate::render::{Style, triage};
 pub const TIMINGS_ENV: &str = "MDIAG_TIMINGS";
 
 pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit> {
+    if let Some(path) = &args.alert {
+        return super::alert::run(global, args, path).await;
+    }
     if global.all_namespaces && global.namespace.is_some() {
         return Err(UsageError("use -n NS or -A, not both".into()).into());
     }

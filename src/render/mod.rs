@@ -2,6 +2,7 @@
 //! versioned JSON/YAML report). Nothing outside this module knows about
 //! terminals or colours.
 
+pub mod alert;
 pub mod explain;
 pub mod gate;
 pub mod human;

@@ -1,0 +1,343 @@
+//! `mdiag triage --alert FILE|-`: from an alert to the trace of what it is
+//! about. Each alert's labels name a workload (or a Pod, ReplicaSet or
+//! Service of one, or only a namespace); every workload named is traced
+//! once, with the alerts about it and their start times beside its timeline.
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::Context;
+use jiff::Timestamp;
+
+use super::source::SourceRequest;
+use crate::alert::{self, Alert, Subject};
+use crate::analysis::{self, Diagnosis};
+use crate::chain::{self, TargetNotFound, workloads};
+use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
+use crate::exit::{Exit, UsageError};
+use crate::model::{Clock, Snapshot, TargetKind, TargetSpec};
+use crate::render::alert::{AlertTraced, alert_report, alerts_block, unmapped_block};
+use crate::render::report::RunInfo;
+use crate::render::{Style, human};
+
+/// The alert text, from a file or stdin (`-`).
+fn read_alert(path: &Path) -> anyhow::Result<String> {
+    let mut text = String::new();
+    if path == Path::new("-") {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the alert from stdin")?;
+    } else {
+        text = std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("cannot read the alert {}: {e}", path.display())))?;
+    }
+    Ok(text)
+}
+
+/// One workload to trace, and the alerts (by index) about it.
+struct Traced {
+    target: TargetSpec,
+    namespace: String,
+    alerts: Vec<usize>,
+}
+
+pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow::Result<Exit> {
+    if global.all_namespaces || global.selector.is_some() {
+        return Err(UsageError(
+            "--alert finds the namespace and workload in the alert's labels; drop -A and -l".into(),
+        )
+        .into());
+    }
+    let alerts = alert::parse(&read_alert(path)?)?;
+    let subjects: Vec<Subject> = alerts
+        .iter()
+        .map(|a| alert::subject(a, global.namespace.as_deref()))
+        .collect();
+    let at = super::parse_at(global)?;
+
+    // One read per namespace the alerts name (a file is read once).
+    let mut namespaces: Vec<String> = subjects.iter().filter_map(namespace_of).collect();
+    namespaces.sort();
+    namespaces.dedup();
+    let source = SourceRequest::from_global(global)?;
+    let mut snapshots: Vec<(String, Snapshot, Option<u32>)> = Vec::new();
+    if source.snapshot_file.is_some() {
+        let (snapshot, _, _) = source.load_scope(true).await?;
+        for ns in &namespaces {
+            snapshots.push((ns.clone(), snapshot.clone(), None));
+        }
+    } else {
+        for ns in &namespaces {
+            let scoped = SourceRequest {
+                namespace: Some(ns.clone()),
+                ..SourceRequest::from_global(global)?
+            };
+            let loaded = scoped.load(None).await?;
+            let requests = loaded.connection.as_ref().map(|c| c.requests());
+            snapshots.push((ns.clone(), loaded.snapshot, requests));
+        }
+    }
+    let snapshot_of = |ns: &str| snapshots.iter().find(|(n, _, _)| n == ns);
+
+    let mut traced: Vec<Traced> = Vec::new();
+    // How each alert was mapped, when its labels did not name the workload.
+    let mut notes: Vec<Option<String>> = vec![None; alerts.len()];
+    let mut unmapped: Vec<(usize, String)> = Vec::new();
+    for (i, subject) in subjects.iter().enumerate() {
+        let resolved = match namespace_of(subject).and_then(|ns| snapshot_of(&ns)) {
+            Some((ns, snapshot, _)) => resolve(snapshot, ns, subject, source.controller.as_ref()),
+            None => Err(match subject {
+                Subject::Unknown(why) => why.clone(),
+                _ => "nothing was read for it".into(),
+            }),
+        };
+        match resolved {
+            Ok((target, note)) => {
+                notes[i] = note;
+                let ns = target.namespace.clone().unwrap_or_default();
+                // Several alerts about one workload: one trace.
+                match traced
+                    .iter_mut()
+                    .find(|t| same_workload(&t.target, &target, snapshot_of(&ns)))
+                {
+                    Some(t) => t.alerts.push(i),
+                    None => traced.push(Traced {
+                        target,
+                        namespace: ns,
+                        alerts: vec![i],
+                    }),
+                }
+            }
+            Err(why) => unmapped.push((i, why)),
+        }
+    }
+    if traced.is_empty() {
+        let reasons: Vec<String> = unmapped
+            .iter()
+            .map(|(i, why)| format!("{}: {why}", alerts[*i].name()))
+            .collect();
+        return Err(UsageError(format!(
+            "no alert names a workload mdiag can find ({}); alerts need a namespace label and one of modelservice, deployment, pod, replicaset or service",
+            reasons.join("; ")
+        ))
+        .into());
+    }
+
+    let lang = super::lang(global);
+    let color = super::color(global);
+    let mut diagnoses: Vec<(Diagnosis, &Traced, &Snapshot, Option<u32>)> = Vec::new();
+    for t in &traced {
+        let Some((_, snapshot, requests)) = snapshot_of(&t.namespace) else {
+            continue;
+        };
+        let chain = chain::walk(
+            snapshot,
+            &t.target,
+            &t.namespace,
+            source.controller.as_ref(),
+        )
+        .map_err(|nf| super::source::explain_not_found(snapshot, nf))?;
+        let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
+        diagnoses.push((
+            analysis::analyze(snapshot, &chain, clock.now),
+            t,
+            snapshot,
+            *requests,
+        ));
+    }
+
+    let text = match args.output {
+        OutputFormat::Table => {
+            let mut out = String::new();
+            for (d, t, snapshot, requests) in &diagnoses {
+                let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
+                let style = Style {
+                    lang,
+                    color,
+                    now: clock.now,
+                };
+                let about: Vec<(&Alert, Option<&str>)> = t
+                    .alerts
+                    .iter()
+                    .map(|i| (&alerts[*i], notes[*i].as_deref()))
+                    .collect();
+                out.push_str(&alerts_block(&about, d, &style));
+                let run = RunInfo {
+                    origin: &snapshot.origin,
+                    clock,
+                    requests: *requests,
+                };
+                if let Ok(chain) = chain::walk(
+                    snapshot,
+                    &t.target,
+                    &t.namespace,
+                    source.controller.as_ref(),
+                ) {
+                    out.push_str(&human::trace(&chain, d, &run, &style));
+                }
+                out.push('\n');
+            }
+            let missing: Vec<(&Alert, &str)> = unmapped
+                .iter()
+                .map(|(i, why)| (&alerts[*i], why.as_str()))
+                .collect();
+            out.push_str(&unmapped_block(&missing));
+            out
+        }
+        OutputFormat::Json | OutputFormat::Yaml => {
+            let items: Vec<AlertTraced> = diagnoses
+                .iter()
+                .map(|(d, t, snapshot, requests)| AlertTraced {
+                    diagnosis: d,
+                    alerts: t.alerts.clone(),
+                    run: RunInfo {
+                        origin: &snapshot.origin,
+                        clock: Clock::choose(&snapshot.origin, at, Timestamp::now()),
+                        requests: *requests,
+                    },
+                })
+                .collect();
+            let report = alert_report(&alerts, &items, &notes, &unmapped, lang);
+            if args.output == OutputFormat::Json {
+                let mut s =
+                    serde_json::to_string_pretty(&report).context("cannot encode the report")?;
+                s.push('\n');
+                s
+            } else {
+                serde_saphyr::to_string(&report).context("cannot encode the report")?
+            }
+        }
+    };
+    super::emit(&text)?;
+    let codes: Vec<Exit> = diagnoses
+        .iter()
+        .map(|(d, ..)| super::trace::exit_for(d))
+        .collect();
+    Ok(if codes.contains(&Exit::Problem) {
+        Exit::Problem
+    } else if codes.contains(&Exit::Unreachable) {
+        Exit::Unreachable
+    } else {
+        Exit::Healthy
+    })
+}
+
+fn namespace_of(subject: &Subject) -> Option<String> {
+    match subject {
+        Subject::Target(t) => t.namespace.clone(),
+        Subject::ReplicaSet { namespace, .. }
+        | Subject::Service { namespace, .. }
+        | Subject::Namespace(namespace) => Some(namespace.clone()),
+        Subject::Unknown(_) => None,
+    }
+}
+
+/// The workload to trace for a subject, and a note when it was inferred.
+fn resolve(
+    snapshot: &Snapshot,
+    ns: &str,
+    subject: &Subject,
+    controller: Option<&chain::ControllerLocation>,
+) -> Result<(TargetSpec, Option<String>), String> {
+    let in_ns = |kind, name: &str| TargetSpec {
+        kind,
+        namespace: Some(ns.to_string()),
+        name: name.to_string(),
+    };
+    match subject {
+        Subject::Target(t) => match chain::walk(snapshot, t, ns, controller) {
+            Ok(_) => Ok((t.clone(), None)),
+            Err(TargetNotFound { kind, name, .. }) => Err(format!("no {kind} {name:?} in {ns}")),
+        },
+        Subject::ReplicaSet { name, .. } => {
+            let rs = snapshot.objects.replica_sets.iter().find(|r| {
+                r.metadata.name.as_deref() == Some(name.as_str())
+                    && r.metadata.namespace.as_deref() == Some(ns)
+            });
+            let owner = rs.and_then(|r| {
+                r.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .find(|o| o.kind == "Deployment")
+            });
+            match (rs, owner) {
+                (Some(_), Some(o)) => Ok((
+                    in_ns(TargetKind::Deployment, &o.name),
+                    Some(format!(
+                        "replicaset/{name} belongs to deployment/{}",
+                        o.name
+                    )),
+                )),
+                (Some(_), None) => Err(format!("replicaset/{name} has no Deployment owner")),
+                (None, _) => Err(format!("no ReplicaSet {name:?} in {ns}")),
+            }
+        }
+        Subject::Service { name, .. } => workloads(snapshot, Some(ns))
+            .into_iter()
+            .find(|w| {
+                chain::walk(snapshot, &w.target, ns, controller).is_ok_and(|c| {
+                    c.services
+                        .iter()
+                        .any(|s| s.metadata.name.as_deref() == Some(name.as_str()))
+                })
+            })
+            .map(|w| {
+                let note = format!(
+                    "service/{name} belongs to {} {}",
+                    w.target.kind, w.target.name
+                );
+                (w.target, Some(note))
+            })
+            .ok_or_else(|| format!("no workload in {ns} has the Service {name:?}")),
+        Subject::Namespace(_) => {
+            let mut items: Vec<(TargetSpec, Diagnosis)> = workloads(snapshot, Some(ns))
+                .into_iter()
+                .filter_map(|w| {
+                    let c = chain::walk(snapshot, &w.target, ns, controller).ok()?;
+                    let now = Clock::choose(&snapshot.origin, None, Timestamp::now()).now;
+                    Some((w.target, analysis::analyze(snapshot, &c, now)))
+                })
+                .collect();
+            let mut ranked: Vec<Diagnosis> = items.iter().map(|(_, d)| d.clone()).collect();
+            analysis::rank(&mut ranked);
+            let worst = ranked.first().map(|d| d.target.clone());
+            items.retain(|(_, d)| Some(&d.target) == worst.as_ref());
+            items
+                .into_iter()
+                .next()
+                .map(|(t, _)| {
+                    (
+                        t,
+                        Some(format!(
+                            "the alert names only the namespace {ns}: its worst workload is traced (mdiag triage -n {ns} lists them all)"
+                        )),
+                    )
+                })
+                .ok_or_else(|| format!("no workload in {ns}"))
+        }
+        Subject::Unknown(why) => Err(why.clone()),
+    }
+}
+
+/// Whether two targets are one workload (a Pod and its ModelService are).
+fn same_workload(
+    a: &TargetSpec,
+    b: &TargetSpec,
+    snapshot: Option<&(String, Snapshot, Option<u32>)>,
+) -> bool {
+    if a == b {
+        return true;
+    }
+    let Some((ns, snapshot, _)) = snapshot else {
+        return false;
+    };
+    let root = |t: &TargetSpec| {
+        chain::walk(snapshot, t, ns, None).ok().and_then(|c| {
+            c.model_service
+                .and_then(|m| m.metadata.uid.clone())
+                .or_else(|| c.deployment.and_then(|d| d.metadata.uid.clone()))
+        })
+    };
+    a.namespace == b.namespace && root(a).is_some() && root(a) == root(b)
+}
