@@ -23,6 +23,9 @@ pub enum BenchCommand {
     /// trace there vs `kubectl get` of its namespace, triage's peak memory,
     /// and offline triage of a dump of the cluster.
     Triage(TriageBench),
+    /// Time to verdict of `mdiag gate` beside `kubectl rollout status` and
+    /// `helm upgrade --wait` on the same broken upgrades of the chart.
+    Gate(crate::bench_gate::GateBench),
 }
 
 #[derive(Args)]
@@ -53,10 +56,11 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Snapshot(args) => compare(&args, Pair::Snapshot),
         BenchCommand::Trace(args) => compare(&args, Pair::Trace),
         BenchCommand::Triage(args) => triage(&args),
+        BenchCommand::Gate(args) => crate::bench_gate::run(&args),
     }
 }
 
-fn mdiag_binary() -> anyhow::Result<PathBuf> {
+pub(crate) fn mdiag_binary() -> anyhow::Result<PathBuf> {
     let root = crate::generate::repo_root();
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(&root)

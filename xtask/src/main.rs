@@ -2,6 +2,7 @@
 //! Run as `cargo xtask <command>`.
 
 mod bench;
+mod bench_gate;
 mod cluster;
 mod generate;
 mod test;

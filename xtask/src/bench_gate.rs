@@ -1,0 +1,213 @@
+//! `cargo xtask bench gate`: time to verdict on the same broken upgrades,
+//! side by side, as a CI job would run them after `helm upgrade`:
+//! `helm upgrade --wait` (Helm v3 built from its Go module), then at once
+//! `kubectl rollout status` and `mdiag gate` started together on the same
+//! rollout. Times are from the start of the upgrade to each command's exit.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use mdiag_harness::cluster::{self, Layout};
+use mdiag_harness::helm::{self, Helm};
+use serde_json::Value;
+
+#[derive(Args)]
+pub struct GateBench {
+    /// How long each command may wait (`--timeout` of all three).
+    #[arg(long, default_value_t = 180)]
+    budget_secs: u64,
+    /// Only these scenarios (comma-separated): healthy, image-not-found,
+    /// crash-loop, oom, unschedulable.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+}
+
+/// A scenario: the Helm values of the upgrade.
+struct Scenario {
+    name: &'static str,
+    set: &'static [(&'static str, &'static str)],
+}
+
+const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        name: "healthy",
+        set: &[("behavior", "ready:5"), ("image.tag", "v1.5.0")],
+    },
+    Scenario {
+        name: "image-not-found",
+        set: &[("behavior", "pull-not-found"), ("image.tag", "v9.9.9")],
+    },
+    Scenario {
+        name: "crash-loop",
+        set: &[("behavior", "crash-loop"), ("image.tag", "v1.5.0")],
+    },
+    Scenario {
+        name: "oom",
+        set: &[("behavior", "oom"), ("image.tag", "v1.5.0")],
+    },
+    Scenario {
+        name: "unschedulable",
+        set: &[("gpu", "1"), ("image.tag", "v1.5.0")],
+    },
+];
+
+/// One command's result: exit code, seconds from the upgrade's start, and
+/// what it said in a few words.
+struct Verdict {
+    code: Option<i32>,
+    seconds: f64,
+    said: String,
+}
+
+pub fn run(args: &GateBench) -> anyhow::Result<()> {
+    let layout = Layout::from_env()?;
+    if !cluster::running(&layout, "kube-apiserver") || !cluster::running(&layout, "mdiag-sim") {
+        bail!("start the cluster first: cargo xtask cluster up");
+    }
+    let mdiag = super::bench::mdiag_binary()?;
+    let helm = Helm::for_layout(&layout)?;
+    let kubectl_bin = layout
+        .bin_dir()
+        .context("no BIN_DIR in cluster.env")?
+        .join("kubectl");
+    let chart = helm::chart_demo();
+    let budget = Duration::from_secs(args.budget_secs);
+    println!(
+        "| upgrade | helm upgrade --wait | kubectl rollout status | mdiag gate |\n|---|---|---|---|"
+    );
+    for scenario in SCENARIOS
+        .iter()
+        .filter(|s| args.only.is_empty() || args.only.iter().any(|o| o == s.name))
+    {
+        let ns = format!("bench-gate-{}", scenario.name);
+        let _ = cluster::admin_kubectl(&layout, &["delete", "namespace", &ns, "--wait=true"]);
+        // A serving first release, as before any upgrade.
+        helm.upgrade_install("chart-demo", &ns, &chart, &[], None)?;
+        let first = gate(&mdiag, &layout, &ns, budget, Instant::now())?;
+        if first.code != Some(0) {
+            bail!("{ns}: the first release did not converge: {}", first.said);
+        }
+
+        let t0 = Instant::now();
+        let upgrade =
+            helm.try_upgrade_install("chart-demo", &ns, &chart, scenario.set, Some(budget))?;
+        let helm_verdict = Verdict {
+            code: upgrade.status.code(),
+            seconds: t0.elapsed().as_secs_f64(),
+            said: upgrade
+                .stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("STATUS: "))
+                .map_or_else(|| first_line(&upgrade.stderr), |s| s.to_string()),
+        };
+        // Both start at once on the same rollout, as CI steps would.
+        let rollout = spawn_kubectl(&kubectl_bin, &layout, &ns, budget)?;
+        let gate_verdict = gate(&mdiag, &layout, &ns, budget, t0)?;
+        let kubectl_verdict = wait_child(rollout, t0)?;
+        println!(
+            "| {} | {} | {} | {} |",
+            scenario.name,
+            cell(&helm_verdict),
+            cell(&kubectl_verdict),
+            cell(&gate_verdict)
+        );
+    }
+    println!(
+        "\n(seconds from the start of `helm upgrade` to each command's exit; budget {} s; exit code, then what it said)",
+        args.budget_secs
+    );
+    Ok(())
+}
+
+fn cell(v: &Verdict) -> String {
+    format!(
+        "{:.1} s, exit {}: {}",
+        v.seconds,
+        v.code.map_or("killed".into(), |c| c.to_string()),
+        v.said.replace('|', "/")
+    )
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(90)
+        .collect()
+}
+
+fn gate(
+    mdiag: &Path,
+    layout: &Layout,
+    ns: &str,
+    budget: Duration,
+    t0: Instant,
+) -> anyhow::Result<Verdict> {
+    let out = Command::new(mdiag)
+        .args(["--kubeconfig"])
+        .arg(layout.viewer_kubeconfig())
+        .args(["-n", ns, "gate", "chart-demo", "-o", "json", "--timeout"])
+        .arg(format!("{}s", budget.as_secs()))
+        .stderr(Stdio::null())
+        .output()
+        .context("running mdiag gate")?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let said = format!(
+        "{} {}",
+        report["outcome"].as_str().unwrap_or("?"),
+        report["gate"]["decided_by"].as_str().unwrap_or("")
+    );
+    Ok(Verdict {
+        code: out.status.code(),
+        seconds,
+        said: said.trim().to_string(),
+    })
+}
+
+fn spawn_kubectl(
+    kubectl: &Path,
+    layout: &Layout,
+    ns: &str,
+    budget: Duration,
+) -> anyhow::Result<Child> {
+    Command::new(kubectl)
+        .arg("--kubeconfig")
+        .arg(layout.viewer_kubeconfig())
+        .args(["-n", ns, "rollout", "status", "deployment/chart-demo"])
+        .arg(format!("--timeout={}s", budget.as_secs()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("running kubectl rollout status")
+}
+
+fn wait_child(child: Child, t0: Instant) -> anyhow::Result<Verdict> {
+    let out = child.wait_with_output()?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The last line is its verdict ("successfully rolled out", "timed out
+    // waiting for the condition", "exceeded its progress deadline").
+    let said = text
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(90)
+        .collect();
+    Ok(Verdict {
+        code: out.status.code(),
+        seconds,
+        said,
+    })
+}
