@@ -159,7 +159,9 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     match parsed {
         Ok(d) if !d.is_zero() => Ok(d),
         Ok(_) => Err("must be longer than zero".into()),
-        Err(e) => Err(format!("{text:?} is not a duration such as 90s, 10m or 1h30m ({e})")),
+        Err(e) => Err(format!(
+            "{text:?} is not a duration such as 90s, 10m or 1h30m ({e})"
+        )),
     }
 }
 
@@ -235,6 +237,10 @@ mod tests {
         assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
         assert!(parse_duration("0").is_err());
         assert!(parse_duration("-5m").is_err());
-        assert!(parse_duration("soon").unwrap_err().contains("not a duration"));
+        assert!(
+            parse_duration("soon")
+                .unwrap_err()
+                .contains("not a duration")
+        );
     }
 }

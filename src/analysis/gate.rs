@@ -364,7 +364,10 @@ mod tests {
             ("rollout-in-progress", None),
         ];
         for (name, want) in cases {
-            let (d, v) = view_of(&format!("fixtures/demo/{name}.yaml"), &GatePolicy::default());
+            let (d, v) = view_of(
+                &format!("fixtures/demo/{name}.yaml"),
+                &GatePolicy::default(),
+            );
             assert_eq!(failed_id(&d, &v), want, "{name}: {:?}", v.judgement);
         }
     }

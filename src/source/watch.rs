@@ -290,7 +290,8 @@ impl WatchSet {
                 );
                 set.stores.$field.push(store);
                 set.tasks.push(handle);
-                set.resources.insert(id.clone(), ApiResource::erase::<$ty>(&()));
+                set.resources
+                    .insert(id.clone(), ApiResource::erase::<$ty>(&()));
                 set.ids.push(id);
             }};
         }
