@@ -473,14 +473,20 @@ fn triage(args: &TriageBench) -> anyhow::Result<()> {
                 .arg(&file)
                 .output()?;
             wall.push(t.elapsed());
-            let (p, a, _) = timings(&out.stderr).with_context(|| {
-                format!(
-                    "no timings from offline triage: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            })?;
+            let Some((p, a, _)) = timings(&out.stderr) else {
+                let why = String::from_utf8_lossy(&out.stderr);
+                println!(
+                    "{kinds} as {format}: {objects} objects, {:.1} MB: mdiag could not read it: {}",
+                    text.len() as f64 / 1e6,
+                    why.lines().next().unwrap_or("")
+                );
+                break;
+            };
             parse.push(Duration::from_secs_f64(p / 1e3));
             analysis.push(Duration::from_secs_f64(a / 1e3));
+        }
+        if wall.len() < args.runs as usize {
+            continue;
         }
         println!(
             "{kinds} as {format}: {objects} objects, {:.1} MB; read+parse {:.0} ms, analysis {:.0} ms, whole process {:.0} ms",
