@@ -3,13 +3,16 @@
 //! These tests check that it reaches exactly the diagnosis of the plain
 //! walk and analysis over the whole snapshot, on every fixture alone and on
 //! all of them in one snapshot (many namespaces and workloads side by side).
+//! The same for an [`analysis::Analyzer`] (the Events indexed once per
+//! snapshot) and for a triage gathered a namespace at a time, as a live
+//! `triage -A` reads it.
 
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use mdiag::analysis::{self, Diagnosis};
 use mdiag::chain::{self, workloads};
-use mdiag::cmd::triage::diagnose_all;
+use mdiag::cmd::triage::{diagnose_all, diagnose_unranked};
 use mdiag::model::{Clock, Snapshot};
 use mdiag::source::read_snapshot_file;
 
@@ -45,6 +48,37 @@ fn plain(snapshot: &Snapshot, now: Timestamp) -> Vec<Diagnosis> {
     items
 }
 
+/// The plain walk, each chain judged by one Analyzer of the snapshot.
+fn with_analyzer(snapshot: &Snapshot, now: Timestamp) -> Vec<Diagnosis> {
+    let analyzer = analysis::Analyzer::new(snapshot);
+    let mut items: Vec<Diagnosis> = workloads(snapshot, None)
+        .into_iter()
+        .filter_map(|w| {
+            let ns = w.target.namespace.clone().unwrap_or_default();
+            let chain = chain::walk(snapshot, &w.target, &ns, None).ok()?;
+            Some(analyzer.analyze(&chain, now))
+        })
+        .collect();
+    analysis::rank(&mut items);
+    items
+}
+
+/// Triage a namespace at a time, ranked once at the end.
+fn by_namespace(snapshot: &Snapshot, now: Timestamp) -> Vec<Diagnosis> {
+    let mut namespaces: Vec<String> = workloads(snapshot, None)
+        .into_iter()
+        .filter_map(|w| w.target.namespace)
+        .collect();
+    namespaces.sort();
+    namespaces.dedup();
+    let mut items: Vec<Diagnosis> = namespaces
+        .iter()
+        .flat_map(|ns| diagnose_unranked(snapshot, Some(ns), None, None, now))
+        .collect();
+    analysis::rank(&mut items);
+    items
+}
+
 #[test]
 fn every_fixture_is_judged_the_same_through_the_index() {
     let mut compared = 0;
@@ -54,6 +88,8 @@ fn every_fixture_is_judged_the_same_through_the_index() {
         let want = plain(&snapshot, now);
         let got = diagnose_all(&snapshot, None, None, None, now);
         assert_eq!(got, want, "{}", file.display());
+        assert_eq!(with_analyzer(&snapshot, now), want, "{}", file.display());
+        assert_eq!(by_namespace(&snapshot, now), want, "{}", file.display());
         compared += want.len();
     }
     assert!(compared > 20, "only {compared} workloads compared");
@@ -89,4 +125,6 @@ fn all_fixtures_in_one_snapshot_are_judged_the_same_through_the_index() {
     let want = plain(&merged, now);
     assert!(want.len() > 20);
     assert_eq!(diagnose_all(&merged, None, None, None, now), want);
+    assert_eq!(with_analyzer(&merged, now), want);
+    assert_eq!(by_namespace(&merged, now), want);
 }

@@ -255,9 +255,40 @@ impl Diagnosis {
     }
 }
 
-/// Analyses a walked chain at `now`.
+/// Analyses a walked chain at `now`. Indexes the snapshot's Events on
+/// every call: to judge many chains of one snapshot, build an [`Analyzer`]
+/// once.
 pub fn analyze(snapshot: &Snapshot, chain: &Chain, now: Timestamp) -> Diagnosis {
-    let events = facts::EventIndex::new(snapshot);
+    Analyzer::new(snapshot).analyze(chain, now)
+}
+
+/// One snapshot, its Events indexed once, for judging many chains walked
+/// in it (triage): each [`Analyzer::analyze`] gives what [`analyze`] gives.
+pub struct Analyzer<'a> {
+    snapshot: &'a Snapshot,
+    events: facts::EventIndex<'a>,
+}
+
+impl<'a> Analyzer<'a> {
+    pub fn new(snapshot: &'a Snapshot) -> Self {
+        Analyzer {
+            snapshot,
+            events: facts::EventIndex::new(snapshot),
+        }
+    }
+
+    /// Analyses a chain walked in this analyzer's snapshot at `now`.
+    pub fn analyze(&self, chain: &Chain, now: Timestamp) -> Diagnosis {
+        analyze_indexed(self.snapshot, chain, now, &self.events)
+    }
+}
+
+fn analyze_indexed(
+    snapshot: &Snapshot,
+    chain: &Chain,
+    now: Timestamp,
+    events: &facts::EventIndex,
+) -> Diagnosis {
     let pods = ladder::pod_states(chain);
     let replicas = ladder::replicas(chain, &pods);
     let steps = ladder::steps(chain, &pods, &replicas);
@@ -265,7 +296,7 @@ pub fn analyze(snapshot: &Snapshot, chain: &Chain, now: Timestamp) -> Diagnosis 
         snapshot,
         chain,
         now,
-        events: &events,
+        events,
         pods: &pods,
     };
     let findings = rules::run_all(&ctx);

@@ -6,7 +6,7 @@ use anyhow::Context;
 use jiff::Timestamp;
 
 use super::source::SourceRequest;
-use crate::analysis::{self, Diagnosis};
+use crate::analysis::{self, Analyzer, Diagnosis};
 use crate::chain::{ControllerLocation, Index, TargetNotFound, workloads};
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
 use crate::exit::{Exit, UsageError};
@@ -117,10 +117,9 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
 }
 
 /// Every workload of `namespace` (or of all) that `filter` keeps, analysed
-/// at `now` and ranked worst first. The snapshot is indexed once and each
-/// workload is judged in a snapshot of its own chain (what `mdiag snapshot`
-/// would keep of it), so the work grows with the objects, not with
-/// workloads times objects.
+/// at `now` and ranked worst first. The snapshot is indexed once (its
+/// chains and its Events) and every workload is judged in it, so the work
+/// grows with the objects, not with workloads times objects.
 pub fn diagnose_all(
     snapshot: &Snapshot,
     namespace: Option<&str>,
@@ -128,18 +127,29 @@ pub fn diagnose_all(
     controller: Option<&ControllerLocation>,
     now: Timestamp,
 ) -> Vec<Diagnosis> {
+    let mut items = diagnose_unranked(snapshot, namespace, filter, controller, now);
+    analysis::rank(&mut items);
+    items
+}
+
+/// [`diagnose_all`] before the ranking, for callers that gather the
+/// diagnoses of several snapshots (a namespace at a time) and rank once.
+pub fn diagnose_unranked(
+    snapshot: &Snapshot,
+    namespace: Option<&str>,
+    filter: Option<&LabelFilter>,
+    controller: Option<&ControllerLocation>,
+    now: Timestamp,
+) -> Vec<Diagnosis> {
     let index = Index::new(snapshot);
-    let mut items: Vec<Diagnosis> = workloads(snapshot, namespace)
+    let analyzer = Analyzer::new(snapshot);
+    workloads(snapshot, namespace)
         .into_iter()
         .filter(|w| filter.is_none_or(|f| f.matches(&w.labels)))
         .filter_map(|w| {
             let ns = w.target.namespace.clone().unwrap_or_default();
             let chain = index.walk(&w.target, &ns, controller).ok()?;
-            let own = index.chain_snapshot(&chain);
-            let chain = Index::new(&own).walk(&w.target, &ns, controller).ok()?;
-            Some(analysis::analyze(&own, &chain, now))
+            Some(analyzer.analyze(&chain, now))
         })
-        .collect();
-    analysis::rank(&mut items);
-    items
+        .collect()
 }
