@@ -668,3 +668,20 @@ fn triage_filters_by_namespace_and_selector() {
         .assert()
         .code(5);
 }
+
+#[test]
+fn triage_json_lists_what_could_not_be_read() {
+    let out = mdiag()
+        .args([
+            "triage",
+            "--snapshot",
+            "fixtures/demo/snapshot-crash-loop.yaml",
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["gaps"][0]["resource"], "nodes", "{}", r["gaps"]);
+    assert_eq!(r["gaps"][0]["verb"], "list");
+}

@@ -21,9 +21,29 @@ pub struct TriageReport {
     pub healthy: usize,
     /// Every workload, worst first, each as `trace -o json` reports it.
     pub items: Vec<TraceReport>,
+    /// Everything that could not be read (a namespace you may not list,
+    /// Nodes...), whether or not a workload's chain needed it.
+    pub gaps: Vec<Gap>,
 }
 
+/// The report, with the gaps the items carry.
 pub fn report(items: &[Diagnosis], run: &RunInfo, lang: Lang) -> TriageReport {
+    let mut gaps: Vec<Gap> = Vec::new();
+    for g in items.iter().flat_map(|d| &d.gaps) {
+        if !gaps.contains(g) {
+            gaps.push(g.clone());
+        }
+    }
+    report_with_gaps(items, &gaps, run, lang)
+}
+
+/// The report, with the gaps of the whole read (also those no item carries).
+pub fn report_with_gaps(
+    items: &[Diagnosis],
+    gaps: &[Gap],
+    run: &RunInfo,
+    lang: Lang,
+) -> TriageReport {
     TriageReport {
         schema: SCHEMA,
         kind: "Triage",
@@ -34,6 +54,7 @@ pub fn report(items: &[Diagnosis], run: &RunInfo, lang: Lang) -> TriageReport {
         total: items.len(),
         healthy: items.iter().filter(|d| d.healthy).count(),
         items: items.iter().map(|d| trace_report(d, run, lang)).collect(),
+        gaps: gaps.to_vec(),
     }
 }
 

@@ -105,6 +105,23 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, SourceError> {
     Ok(bytes)
 }
 
+/// The YAML parser's limits, scaled to the input: a kubectl dump of a big
+/// cluster has millions of nodes, which the parser's defaults (sized for
+/// configuration files) refuse. Node, event and scalar budgets grow with the
+/// file (every node takes at least a byte), so a small file still cannot
+/// expand into a large document; the alias limits that stop alias bombs stay.
+fn yaml_options(input_bytes: usize) -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_reader_input_bytes = Some(MAX_SNAPSHOT_BYTES as usize);
+    budget.max_events = budget.max_events.max(input_bytes);
+    budget.max_nodes = budget.max_nodes.max(input_bytes);
+    budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(input_bytes);
+    budget.max_documents = budget.max_documents.max(input_bytes / 64);
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
 /// Parses file contents; `path` is used for messages and the origin.
 pub fn parse_snapshot_text(text: &str, path: &Path) -> Result<Snapshot, SourceError> {
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
@@ -116,11 +133,12 @@ pub fn parse_snapshot_text(text: &str, path: &Path) -> Result<Snapshot, SourceEr
     let documents = if trimmed.starts_with('{') || trimmed.starts_with('[') {
         parse_json_documents(trimmed, path)?
     } else {
-        serde_saphyr::from_multiple::<Value>(trimmed).map_err(|e| SourceError::Syntax {
-            path: path.to_path_buf(),
-            syntax: "YAML",
-            detail: first_line(&e.to_string()),
-        })?
+        serde_saphyr::from_multiple_with_options::<Value>(trimmed, yaml_options(trimmed.len()))
+            .map_err(|e| SourceError::Syntax {
+                path: path.to_path_buf(),
+                syntax: "YAML",
+                detail: first_line(&e.to_string()),
+            })?
     };
 
     let mut snapshot = Snapshot {
@@ -309,6 +327,21 @@ fn first_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_big_yaml_dump_is_read_beyond_the_parser_default_node_budget() {
+        // 30,000 Pods of ~12 nodes each: about 360,000 nodes, more than the
+        // YAML parser allows by default (250,000), as a kubectl dump of a
+        // loaded cluster has.
+        let mut text = String::from("apiVersion: v1\nkind: List\nitems:\n");
+        for i in 0..30_000 {
+            text.push_str(&format!(
+                "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p-{i}\n    namespace: ns\n    uid: u-{i}\n    labels: {{app: a}}\n  spec:\n    nodeName: n1\n"
+            ));
+        }
+        let snapshot = parse_snapshot_text(&text, Path::new("big.yaml")).unwrap();
+        assert_eq!(snapshot.objects.pods.len(), 30_000);
+    }
 
     #[test]
     fn the_clock_of_a_dump_ignores_deadlines_and_annotations() {
