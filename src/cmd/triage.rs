@@ -1,6 +1,6 @@
 //! `mdiag triage [-n NS | -A] [-l SELECTOR]`: every workload, worst first.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use jiff::Timestamp;
@@ -10,10 +10,11 @@ use crate::analysis::{self, Analyzer, Diagnosis};
 use crate::chain::{ControllerLocation, Index, TargetNotFound, workloads};
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
 use crate::exit::{Exit, UsageError};
-use crate::model::Snapshot;
 use crate::model::{Clock, LabelFilter, TargetKind};
+use crate::model::{Gap, Snapshot};
 use crate::render::report::RunInfo;
 use crate::render::{Style, triage};
+use crate::source::live::{self, Connection, LiveError, TraceRead};
 
 /// Set to print how long loading and analysis took (on stderr), for
 /// benchmarks.
@@ -37,22 +38,16 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
         return Err(UsageError("--at judges a snapshot file; add --snapshot FILE".into()).into());
     }
     let source = SourceRequest::from_global(global)?;
-    let t_load = Instant::now();
-    let (snapshot, namespace, connection) = source
-        .load_scope_selected(global.all_namespaces, global.selector.as_deref())
-        .await?;
-    let load_time = t_load.elapsed();
-    let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
-
-    let t_analysis = Instant::now();
-    let items = diagnose_all(
-        &snapshot,
-        namespace.as_deref(),
-        filter.as_ref(),
-        source.controller.as_ref(),
-        clock.now,
-    );
-    let analysis_time = t_analysis.elapsed();
+    let Judged {
+        snapshot,
+        namespace,
+        connection,
+        items,
+        clock,
+        objects,
+        load_time,
+        analysis_time,
+    } = judge(&source, global, filter.as_ref(), at).await?;
     if items.is_empty() {
         return Err(TargetNotFound {
             kind: TargetKind::ModelService,
@@ -95,7 +90,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
         eprintln!(
             "mdiag timings: load {:.1} ms ({} objects{}), analysis {:.1} ms ({} workloads)",
             load_time.as_secs_f64() * 1e3,
-            snapshot.objects.len(),
+            objects,
             connection
                 .as_ref()
                 .map(|c| format!(", {} requests", c.requests()))
@@ -113,6 +108,142 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
         Exit::Unreachable
     } else {
         Exit::Healthy
+    })
+}
+
+/// A triage's diagnoses, with what they were read from: the whole snapshot,
+/// or (a live `-A` read a namespace at a time) its origin and gaps only.
+struct Judged {
+    snapshot: Snapshot,
+    namespace: Option<String>,
+    connection: Option<Connection>,
+    items: Vec<Diagnosis>,
+    clock: Clock,
+    /// Objects read (every namespace's, added up).
+    objects: usize,
+    load_time: Duration,
+    analysis_time: Duration,
+}
+
+/// Namespaces read and judged at once by a live `triage -A`: what bounds
+/// its memory (their objects are dropped once judged).
+const NAMESPACES_AT_ONCE: usize = 3;
+
+/// Reads and judges. A live `-A` goes a namespace at a time when the
+/// namespaces may be listed, keeping only each one's diagnoses and gaps, so
+/// memory is bounded by what is kept, not by what was listed; otherwise
+/// (a file, `-n`, or namespaces that cannot be listed) the scope is read
+/// whole and judged.
+async fn judge(
+    source: &SourceRequest,
+    global: &GlobalArgs,
+    filter: Option<&LabelFilter>,
+    at: Option<Timestamp>,
+) -> anyhow::Result<Judged> {
+    let selector = global.selector.as_deref();
+    let t_load = Instant::now();
+    let (snapshot, namespace, connection) =
+        if global.all_namespaces && source.snapshot_file.is_none() {
+            let conn = live::connect(&source.live).await?;
+            let read = TraceRead {
+                namespace: None,
+                resource: source.resource.as_deref(),
+                controller: source.controller.as_ref(),
+            };
+            match live::namespace_list(&conn).await {
+                Ok(names) => return by_namespace(conn, &read, &names, selector, filter).await,
+                Err(_) => {
+                    let snapshot = live::read_scoped(&conn, &read, selector).await?;
+                    (snapshot, None, Some(conn))
+                }
+            }
+        } else {
+            source
+                .load_scope_selected(global.all_namespaces, selector)
+                .await?
+        };
+    let load_time = t_load.elapsed();
+    let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
+    let t_analysis = Instant::now();
+    let items = diagnose_all(
+        &snapshot,
+        namespace.as_deref(),
+        filter,
+        source.controller.as_ref(),
+        clock.now,
+    );
+    Ok(Judged {
+        objects: snapshot.objects.len(),
+        snapshot,
+        namespace,
+        connection,
+        items,
+        clock,
+        load_time,
+        analysis_time: t_analysis.elapsed(),
+    })
+}
+
+/// One namespace's diagnoses, its own gaps, the objects read and the
+/// time its analysis took.
+type OneNamespace = (Vec<Diagnosis>, Vec<Gap>, usize, Duration);
+
+/// A live `triage -A`, a namespace at a time: the common objects once, then
+/// [`NAMESPACES_AT_ONCE`] namespaces read (each one's lists at once),
+/// judged and dropped. The gaps are the common ones, then each namespace's
+/// own, in the namespaces' order; the diagnoses are ranked once at the end.
+async fn by_namespace(
+    conn: Connection,
+    read: &TraceRead<'_>,
+    names: &[String],
+    selector: Option<&str>,
+    filter: Option<&LabelFilter>,
+) -> anyhow::Result<Judged> {
+    use futures::stream::{self, StreamExt};
+    let t_load = Instant::now();
+    let common = live::read_common(&conn, read).await?;
+    let clock = Clock::choose(&common.origin, None, Timestamp::now());
+    let results: Vec<Result<OneNamespace, LiveError>> = stream::iter(names)
+        .map(|ns| {
+            let (conn, common) = (&conn, &common);
+            async move {
+                let snapshot = live::read_namespace(conn, common, ns, selector).await?;
+                let t = Instant::now();
+                let items =
+                    diagnose_unranked(&snapshot, Some(ns), filter, read.controller, clock.now);
+                let own_gaps = snapshot.gaps[common.gaps.len()..].to_vec();
+                let own_objects = snapshot.objects.len().saturating_sub(common.object_count());
+                Ok((items, own_gaps, own_objects, t.elapsed()))
+            }
+        })
+        .buffered(NAMESPACES_AT_ONCE)
+        .collect()
+        .await;
+    let mut snapshot = Snapshot {
+        origin: common.origin.clone(),
+        gaps: common.gaps.clone(),
+        ..Snapshot::default()
+    };
+    let mut items = Vec::new();
+    let mut objects = common.object_count();
+    let mut analysis_time = Duration::ZERO;
+    for result in results {
+        let (mut judged, gaps, read, took) = result?;
+        items.append(&mut judged);
+        snapshot.gaps.extend(gaps);
+        objects += read;
+        analysis_time += took;
+    }
+    analysis::rank(&mut items);
+    Ok(Judged {
+        snapshot,
+        namespace: None,
+        connection: Some(conn),
+        items,
+        clock,
+        objects,
+        load_time: t_load.elapsed().saturating_sub(analysis_time),
+        analysis_time,
     })
 }
 

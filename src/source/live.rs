@@ -904,6 +904,258 @@ pub async fn read_scoped(
     Ok(snapshot)
 }
 
+/// What every namespace of a triage shares, read once: discovery, the
+/// Nodes, the kube-system Leases and the controller's Deployment and Lease.
+pub struct Common {
+    model_service: Option<ApiResource>,
+    http_routes: Option<ApiResource>,
+    /// The Nodes, the Leases and the controller's Deployment.
+    objects: crate::model::Objects,
+    /// What could not be read of it (first in every namespace's gaps).
+    pub gaps: Vec<Gap>,
+    pub origin: Origin,
+}
+
+impl Common {
+    /// How many objects were read.
+    pub fn object_count(&self) -> usize {
+        self.objects.len()
+    }
+}
+
+/// The names of every namespace (one request, made once per connection),
+/// or the code and message of the failed list.
+pub async fn namespace_list(conn: &Connection) -> Result<Vec<String>, (u16, String)> {
+    conn.namespace_names().await
+}
+
+/// Trims an object as its page arrives (see [`trim_meta`]), keeping it.
+fn trimmed<K: Resource>(o: &mut K) -> bool {
+    trim_meta(o.meta_mut(), false);
+    true
+}
+
+/// The same, keeping the managedFields the analysis reads.
+fn trimmed_keeping_managed<K: Resource>(o: &mut K) -> bool {
+    trim_meta(o.meta_mut(), true);
+    true
+}
+
+/// The first half of a triage read a namespace at a time (see
+/// [`read_namespace`]): what does not belong to any one namespace. The
+/// controller is looked for where `read.controller` says, else in its own
+/// namespace.
+pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Common, LiveError> {
+    let client = &conn.client;
+    let wanted = read.resource.unwrap_or("msvc");
+    let spot = read.controller.cloned().unwrap_or(ControllerLocation {
+        namespace: CONTROLLER_NAMESPACE.into(),
+        name: CONTROLLER_NAME.into(),
+    });
+    let all = ListParams::default();
+    let nodes_path = Node::url_path(&(), None);
+    let system_leases_path = Lease::url_path(&(), Some("kube-system"));
+    let (version, discovered, nodes, system_leases, deployment, lease) = tokio::join!(
+        conn.server_version(),
+        conn.discover(wanted),
+        conn.list_pages(&nodes_path, &all, &trimmed::<Node>),
+        conn.list_pages(&system_leases_path, &all, &trimmed::<Lease>),
+        conn.get_opt(
+            Api::<Deployment>::namespaced(client.clone(), &spot.namespace),
+            &spot.name,
+        ),
+        conn.get_opt(
+            Api::<Lease>::namespaced(client.clone(), &spot.namespace),
+            &spot.name,
+        ),
+    );
+    let mut c = Collector {
+        conn,
+        gaps: Vec::new(),
+        fatal: None,
+    };
+    let mut objects = crate::model::Objects::default();
+    let discovered = c.take(discovered.map(Some), "apis", None, "discover", None);
+    let (model_service, http_routes) = match discovered {
+        Some(d) => (d.model_service, d.http_routes),
+        None => (None, None),
+    };
+    objects.nodes = c.take(nodes, "nodes", None, "list", None);
+    objects.leases = c.take(system_leases, "leases", Some("kube-system"), "list", None);
+    let ns = Some(spot.namespace.as_str());
+    if let Some(mut d) = c.take(deployment, "deployments", ns, "get", Some(&spot.name)) {
+        trim_meta(&mut d.metadata, true);
+        objects.deployments.push(d);
+    }
+    if let Some(mut l) = c.take(lease, "leases", ns, "get", Some(&spot.name)) {
+        trim_meta(&mut l.metadata, false);
+        objects.leases.push(l);
+    }
+    if let Some(fatal) = c.fatal.take() {
+        return Err(fatal);
+    }
+    if model_service.is_none()
+        && read.resource.is_some()
+        && !c.gaps.iter().any(|g| g.resource == "apis")
+    {
+        return Err(LiveError::NoResource {
+            wanted: wanted.to_string(),
+        });
+    }
+    Ok(Common {
+        model_service,
+        http_routes,
+        objects,
+        gaps: c.gaps,
+        origin: Origin {
+            kind: OriginKind::Live,
+            location: conn.server.clone(),
+            context: conn.context.clone(),
+            server_version: version.ok(),
+            ..Origin::default()
+        },
+    })
+}
+
+/// One namespace's objects (every list at once, paged and trimmed as in
+/// [`read_scoped`]) with a copy of the common ones: the snapshot a trace
+/// of that namespace would read. Its gaps are the common gaps, then the
+/// namespace's own. A forbidden namespace is a snapshot of gaps.
+pub async fn read_namespace(
+    conn: &Connection,
+    common: &Common,
+    namespace: &str,
+    model_service_selector: Option<&str>,
+) -> Result<Snapshot, LiveError> {
+    let ns = Some(namespace);
+    let all = ListParams::default();
+    let selected = match model_service_selector {
+        Some(s) => ListParams::default().labels(s),
+        None => ListParams::default(),
+    };
+    let list_dynamic = |resource: Option<&ApiResource>, params: &ListParams| {
+        let resource = resource.cloned();
+        let params = params.clone();
+        async move {
+            match resource {
+                Some(r) => {
+                    let path = |namespace: Option<&str>| DynamicObject::url_path(&r, namespace);
+                    let listed = conn
+                        .list_scope(
+                            &path,
+                            ns,
+                            &params,
+                            &trimmed_keeping_managed::<DynamicObject>,
+                        )
+                        .await;
+                    Some((r.clone(), listed))
+                }
+                None => None,
+            }
+        }
+    };
+    let (
+        deployments,
+        replica_sets,
+        pods,
+        services,
+        slices,
+        events,
+        hpas,
+        pdbs,
+        model_services,
+        routes,
+    ) = tokio::join!(
+        conn.list_scope(
+            &typed_path::<Deployment>,
+            ns,
+            &all,
+            &trimmed_keeping_managed::<Deployment>
+        ),
+        conn.list_scope(&typed_path::<ReplicaSet>, ns, &all, &trimmed::<ReplicaSet>),
+        conn.list_scope(&typed_path::<Pod>, ns, &all, &trimmed::<Pod>),
+        conn.list_scope(&typed_path::<Service>, ns, &all, &trimmed::<Service>),
+        conn.list_scope(
+            &typed_path::<EndpointSlice>,
+            ns,
+            &all,
+            &trimmed::<EndpointSlice>
+        ),
+        conn.list_scope(&typed_path::<CoreEvent>, ns, &all, &keep_event),
+        conn.list_scope(
+            &typed_path::<HorizontalPodAutoscaler>,
+            ns,
+            &all,
+            &trimmed::<HorizontalPodAutoscaler>
+        ),
+        conn.list_scope(
+            &typed_path::<PodDisruptionBudget>,
+            ns,
+            &all,
+            &trimmed::<PodDisruptionBudget>
+        ),
+        list_dynamic(common.model_service.as_ref(), &selected),
+        list_dynamic(common.http_routes.as_ref(), &all),
+    );
+    let mut c = Collector {
+        conn,
+        gaps: common.gaps.clone(),
+        fatal: None,
+    };
+    let mut snapshot = Snapshot::default();
+    let o = &mut snapshot.objects;
+    o.deployments = c.take_listed(deployments, "deployments");
+    o.replica_sets = c.take_listed(replica_sets, "replicasets");
+    o.pods = c.take_listed(pods, "pods");
+    o.services = c.take_listed(services, "services");
+    o.endpoint_slices = c.take_listed(slices, "endpointslices");
+    o.events = c
+        .take_listed(events, "events")
+        .into_iter()
+        .map(|e| EventRecord::Core(Box::new(e)))
+        .collect();
+    o.hpas = c.take_listed(hpas, "horizontalpodautoscalers");
+    o.pdbs = c.take_listed(pdbs, "poddisruptionbudgets");
+    o.nodes = common.objects.nodes.clone();
+    o.leases = common.objects.leases.clone();
+    for d in &common.objects.deployments {
+        // The controller may live in this namespace: no duplicates.
+        if !o
+            .deployments
+            .iter()
+            .any(|x| x.metadata.uid == d.metadata.uid)
+        {
+            o.deployments.push(d.clone());
+        }
+    }
+    let typed = |r: &ApiResource, mut items: Vec<DynamicObject>| {
+        for item in &mut items {
+            item.types = Some(kube::api::TypeMeta {
+                api_version: r.api_version.clone(),
+                kind: r.kind.clone(),
+            });
+        }
+        items
+    };
+    if let Some((r, listed)) = model_services {
+        let items = c.take_listed(listed, &r.plural);
+        o.model_services = typed(&r, items);
+    }
+    if let Some((r, listed)) = routes {
+        let items = c.take_listed(listed, &r.plural);
+        o.http_routes = typed(&r, items);
+    }
+    if let Some(fatal) = c.fatal.take() {
+        return Err(fatal);
+    }
+    if c.gaps.is_empty() {
+        keep_events_about_read_objects(o);
+    }
+    snapshot.gaps = c.gaps;
+    snapshot.origin = common.origin.clone();
+    Ok(snapshot)
+}
+
 /// Drops the Events whose object was not read (an Event that names no UID
 /// is kept when an object of its kind and name was).
 fn keep_events_about_read_objects(o: &mut crate::model::Objects) {
