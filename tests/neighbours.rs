@@ -323,3 +323,45 @@ fn both_event_shapes_are_aged_by_their_own_fields() {
     assert_eq!(converted.first_seen(), Some(t("2026-11-28T09:59:00Z")));
     assert_eq!(converted.count(), 3);
 }
+
+#[test]
+fn a_surge_pod_short_of_what_no_old_pod_holds_is_plainly_unschedulable() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cases/surge-blocked.yaml");
+    let mut s = mdiag::source::read_snapshot_file(&path).unwrap();
+    let before = diagnose(&s);
+    assert_eq!(before.lead().unwrap().id, "rollout-surge-blocked");
+    // The old revision asked for no GPU: removing its Pods would not free one.
+    let current_hash = |p: &Pod| {
+        p.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("pod-template-hash").cloned())
+    };
+    let new_hash = before
+        .pods
+        .iter()
+        .find(|p| p.current)
+        .and_then(|cur| {
+            s.objects
+                .pods
+                .iter()
+                .find(|p| p.metadata.name.as_deref() == Some(cur.name.as_str()))
+        })
+        .and_then(current_hash);
+    for pod in &mut s.objects.pods {
+        if current_hash(pod) == new_hash {
+            continue;
+        }
+        for c in &mut pod.spec.as_mut().unwrap().containers {
+            if let Some(r) = c.resources.as_mut() {
+                for m in [&mut r.requests, &mut r.limits].into_iter().flatten() {
+                    m.remove("nvidia.com/gpu");
+                }
+            }
+        }
+    }
+    let d = diagnose(&s);
+    assert!(!ids(&d).contains(&"rollout-surge-blocked"), "{:?}", ids(&d));
+    assert_eq!(d.lead().unwrap().id, "pod-unschedulable");
+}

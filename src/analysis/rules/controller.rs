@@ -296,6 +296,30 @@ fn resolve_int_or_percent(
     }
 }
 
+/// The resource a FailedScheduling message says is short: `Insufficient
+/// nvidia.com/gpu.` gives `nvidia.com/gpu`.
+fn insufficient_resource(message: &str) -> Option<String> {
+    let rest = message.split("Insufficient ").nth(1)?;
+    let name = rest
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .next()?
+        .trim_end_matches('.');
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// Whether any container of the Pod requests (or limits, which sets the
+/// request) `resource`.
+fn requests_resource(pod: &k8s_openapi::api::core::v1::Pod, resource: &str) -> bool {
+    pod.spec.iter().flat_map(|s| &s.containers).any(|c| {
+        c.resources.as_ref().is_some_and(|r| {
+            [&r.requests, &r.limits]
+                .into_iter()
+                .flatten()
+                .any(|m| m.contains_key(resource))
+        })
+    })
+}
+
 pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
     let Some(d) = ctx.chain.deployment else {
         return Vec::new();
@@ -349,13 +373,20 @@ pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
     if surge <= 0 {
         return Vec::new();
     }
-    let resource = message
-        .split("Insufficient ")
-        .nth(1)
-        .and_then(|rest| rest.split(['.', ',']).next())
-        .unwrap_or("a resource")
-        .trim()
-        .to_string();
+    let Some(resource) = insufficient_resource(&message) else {
+        return Vec::new();
+    };
+    // Old Pods block the surge only if they hold what the new one lacks:
+    // when none of them asks for it, removing them would not help.
+    let held = ctx
+        .chain
+        .pods
+        .iter()
+        .filter(|c| !c.current && !c.terminating())
+        .any(|c| requests_resource(c.pod, &resource));
+    if !held {
+        return Vec::new();
+    }
     let name = facts::name(&d.metadata);
     let mut f = Finding::new(
         "rollout-surge-blocked",
