@@ -365,3 +365,45 @@ fn a_surge_pod_short_of_what_no_old_pod_holds_is_plainly_unschedulable() {
     assert!(!ids(&d).contains(&"rollout-surge-blocked"), "{:?}", ids(&d));
     assert_eq!(d.lead().unwrap().id, "pod-unschedulable");
 }
+
+/// Puts every crash-looping container of the demo in `running`, started
+/// `ago` before the file's clock, not ready: a loop caught between crashes.
+fn running_since(s: &mut Snapshot, ago: SignedDuration) {
+    let now = clock(s).now;
+    for pod in &mut s.objects.pods {
+        for c in statuses(pod) {
+            if c.state.as_ref().is_some_and(|st| st.waiting.is_some()) {
+                c.state = Some(k8s_openapi::api::core::v1::ContainerState {
+                    running: Some(k8s_openapi::api::core::v1::ContainerStateRunning {
+                        started_at: Some(Time(now - ago)),
+                    }),
+                    ..Default::default()
+                });
+                c.ready = false;
+                c.started = Some(true);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_crash_loop_caught_running_between_crashes_is_still_a_crash_loop() {
+    let mut s = load("crash-loop");
+    running_since(&mut s, SignedDuration::from_secs(4));
+    let d = diagnose(&s);
+    assert_eq!(d.lead().unwrap().id, "crash-loop", "{:?}", ids(&d));
+    assert!(
+        d.lead().unwrap().detail.contains("between two crashes"),
+        "{}",
+        d.lead().unwrap().detail
+    );
+}
+
+#[test]
+fn a_container_running_long_after_its_last_crash_is_no_crash_loop() {
+    let mut s = load("crash-loop");
+    // Past the kubelet's 10-minute back-off memory: the loop is history.
+    running_since(&mut s, SignedDuration::from_mins(15));
+    let d = diagnose(&s);
+    assert!(!ids(&d).contains(&"crash-loop"), "{:?}", ids(&d));
+}

@@ -178,12 +178,87 @@ pub fn container_failures(ctx: &Ctx) -> Vec<Finding> {
     for (p, _) in ctx.current_pods() {
         let pod = p.pod;
         for s in facts::all_container_statuses(pod) {
-            if let Some(f) = container_failure(ctx, p, s) {
+            if let Some(f) =
+                container_failure(ctx, p, s).or_else(|| running_between_crashes(ctx, p, s))
+            {
                 out.push(f);
             }
         }
     }
     out
+}
+
+/// The kubelet forgets a container's crash back-off after it has run this
+/// long; a container running for less, after a failed exit, is still
+/// looping: it shows Running between two crashes, not CrashLoopBackOff.
+const BACKOFF_RESET_SECONDS: f64 = 600.0;
+
+/// A crash loop caught between two crashes: running again but not ready,
+/// after restarts and a failed exit within the kubelet's back-off memory.
+fn running_between_crashes(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Finding> {
+    let pod = p.pod;
+    let running = s.state.as_ref()?.running.as_ref()?;
+    let last = s.last_state.as_ref()?.terminated.as_ref()?;
+    let last_reason = last.reason.as_deref().unwrap_or("");
+    // OOM kills have their own rule; a clean exit 0 is not a failure here.
+    if s.ready || s.restart_count < 2 || last.exit_code == 0 || last_reason == "OOMKilled" {
+        return None;
+    }
+    let started = running.started_at.as_ref().map(|t| t.0)?;
+    if facts::seconds_between(started, ctx.now) > BACKOFF_RESET_SECONDS {
+        return None;
+    }
+    let detail = format!(
+        "container {} exits with code {}{}, {} restarts; running again for {} and not ready (between two crashes)",
+        s.name,
+        last.exit_code,
+        if last_reason.is_empty() {
+            String::new()
+        } else {
+            format!(" ({last_reason})")
+        },
+        s.restart_count,
+        facts::age(started, ctx.now)
+    );
+    let mut f = pod_finding(ctx, "crash-loop", pod, Step::Ready, detail)
+        .var("container", s.name.clone())
+        .evidence(
+            Evidence::new(
+                pod_label(pod),
+                format!("{}.state.running", container_label(s)),
+                "running, not ready",
+            )
+            .at(Some(started)),
+        )
+        .evidence(
+            Evidence::new(
+                pod_label(pod),
+                format!("{}.lastState.terminated", container_label(s)),
+                format!(
+                    "exitCode {} reason {}",
+                    last.exit_code,
+                    if last_reason.is_empty() {
+                        "(none)"
+                    } else {
+                        last_reason
+                    }
+                ),
+            )
+            .at(last.finished_at.as_ref().map(|t| t.0)),
+        )
+        .evidence(Evidence::new(
+            pod_label(pod),
+            format!("{}.restartCount", container_label(s)),
+            s.restart_count.to_string(),
+        ));
+    if let Some(e) = pod_events(ctx, pod)
+        .into_iter()
+        .rev()
+        .find(|e| e.reason() == "BackOff")
+    {
+        f = f.evidence(event_evidence(pod, e));
+    }
+    Some(f)
 }
 
 fn container_failure(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Finding> {
