@@ -176,6 +176,7 @@ pub fn trials() -> Vec<Trial> {
                 )
                 .into());
                 }
+                eprintln!("  converged: judged {lag:.2}s after the last EndpointSlice write");
                 Ok(())
             },
         ),
