@@ -267,6 +267,8 @@ pub fn analyze(snapshot: &Snapshot, chain: &Chain, now: Timestamp) -> Diagnosis 
 pub struct Analyzer<'a> {
     snapshot: &'a Snapshot,
     events: facts::EventIndex<'a>,
+    /// Every Pod UID of the snapshot (UIDs are unique cluster-wide).
+    pod_uids: std::collections::HashSet<&'a str>,
 }
 
 impl<'a> Analyzer<'a> {
@@ -274,21 +276,23 @@ impl<'a> Analyzer<'a> {
         Analyzer {
             snapshot,
             events: facts::EventIndex::new(snapshot),
+            pod_uids: snapshot
+                .objects
+                .pods
+                .iter()
+                .filter_map(|p| p.metadata.uid.as_deref())
+                .collect(),
         }
     }
 
     /// Analyses a chain walked in this analyzer's snapshot at `now`.
     pub fn analyze(&self, chain: &Chain, now: Timestamp) -> Diagnosis {
-        analyze_indexed(self.snapshot, chain, now, &self.events)
+        analyze_indexed(self, chain, now)
     }
 }
 
-fn analyze_indexed(
-    snapshot: &Snapshot,
-    chain: &Chain,
-    now: Timestamp,
-    events: &facts::EventIndex,
-) -> Diagnosis {
+fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagnosis {
+    let snapshot = analyzer.snapshot;
     let pods = ladder::pod_states(chain);
     let replicas = ladder::replicas(chain, &pods);
     let steps = ladder::steps(chain, &pods, &replicas);
@@ -296,7 +300,8 @@ fn analyze_indexed(
         snapshot,
         chain,
         now,
-        events,
+        events: &analyzer.events,
+        pod_uids: &analyzer.pod_uids,
         pods: &pods,
     };
     let findings = rules::run_all(&ctx);

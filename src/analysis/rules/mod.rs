@@ -19,6 +19,8 @@ pub struct Ctx<'a> {
     pub chain: &'a Chain<'a>,
     pub now: Timestamp,
     pub events: &'a EventIndex<'a>,
+    /// Every Pod UID of the snapshot, indexed once per snapshot.
+    pub pod_uids: &'a std::collections::HashSet<&'a str>,
     pub pods: &'a [PodState],
 }
 

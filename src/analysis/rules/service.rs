@@ -202,14 +202,7 @@ pub fn endpoints_stale(ctx: &Ctx) -> Vec<Finding> {
     );
     let mut problems = Vec::new();
     // Ready endpoints that point at a Pod UID that no longer exists.
-    let pod_uids: std::collections::HashSet<&str> = ctx
-        .snapshot
-        .objects
-        .pods
-        .iter()
-        .filter(|p| p.metadata.namespace.as_deref() == Some(ctx.chain.namespace.as_str()))
-        .map(|p| facts::uid(&p.metadata))
-        .collect();
+    let pod_uids = ctx.pod_uids;
     for slice in &ctx.chain.endpoint_slices {
         for e in &slice.endpoints {
             let ready = e.conditions.as_ref().and_then(|c| c.ready).unwrap_or(true);
