@@ -26,17 +26,6 @@ pub struct TriageReport {
     pub gaps: Vec<Gap>,
 }
 
-/// The report, with the gaps the items carry.
-pub fn report(items: &[Diagnosis], run: &RunInfo, lang: Lang) -> TriageReport {
-    let mut gaps: Vec<Gap> = Vec::new();
-    for g in items.iter().flat_map(|d| &d.gaps) {
-        if !gaps.contains(g) {
-            gaps.push(g.clone());
-        }
-    }
-    report_with_gaps(items, &gaps, run, lang)
-}
-
 /// The report, with the gaps of the whole read (also those no item carries).
 pub fn report_with_gaps(
     items: &[Diagnosis],
