@@ -77,13 +77,23 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
             triage::table(&items, &snapshot.gaps, args.all, &style)
         }
         OutputFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&triage::report_with_gaps(&items, &snapshot.gaps, &run, lang))
-                .context("cannot encode the report")?;
+            let mut s = serde_json::to_string_pretty(&triage::report_with_gaps(
+                &items,
+                &snapshot.gaps,
+                &run,
+                lang,
+            ))
+            .context("cannot encode the report")?;
             s.push('\n');
             s
         }
-        OutputFormat::Yaml => serde_saphyr::to_string(&triage::report_with_gaps(&items, &snapshot.gaps, &run, lang))
-            .context("cannot encode the report")?,
+        OutputFormat::Yaml => serde_saphyr::to_string(&triage::report_with_gaps(
+            &items,
+            &snapshot.gaps,
+            &run,
+            lang,
+        ))
+        .context("cannot encode the report")?,
     };
     super::emit(&text)?;
     if std::env::var_os(TIMINGS_ENV).is_some() {
