@@ -33,7 +33,7 @@ use crate::render::{Style, human};
 use crate::source::live::{self, Connection, LogCaps};
 use crate::source::redact::Redactor;
 use crate::source::watch::{BACKOFF_MAX, Signal, WatchFailure, WatchHealth, WatchPlan, WatchSet};
-use crate::source::write::{to_file, write_file};
+use crate::source::write::{to_file, write_atomic, write_file};
 
 /// How often the rollout is judged without news: time-bound findings (a
 /// Lease not renewed, a controller past its grace) and the probe for a lost API.
@@ -152,7 +152,7 @@ pub async fn run(global: &GlobalArgs, args: &GateArgs) -> anyhow::Result<Exit> {
                 relists: 0,
                 disconnects: 0,
             };
-            finish(&request, None, &namespace, ended, None, None, started).await?;
+            finish(&request, None, &namespace, ended, None, started).await?;
             return Ok(e.exit());
         }
     };
@@ -178,16 +178,7 @@ pub async fn run(global: &GlobalArgs, args: &GateArgs) -> anyhow::Result<Exit> {
         Outcome::TimedOut => Exit::TimedOut,
         Outcome::CouldNotDecide => Exit::Unreachable,
     };
-    finish(
-        &request,
-        Some(&conn),
-        &namespace,
-        ended,
-        helm,
-        request.helm_release.as_deref(),
-        started,
-    )
-    .await?;
+    finish(&request, Some(&conn), &namespace, ended, helm, started).await?;
     Ok(exit)
 }
 
@@ -542,7 +533,6 @@ async fn finish(
     namespace: &str,
     ended: Ended,
     helm: Option<HelmRelease>,
-    _helm_name: Option<&str>,
     started: Instant,
 ) -> anyhow::Result<()> {
     let mut ended = ended;
@@ -621,7 +611,7 @@ async fn finish(
     if let Some(path) = &request.report {
         let mut text = serde_json::to_string_pretty(&report).context("cannot encode the report")?;
         text.push('\n');
-        write_text(path, &text)?;
+        write_atomic(path, text.as_bytes(), false)?;
     }
     if let Some(path) = &request.junit {
         let label = format!("{namespace}/{}", request.target.name);
@@ -633,7 +623,7 @@ async fn finish(
             diagnosis,
             &report.gate,
         )?;
-        write_text(path, &xml)?;
+        write_atomic(path, xml.as_bytes(), false)?;
     }
     let text = match request.output {
         OutputFormat::Json => {
@@ -696,21 +686,6 @@ fn helm_text(h: &HelmRelease) -> String {
         out.push_str(&format!("    note: {n}\n"));
     }
     out
-}
-
-/// Writes a report file whole or not at all.
-fn write_text(path: &Path, text: &str) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
 }
 
 /// The chain as the gate last saw it, with its Pods' logs, in the

@@ -63,27 +63,34 @@ fn encode(file: &SnapshotFile, json: bool) -> Result<Vec<u8>, WriteError> {
 
 /// Writes `file` to `path` atomically. Returns the bytes written.
 pub fn write_file(path: &Path, file: &SnapshotFile) -> Result<u64, WriteError> {
+    let bytes = encode(file, wants_json(path))?;
+    let gz = path.extension().is_some_and(|e| e == "gz");
+    write_atomic(path, &bytes, gz)
+}
+
+/// Writes `bytes` (gzip-compressed when `gzip`) to a temporary file beside
+/// `path`, then renames it: the file is whole or absent, never cut.
+/// Returns the bytes on disk.
+pub fn write_atomic(path: &Path, bytes: &[u8], gzip: bool) -> Result<u64, WriteError> {
     let io = |source| WriteError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let bytes = encode(file, wants_json(path))?;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
     let mut temp = tempfile::Builder::new()
-        .prefix(".mdiag-snapshot-")
+        .prefix(".mdiag-")
         .tempfile_in(&dir)
         .map_err(io)?;
-    let gz = path.extension().is_some_and(|e| e == "gz");
-    if gz {
+    if gzip {
         let mut encoder =
             flate2::write::GzEncoder::new(temp.as_file_mut(), flate2::Compression::default());
-        encoder.write_all(&bytes).map_err(io)?;
+        encoder.write_all(bytes).map_err(io)?;
         encoder.finish().map_err(io)?;
     } else {
-        temp.write_all(&bytes).map_err(io)?;
+        temp.write_all(bytes).map_err(io)?;
     }
     temp.as_file().sync_all().map_err(io)?;
     let written = temp.as_file().metadata().map_err(io)?.len();
