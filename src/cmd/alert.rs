@@ -5,6 +5,7 @@
 
 use std::io::Read;
 use std::path::Path;
+use std::rc::Rc;
 
 use anyhow::Context;
 use jiff::Timestamp;
@@ -60,11 +61,13 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
     namespaces.sort();
     namespaces.dedup();
     let source = SourceRequest::from_global(global)?;
-    let mut snapshots: Vec<(String, Snapshot, Option<u32>)> = Vec::new();
+    // A file is one snapshot shared by every namespace it holds.
+    let mut snapshots: Vec<(String, Rc<Snapshot>, Option<u32>)> = Vec::new();
     if source.snapshot_file.is_some() {
         let (snapshot, _, _) = source.load_scope(true).await?;
+        let snapshot = Rc::new(snapshot);
         for ns in &namespaces {
-            snapshots.push((ns.clone(), snapshot.clone(), None));
+            snapshots.push((ns.clone(), Rc::clone(&snapshot), None));
         }
     } else {
         for ns in &namespaces {
@@ -74,7 +77,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
             };
             let loaded = scoped.load(None).await?;
             let requests = loaded.connection.as_ref().map(|c| c.requests());
-            snapshots.push((ns.clone(), loaded.snapshot, requests));
+            snapshots.push((ns.clone(), Rc::new(loaded.snapshot), requests));
         }
     }
     let snapshot_of = |ns: &str| snapshots.iter().find(|(n, _, _)| n == ns);
@@ -209,17 +212,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
         }
     };
     super::emit(&text)?;
-    let codes: Vec<Exit> = diagnoses
-        .iter()
-        .map(|(d, ..)| super::trace::exit_for(d))
-        .collect();
-    Ok(if codes.contains(&Exit::Problem) {
-        Exit::Problem
-    } else if codes.contains(&Exit::Unreachable) {
-        Exit::Unreachable
-    } else {
-        Exit::Healthy
-    })
+    Ok(super::trace::worst_exit(diagnoses.iter().map(|(d, ..)| d)))
 }
 
 fn namespace_of(subject: &Subject) -> Option<String> {
@@ -324,7 +317,7 @@ fn resolve(
 fn same_workload(
     a: &TargetSpec,
     b: &TargetSpec,
-    snapshot: Option<&(String, Snapshot, Option<u32>)>,
+    snapshot: Option<&(String, Rc<Snapshot>, Option<u32>)>,
 ) -> bool {
     if a == b {
         return true;

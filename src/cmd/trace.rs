@@ -109,3 +109,16 @@ pub fn exit_for(d: &Diagnosis) -> Exit {
         Exit::Problem
     }
 }
+
+/// The exit of several workloads, as trace decides each one: any problem
+/// is 1; else any workload whose chain could not be read is 4; else 0.
+pub fn worst_exit<'a>(items: impl IntoIterator<Item = &'a Diagnosis>) -> Exit {
+    let codes: Vec<Exit> = items.into_iter().map(exit_for).collect();
+    if codes.contains(&Exit::Problem) {
+        Exit::Problem
+    } else if codes.contains(&Exit::Unreachable) {
+        Exit::Unreachable
+    } else {
+        Exit::Healthy
+    }
+}

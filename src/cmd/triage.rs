@@ -109,16 +109,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
             items.len(),
         );
     }
-    // As trace decides each one: any problem is 1; else, any workload
-    // whose chain could not be read is 4; all healthy is 0.
-    let codes: Vec<Exit> = items.iter().map(super::trace::exit_for).collect();
-    Ok(if codes.contains(&Exit::Problem) {
-        Exit::Problem
-    } else if codes.contains(&Exit::Unreachable) {
-        Exit::Unreachable
-    } else {
-        Exit::Healthy
-    })
+    Ok(super::trace::worst_exit(&items))
 }
 
 /// A triage's diagnoses, with what they were read from: the whole snapshot,
