@@ -522,7 +522,7 @@ enum Failure {
     Fatal(LiveError),
 }
 
-fn error_chain(err: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(s) = source {
@@ -699,43 +699,6 @@ pub async fn read_scoped(
         }],
     };
     let all = ListParams::default();
-    let keep_managed = |d: &mut Deployment| {
-        trim_meta(&mut d.metadata, true);
-        true
-    };
-    let trimmed_rs = |o: &mut ReplicaSet| {
-        trim_meta(&mut o.metadata, false);
-        true
-    };
-    let trimmed_pod = |o: &mut Pod| {
-        trim_meta(&mut o.metadata, false);
-        true
-    };
-    let trimmed_service = |o: &mut Service| {
-        trim_meta(&mut o.metadata, false);
-        true
-    };
-    let trimmed_slice = |o: &mut EndpointSlice| {
-        trim_meta(&mut o.metadata, false);
-        true
-    };
-    let trimmed_node = |o: &mut Node| {
-        trim_meta(&mut o.metadata, false);
-        true
-    };
-    let trimmed_lease = |o: &mut Lease| {
-        trim_meta(&mut o.metadata, false);
-        true
-    };
-    let trimmed_hpa = |o: &mut HorizontalPodAutoscaler| {
-        trim_meta(&mut o.metadata, false);
-        true
-    };
-    let trimmed_pdb = |o: &mut PodDisruptionBudget| {
-        trim_meta(&mut o.metadata, false);
-        true
-    };
-
     let nodes_path = Node::url_path(&(), None);
     let system_leases_path = Lease::url_path(&(), Some("kube-system"));
 
@@ -757,21 +720,36 @@ pub async fn read_scoped(
     ) = tokio::join!(
         conn.server_version(),
         conn.discover(wanted),
-        conn.list_scope(&typed_path::<Deployment>, ns, &all, &keep_managed),
-        conn.list_scope(&typed_path::<ReplicaSet>, ns, &all, &trimmed_rs),
-        conn.list_scope(&typed_path::<Pod>, ns, &all, &trimmed_pod),
-        conn.list_scope(&typed_path::<Service>, ns, &all, &trimmed_service),
-        conn.list_scope(&typed_path::<EndpointSlice>, ns, &all, &trimmed_slice),
+        conn.list_scope(
+            &typed_path::<Deployment>,
+            ns,
+            &all,
+            &trimmed_keeping_managed::<Deployment>
+        ),
+        conn.list_scope(&typed_path::<ReplicaSet>, ns, &all, &trimmed::<ReplicaSet>),
+        conn.list_scope(&typed_path::<Pod>, ns, &all, &trimmed::<Pod>),
+        conn.list_scope(&typed_path::<Service>, ns, &all, &trimmed::<Service>),
+        conn.list_scope(
+            &typed_path::<EndpointSlice>,
+            ns,
+            &all,
+            &trimmed::<EndpointSlice>
+        ),
         conn.list_scope(&typed_path::<CoreEvent>, ns, &all, &keep_event),
-        conn.list_pages(&nodes_path, &all, &trimmed_node),
-        conn.list_pages(&system_leases_path, &all, &trimmed_lease),
+        conn.list_pages(&nodes_path, &all, &trimmed::<Node>),
+        conn.list_pages(&system_leases_path, &all, &trimmed::<Lease>),
         conn.list_scope(
             &typed_path::<HorizontalPodAutoscaler>,
             ns,
             &all,
-            &trimmed_hpa
+            &trimmed::<HorizontalPodAutoscaler>
         ),
-        conn.list_scope(&typed_path::<PodDisruptionBudget>, ns, &all, &trimmed_pdb),
+        conn.list_scope(
+            &typed_path::<PodDisruptionBudget>,
+            ns,
+            &all,
+            &trimmed::<PodDisruptionBudget>
+        ),
         join_all(controller_spots.iter().map(|spot| async move {
             let (deployment, lease) = tokio::join!(
                 conn.get_opt(

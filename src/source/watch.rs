@@ -170,41 +170,28 @@ fn watch_config(plan: &WatchPlan, name: Option<&str>) -> watcher::Config {
     }
 }
 
-fn classify(err: &watcher::Error) -> (WatchFailure, String) {
-    let api = |e: &kube::Error| match e {
-        kube::Error::Api(s) if s.code == 401 || s.code == 403 => {
-            (WatchFailure::Denied, s.message.clone())
-        }
-        kube::Error::Api(s) if s.code == 404 => (WatchFailure::NotServed, s.message.clone()),
-        kube::Error::Api(s) if s.code == 410 => (WatchFailure::Expired, s.message.clone()),
-        other => (WatchFailure::Unreachable, error_text(other)),
+/// What an HTTP status from the apiserver means for a watch.
+fn by_status(code: u16, message: &str) -> (WatchFailure, String) {
+    let failure = match code {
+        401 | 403 => WatchFailure::Denied,
+        404 => WatchFailure::NotServed,
+        410 => WatchFailure::Expired,
+        _ => WatchFailure::Unreachable,
     };
+    (failure, message.to_string())
+}
+
+fn classify(err: &watcher::Error) -> (WatchFailure, String) {
     match err {
         watcher::Error::InitialListFailed(e)
         | watcher::Error::WatchStartFailed(e)
-        | watcher::Error::WatchFailed(e) => api(e),
-        watcher::Error::WatchError(status) => match status.code {
-            401 | 403 => (WatchFailure::Denied, status.message.clone()),
-            404 => (WatchFailure::NotServed, status.message.clone()),
-            410 => (WatchFailure::Expired, status.message.clone()),
-            _ => (WatchFailure::Unreachable, status.message.clone()),
+        | watcher::Error::WatchFailed(e) => match e {
+            kube::Error::Api(s) => by_status(s.code, &s.message),
+            other => (WatchFailure::Unreachable, super::live::error_chain(other)),
         },
+        watcher::Error::WatchError(status) => by_status(status.code, &status.message),
         watcher::Error::NoResourceVersion => (WatchFailure::Unreachable, err.to_string()),
     }
-}
-
-fn error_text(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        let next = s.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = s.source();
-    }
-    text
 }
 
 /// Runs one watcher into a store, reporting what happens on `tx`. A denied
