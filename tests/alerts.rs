@@ -142,47 +142,30 @@ fn bare_labels_and_the_api_list_read_too() {
 
 #[test]
 fn an_alert_on_stdin_works_and_a_non_alert_is_a_usage_error() {
+    let on_stdin = |text: String| {
+        mdiag()
+            .args([
+                "triage",
+                "--alert",
+                "-",
+                "--snapshot",
+                "fixtures/demo/crash-loop.yaml",
+            ])
+            .write_stdin(text)
+            .assert()
+    };
     let payload = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/alerts/webhook-firing.json"),
     )
     .unwrap();
-    mdiag()
-        .args([
-            "triage",
-            "--alert",
-            "-",
-            "--snapshot",
-            "fixtures/demo/crash-loop.yaml",
-        ])
-        .write_stdin(payload)
-        .assert()
-        .code(1)
-        .stdout(predicates::str::contains(
-            "Alert KubePodCrashLooping firing since",
-        ));
-    mdiag()
-        .args([
-            "triage",
-            "--alert",
-            "-",
-            "--snapshot",
-            "fixtures/demo/crash-loop.yaml",
-        ])
-        .write_stdin("{\"hello\": [1]}")
-        .assert()
+    on_stdin(payload).code(1).stdout(predicates::str::contains(
+        "Alert KubePodCrashLooping firing since",
+    ));
+    on_stdin("{\"hello\": [1]}".into())
         .code(2)
         .stderr(predicates::str::contains("no alert in it"));
-    mdiag()
-        .args([
-            "triage",
-            "--alert",
-            "-",
-            "--snapshot",
-            "fixtures/demo/crash-loop.yaml",
-        ])
-        .write_stdin("{\"alertname\": \"X\", \"instance\": \"n1\"}")
-        .assert()
+    on_stdin("{\"alertname\": \"X\", \"instance\": \"n1\"}".into())
         .code(2)
         .stderr(predicates::str::contains("no namespace label"));
     mdiag()

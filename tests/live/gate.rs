@@ -129,17 +129,22 @@ fn first_event(ns: &str, reason: &str) -> Result<Timestamp, Failed> {
         .ok_or_else(|| format!("no {reason} event in {ns}").into())
 }
 
+/// A first rollout that serves, as before any upgrade.
+fn serving_first(ns: &str) -> Result<(), Failed> {
+    apply(ns, &spec("ready"))?;
+    expect(
+        "first rollout",
+        &gate(&viewer(), ns, &["--timeout", "90s"])?,
+        0,
+        "converged",
+    )
+}
+
 /// A broken rollout of `behavior` fails with `id`.
 fn fails_with(name: &'static str, behavior: &'static str, id: &'static str) -> Trial {
     Trial::test(name, move || {
         let ns = namespace(name)?;
-        apply(&ns, &spec("ready"))?;
-        expect(
-            "first rollout",
-            &gate(&viewer(), &ns, &["--timeout", "90s"])?,
-            0,
-            "converged",
-        )?;
+        serving_first(&ns)?;
         apply(&ns, &spec(behavior).arg("--broken"))?;
         let run = gate(&viewer(), &ns, &["--timeout", "90s"])?;
         expect("broken rollout", &run, 1, "failed")?;
@@ -157,9 +162,23 @@ pub fn trials() -> Vec<Trial> {
             || {
                 let ns = namespace("gate-healthy")?;
                 apply(&ns, &spec("ready:3"))?;
-                let run = gate(&viewer(), &ns, &["--timeout", "90s"])?;
+                // The view role may not read Helm's Secrets: said, then judged without.
+                let run = gate(
+                    &viewer(),
+                    &ns,
+                    &["--timeout", "90s", "--helm-release", "chart-demo"],
+                )?;
                 expect("healthy rollout", &run, 0, "converged")?;
                 let report = &run.1;
+                let helm = &report["gate"]["helm"];
+                if helm["read"] != false
+                    || !helm["notes"][0]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("cannot read the Helm release's Secret metadata")
+                {
+                    return Err(format!("helm section under view: {helm}").into());
+                }
                 if report["gate"]["checks"]
                     .as_array()
                     .is_none_or(|c| c.iter().any(|c| c["passed"] != true))
@@ -182,13 +201,7 @@ pub fn trials() -> Vec<Trial> {
         ),
         Trial::test("gate-fails-fast-on-image-not-found", || {
             let ns = namespace("gate-pull")?;
-            apply(&ns, &spec("ready"))?;
-            expect(
-                "first rollout",
-                &gate(&viewer(), &ns, &["--timeout", "90s"])?,
-                0,
-                "converged",
-            )?;
+            serving_first(&ns)?;
             let started = Instant::now();
             apply(&ns, &spec("pull-not-found").arg("--v2"))?;
             let run = gate(&viewer(), &ns, &["--timeout", "120s"])?;
@@ -244,6 +257,20 @@ pub fn trials() -> Vec<Trial> {
             )?;
             expect("never ready", &run, 3, "timed-out")?;
             let report = &run.1;
+            // Not a terminal: one progress line per change, ending on what it waits for.
+            let progress: Vec<&str> = run
+                .2
+                .lines()
+                .filter(|l| l.starts_with('[') && l.contains(" ready, "))
+                .collect();
+            if !progress.last().is_some_and(|l| {
+                l.contains("started 0/2 ready, 0 serving; waiting for replicas-available")
+            }) || progress
+                .windows(2)
+                .any(|w| w[0].split_once(']').map(|x| x.1) == w[1].split_once(']').map(|x| x.1))
+            {
+                return Err(format!("progress lines:\n{}", run.2).into());
+            }
             let waiting = report["gate"]["waiting_for"].as_str().unwrap_or("");
             if !waiting.starts_with("replicas-available")
                 || report["verdict"]["last_step"] != "started"
@@ -299,13 +326,7 @@ pub fn trials() -> Vec<Trial> {
             || {
                 let w = world();
                 let ns = namespace("gate-restart")?;
-                apply(&ns, &spec("ready"))?;
-                expect(
-                    "first rollout",
-                    &gate(&viewer(), &ns, &["--timeout", "90s"])?,
-                    0,
-                    "converged",
-                )?;
+                serving_first(&ns)?;
                 // New Pods that turn Ready only after the apiserver is back.
                 apply(&ns, &spec("ready:20").arg("--v2"))?;
                 let kubeconfig = viewer();
@@ -421,13 +442,7 @@ pub fn trials() -> Vec<Trial> {
             || {
                 let w = world();
                 let ns = namespace("gate-undo")?;
-                apply(&ns, &spec("ready"))?;
-                expect(
-                    "first rollout",
-                    &gate(&viewer(), &ns, &["--timeout", "90s"])?,
-                    0,
-                    "converged",
-                )?;
+                serving_first(&ns)?;
                 apply(&ns, &spec("ready").arg("--v2"))?;
                 expect(
                     "second rollout",
