@@ -50,6 +50,27 @@ pub struct ControllerLocation {
     pub name: String,
 }
 
+impl ControllerLocation {
+    /// Where to look for the controller: where `--controller` says, else
+    /// `modeldock-controller` in the target namespace (when there is one),
+    /// then in `modeldock-system`.
+    pub fn spots(chosen: Option<&ControllerLocation>, namespace: Option<&str>) -> Vec<Self> {
+        if let Some(c) = chosen {
+            return vec![c.clone()];
+        }
+        let at = |ns: &str| ControllerLocation {
+            namespace: ns.to_string(),
+            name: CONTROLLER_NAME.into(),
+        };
+        namespace
+            .filter(|ns| *ns != CONTROLLER_NAMESPACE)
+            .map(at)
+            .into_iter()
+            .chain(std::iter::once(at(CONTROLLER_NAMESPACE)))
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Chain<'a> {
     pub namespace: String,
@@ -589,19 +610,7 @@ impl<'a> Index<'a> {
         namespace_name: &str,
         wanted: Option<&ControllerLocation>,
     ) -> ControllerParts<'a> {
-        let candidates = match wanted {
-            Some(loc) => vec![loc.clone()],
-            None => vec![
-                ControllerLocation {
-                    namespace: namespace_name.to_string(),
-                    name: CONTROLLER_NAME.into(),
-                },
-                ControllerLocation {
-                    namespace: CONTROLLER_NAMESPACE.into(),
-                    name: CONTROLLER_NAME.into(),
-                },
-            ],
-        };
+        let candidates = ControllerLocation::spots(wanted, Some(namespace_name));
         let lookup = |loc: &ControllerLocation| {
             let deployment = self
                 .deployment_by_name

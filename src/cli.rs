@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::exit::EXIT_CODES_HELP;
+use crate::source::live::LogCaps;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -174,17 +175,17 @@ pub struct SnapshotArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub file: std::path::PathBuf,
     /// Keep at most this many bytes of each log (the end of it).
-    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024)]
+    #[arg(long, value_name = "BYTES", default_value_t = LogCaps::DEFAULT.bytes)]
     pub log_bytes: i64,
     /// Keep at most this many lines of each log (the last ones).
-    #[arg(long, value_name = "LINES", default_value_t = 2000)]
+    #[arg(long, value_name = "LINES", default_value_t = LogCaps::DEFAULT.lines)]
     pub log_lines: i64,
     /// Also replace text matching this regular expression, in objects and
     /// logs (repeatable). Credential-like environment values are always replaced.
     #[arg(long, value_name = "REGEX")]
     pub redact: Vec<String>,
     /// Log reads to run at once.
-    #[arg(long, value_name = "N", default_value_t = 8)]
+    #[arg(long, value_name = "N", default_value_t = LogCaps::DEFAULT.concurrency)]
     pub concurrency: usize,
 }
 

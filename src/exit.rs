@@ -1,6 +1,9 @@
 //! Exit codes, the same for every command (SPEC section 6), and the one
 //! place errors are mapped onto them.
 
+use crate::analysis::Diagnosis;
+use crate::analysis::gate::Outcome;
+use crate::catalogue::Severity;
 use crate::chain::TargetNotFound;
 use crate::model::TargetParseError;
 use crate::source::SourceError;
@@ -63,10 +66,56 @@ pub fn for_error(err: &anyhow::Error) -> Exit {
             return Exit::Usage;
         }
         if let Some(live) = cause.downcast_ref::<LiveError>() {
-            return live.exit();
+            return for_live_error(live);
         }
     }
     Exit::Problem
+}
+
+/// A resource the cluster does not serve is a target that cannot exist
+/// there (5); everything else that stops a live read is access (4).
+pub fn for_live_error(err: &LiveError) -> Exit {
+    match err {
+        LiveError::NoResource { .. } => Exit::NotFound,
+        LiveError::Config(_) | LiveError::Unreachable { .. } | LiveError::Denied { .. } => {
+            Exit::Unreachable
+        }
+    }
+}
+
+/// One workload: healthy is 0; a problem is 1; when the chain could not be
+/// read and no problem was found, health is unproven: access denied (4).
+pub fn for_diagnosis(d: &Diagnosis) -> Exit {
+    if d.healthy {
+        Exit::Healthy
+    } else if d.chain_incomplete() && !d.findings.iter().any(|f| f.severity != Severity::Info) {
+        Exit::Unreachable
+    } else {
+        Exit::Problem
+    }
+}
+
+/// Several workloads, each decided as [`for_diagnosis`]: any problem is 1;
+/// else any workload whose chain could not be read is 4; else 0.
+pub fn for_diagnoses<'a>(items: impl IntoIterator<Item = &'a Diagnosis>) -> Exit {
+    let codes: Vec<Exit> = items.into_iter().map(for_diagnosis).collect();
+    if codes.contains(&Exit::Problem) {
+        Exit::Problem
+    } else if codes.contains(&Exit::Unreachable) {
+        Exit::Unreachable
+    } else {
+        Exit::Healthy
+    }
+}
+
+/// How a gate's wait ended.
+pub fn for_outcome(outcome: Outcome) -> Exit {
+    match outcome {
+        Outcome::Converged => Exit::Healthy,
+        Outcome::Failed => Exit::Problem,
+        Outcome::TimedOut => Exit::TimedOut,
+        Outcome::CouldNotDecide => Exit::Unreachable,
+    }
 }
 
 /// A mistake on the command line that clap cannot see.

@@ -11,11 +11,12 @@
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::Pod;
+use serde::Serialize;
 
 use super::facts::{self, EventIndex};
 use super::{Diagnosis, Finding, PodState};
 use crate::chain::{self, Chain};
-use crate::model::Snapshot;
+use crate::model::{Snapshot, TargetKind, TargetSpec};
 
 /// The findings that fail the gate by default: symptoms that do not go away
 /// by waiting. Transient ones (a slow pull, a readiness probe still
@@ -81,6 +82,196 @@ pub struct GateView {
     pub checks: Vec<Check>,
 }
 
+/// How the gate ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Converged,
+    Failed,
+    TimedOut,
+    /// The API could not be reached or read: no verdict either way.
+    CouldNotDecide,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Converged => "converged",
+            Outcome::Failed => "failed",
+            Outcome::TimedOut => "timed-out",
+            Outcome::CouldNotDecide => "could-not-decide",
+        }
+    }
+}
+
+/// The Helm release as read from its storage Secret's labels: never its
+/// values, which Helm keeps in the same Secret's data.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HelmRelease {
+    pub name: String,
+    pub namespace: String,
+    /// Whether the release's metadata could be read.
+    pub read: bool,
+    pub revision: Option<i64>,
+    /// deployed, failed, pending-upgrade...
+    pub status: Option<String>,
+    /// The target's `helm.sh/chart` label.
+    pub chart: Option<String>,
+    /// The target's `app.kubernetes.io/version` label.
+    pub app_version: Option<String>,
+    /// The target's Helm annotations name this release.
+    pub manages_target: Option<bool>,
+    /// What could not be read or does not match, in words.
+    pub notes: Vec<String>,
+    /// The read that was refused, when it was.
+    pub gap: Option<crate::model::Gap>,
+}
+
+/// The gate's decision at one moment: the view, and the outcome when the
+/// wait is over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub view: GateView,
+    /// `None` while the rollout is still moving.
+    pub outcome: Option<Outcome>,
+    /// Why, when the checks alone do not say it (a failed Helm release).
+    pub reason: Option<String>,
+}
+
+/// Judges one moment, the Helm release included: a pending release is
+/// awaited, a failed one fails the gate (what it declared may not be in
+/// effect).
+pub fn decide(
+    snapshot: &Snapshot,
+    chain: &Chain,
+    diagnosis: &Diagnosis,
+    policy: &GatePolicy,
+    helm: Option<&HelmRelease>,
+) -> Decision {
+    let mut view = judge(snapshot, chain, diagnosis, policy);
+    let release_failed = helm.is_some_and(|h| helm_check(h, &mut view));
+    let outcome = match view.judgement {
+        _ if release_failed => Some(Outcome::Failed),
+        Judgement::Converged => Some(Outcome::Converged),
+        Judgement::Failed { .. } => Some(Outcome::Failed),
+        Judgement::Waiting { .. } => None,
+    };
+    Decision {
+        view,
+        outcome,
+        reason: release_failed
+            .then(|| "the Helm release failed: what it declared may not be in effect".to_string()),
+    }
+}
+
+/// What decided the outcome: the finding that failed it, the Helm check,
+/// or the check a timeout was still waiting on.
+pub fn decided_by(
+    outcome: Outcome,
+    decision: Option<&Decision>,
+    diagnosis: Option<&Diagnosis>,
+) -> Option<String> {
+    let decision = decision?;
+    match (outcome, &decision.view.judgement) {
+        (Outcome::Failed, _) if decision.reason.is_some() => Some(HELM_CHECK.to_string()),
+        (Outcome::Failed, Judgement::Failed { finding }) => diagnosis
+            .and_then(|d| d.findings.get(*finding))
+            .map(|f| f.id.to_string()),
+        (Outcome::TimedOut, Judgement::Waiting { check, .. }) => Some(check.to_string()),
+        _ => None,
+    }
+}
+
+const HELM_CHECK: &str = "helm-release-deployed";
+
+/// Adds the release's check. A pending release is awaited; returns whether
+/// it failed.
+fn helm_check(helm: &HelmRelease, view: &mut GateView) -> bool {
+    let Some(status) = helm.status.as_deref() else {
+        return false;
+    };
+    let passed = status == "deployed" || status == "superseded";
+    view.checks.insert(
+        0,
+        Check {
+            name: HELM_CHECK,
+            passed,
+            detail: format!(
+                "release {} revision {} is {status}",
+                helm.name,
+                helm.revision.map_or("?".into(), |r| r.to_string())
+            ),
+        },
+    );
+    if !passed
+        && matches!(
+            view.judgement,
+            Judgement::Converged | Judgement::Waiting { .. }
+        )
+    {
+        view.judgement = Judgement::Waiting {
+            check: HELM_CHECK,
+            detail: view.checks[0].detail.clone(),
+        };
+    }
+    status == "failed"
+}
+
+/// Compares the release with the target's Helm labels and annotations.
+pub fn helm_matches(
+    mut helm: HelmRelease,
+    snapshot: &Snapshot,
+    target: &TargetSpec,
+    namespace: &str,
+) -> HelmRelease {
+    let objects = &snapshot.objects;
+    let named = |m: &&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        m.name.as_deref() == Some(target.name.as_str()) && m.namespace.as_deref() == Some(namespace)
+    };
+    let meta = match target.kind {
+        TargetKind::ModelService => objects
+            .model_services
+            .iter()
+            .map(|m| &m.metadata)
+            .find(named),
+        _ => objects.deployments.iter().map(|d| &d.metadata).find(named),
+    };
+    let Some(meta) = meta else {
+        return helm;
+    };
+    let label = |k: &str| meta.labels.as_ref().and_then(|l| l.get(k)).cloned();
+    let annotation = |k: &str| meta.annotations.as_ref().and_then(|a| a.get(k)).cloned();
+    helm.chart = label("helm.sh/chart");
+    helm.app_version = label("app.kubernetes.io/version");
+    let release = annotation("meta.helm.sh/release-name");
+    let release_ns = annotation("meta.helm.sh/release-namespace");
+    let matches = release.as_deref() == Some(helm.name.as_str())
+        && release_ns.as_deref() == Some(helm.namespace.as_str());
+    helm.manages_target = Some(matches);
+    if !matches {
+        helm.notes.push(match release {
+            Some(r) => format!(
+                "{} {} belongs to Helm release {r:?} in {}, not {:?}",
+                target.kind.as_str(),
+                target.name,
+                release_ns.as_deref().unwrap_or("?"),
+                helm.name
+            ),
+            None => format!(
+                "{} {} carries no Helm release annotation: Helm does not manage it",
+                target.kind.as_str(),
+                target.name
+            ),
+        });
+    }
+    helm
+}
+
+/// The checks that say the current declaration reached the workload's
+/// controllers: until each one present passed, the Pods on show may be the
+/// previous revision's.
+const OBSERVED_CHECKS: [&str; 2] = ["modelservice-observed", "deployment-observed"];
+
 /// Judges the rollout as it stands in `snapshot`.
 pub fn judge(
     snapshot: &Snapshot,
@@ -89,10 +280,14 @@ pub fn judge(
     policy: &GatePolicy,
 ) -> GateView {
     let checks = checks(chain, diagnosis);
-    let passed = |name: &str| checks.iter().any(|c| c.name == name && c.passed);
-    // Until both controllers observed the change, the Pods on show are the
-    // previous revision's: their symptoms say nothing about this rollout.
-    let revision_in_effect = passed("modelservice-observed") && passed("deployment-observed");
+    // Until every controller of the target observed the change, the Pods on
+    // show are the previous revision's: their symptoms say nothing about this
+    // rollout. A plain Deployment has one controller, a ModelService two.
+    let observed: Vec<&Check> = checks
+        .iter()
+        .filter(|c| OBSERVED_CHECKS.contains(&c.name))
+        .collect();
+    let revision_in_effect = !observed.is_empty() && observed.iter().all(|c| c.passed);
     let failed = diagnosis.findings.iter().position(|f| {
         policy.fail_on.contains(f.id)
             && (revision_in_effect || f.id == "controller-not-converging")
@@ -288,14 +483,16 @@ mod tests {
     use crate::source::read_snapshot_file;
 
     fn view_of(file: &str, policy: &GatePolicy) -> (Diagnosis, GateView) {
+        view_of_target(file, "chart-demo", policy)
+    }
+
+    fn view_of_target(file: &str, target: &str, policy: &GatePolicy) -> (Diagnosis, GateView) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
         let snapshot = read_snapshot_file(&path).unwrap();
-        let target = TargetSpec::parse("chart-demo", None).unwrap();
-        let ns = snapshot
-            .objects
-            .model_services
-            .first()
-            .and_then(|m| m.metadata.namespace.clone())
+        let target = TargetSpec::parse(target, None).unwrap();
+        let ns = crate::chain::namespaces_holding(&snapshot, &target)
+            .into_iter()
+            .next()
             .unwrap();
         let chain = walk(&snapshot, &target, &ns, None).unwrap();
         let now = snapshot
@@ -334,6 +531,77 @@ mod tests {
         let (d, v) = view_of("fixtures/demo/crash-loop.yaml", &patient);
         // Still failed, by the Deployment's progress deadline, not the loop.
         assert_ne!(failed_id(&d, &v), Some("crash-loop"));
+    }
+
+    #[test]
+    fn a_plain_deployment_fails_fast_once_its_one_controller_observed_it() {
+        let (d, v) = view_of_target(
+            "fixtures/cases/plain-deployment-broken.yaml",
+            "deploy/web",
+            &GatePolicy::default(),
+        );
+        assert!(!v.checks.iter().any(|c| c.name == "modelservice-observed"));
+        assert_eq!(
+            failed_id(&d, &v),
+            Some("image-pull-not-found"),
+            "{:?}",
+            v.checks
+        );
+        let (_, v) = view_of_target(
+            "fixtures/cases/plain-deployment-healthy.yaml",
+            "deploy/web",
+            &GatePolicy::default(),
+        );
+        assert_eq!(v.judgement, Judgement::Converged, "{:?}", v.checks);
+    }
+
+    #[test]
+    fn a_failed_helm_release_fails_and_a_pending_one_is_awaited() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/healthy.yaml");
+        let snapshot = read_snapshot_file(&path).unwrap();
+        let target = TargetSpec::parse("chart-demo", None).unwrap();
+        let ns = crate::chain::namespaces_holding(&snapshot, &target).remove(0);
+        let chain = walk(&snapshot, &target, &ns, None).unwrap();
+        let now = snapshot
+            .origin
+            .captured_at
+            .or(snapshot.origin.newest_seen)
+            .unwrap();
+        let d = super::super::analyze(&snapshot, &chain, now);
+        let release = |status: &str| HelmRelease {
+            name: "chart-demo".into(),
+            namespace: ns.clone(),
+            read: true,
+            revision: Some(3),
+            status: Some(status.into()),
+            ..HelmRelease::default()
+        };
+        let policy = GatePolicy::default();
+        let ok = decide(&snapshot, &chain, &d, &policy, Some(&release("deployed")));
+        assert_eq!(ok.outcome, Some(Outcome::Converged));
+        assert_eq!(ok.view.checks[0].name, HELM_CHECK);
+        let pending = decide(
+            &snapshot,
+            &chain,
+            &d,
+            &policy,
+            Some(&release("pending-upgrade")),
+        );
+        assert_eq!(pending.outcome, None);
+        assert!(matches!(
+            pending.view.judgement,
+            Judgement::Waiting {
+                check: HELM_CHECK,
+                ..
+            }
+        ));
+        let failed = decide(&snapshot, &chain, &d, &policy, Some(&release("failed")));
+        assert_eq!(failed.outcome, Some(Outcome::Failed));
+        assert_eq!(
+            decided_by(Outcome::Failed, Some(&failed), Some(&d)).as_deref(),
+            Some(HELM_CHECK)
+        );
     }
 
     #[test]

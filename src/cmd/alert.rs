@@ -212,7 +212,9 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
         }
     };
     super::emit(&text)?;
-    Ok(super::trace::worst_exit(diagnoses.iter().map(|(d, ..)| d)))
+    Ok(crate::exit::for_diagnoses(
+        diagnoses.iter().map(|(d, ..)| d),
+    ))
 }
 
 fn namespace_of(subject: &Subject) -> Option<String> {

@@ -13,31 +13,25 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ListParams};
 
 use super::source::SourceRequest;
-use crate::analysis::gate::{self, GatePolicy, GateView, Judgement};
+use crate::analysis::gate::{self, Decision, GatePolicy, HelmRelease, Outcome};
 use crate::analysis::{self, Diagnosis};
 use crate::catalogue::Lang;
-use crate::chain::{self, CONTROLLER_NAME, CONTROLLER_NAMESPACE, ControllerLocation};
+use crate::chain;
 use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
 use crate::exit::{Exit, UsageError};
-use crate::model::{Clock, ClockSource, Origin, OriginKind, Snapshot, TargetKind, TargetSpec};
+use crate::model::{Clock, ClockSource, Origin, Snapshot, TargetKind, TargetSpec};
 use crate::render::gate::{
-    GateDetails, GateReport, HelmRelease, Outcome, Progress, ReportCheck, checks_text, headline,
-    junit, waiting_text,
+    GateDetails, GateReport, Progress, ReportCheck, ReportHelm, checks_text, headline, junit,
+    waiting_text,
 };
 use crate::render::report::{ReportTarget, RunInfo, trace_report};
 use crate::render::{Style, human};
 use crate::source::live::{self, Connection, LogCaps};
 use crate::source::redact::Redactor;
-use crate::source::watch::{BACKOFF_MAX, Signal, WatchFailure, WatchHealth, WatchPlan, WatchSet};
+use crate::source::watch::{Feed, FeedEvent};
 use crate::source::write::{to_file, write_atomic, write_file};
-
-/// How often the rollout is judged without news: time-bound findings (a
-/// Lease not renewed, a controller past its grace) and the probe for a lost API.
-const TICK: Duration = Duration::from_secs(1);
 
 /// The flags as a plain request.
 pub struct GateRequest {
@@ -130,11 +124,23 @@ struct Ended {
     disconnects: u32,
 }
 
+impl Ended {
+    fn undecided(reason: String) -> Self {
+        Ended {
+            outcome: Outcome::CouldNotDecide,
+            last: None,
+            reason: Some(reason),
+            relists: 0,
+            disconnects: 0,
+        }
+    }
+}
+
 /// One judged moment: the snapshot it was judged on and the verdicts.
 struct Judged {
     snapshot: Snapshot,
     diagnosis: Diagnosis,
-    view: GateView,
+    decision: Decision,
 }
 
 pub async fn run(global: &GlobalArgs, args: &GateArgs) -> anyhow::Result<Exit> {
@@ -143,17 +149,11 @@ pub async fn run(global: &GlobalArgs, args: &GateArgs) -> anyhow::Result<Exit> {
     let conn = match live::connect(&request.source.live).await {
         Ok(c) => c,
         Err(e) => {
-            let reason = e.to_string();
             let namespace = request.target.namespace.clone().unwrap_or_default();
-            let ended = Ended {
-                outcome: Outcome::CouldNotDecide,
-                last: None,
-                reason: Some(reason),
-                relists: 0,
-                disconnects: 0,
-            };
+            let exit = crate::exit::for_live_error(&e);
+            let ended = Ended::undecided(e.to_string());
             finish(&request, None, &namespace, ended, None, started).await?;
-            return Ok(e.exit());
+            return Ok(exit);
         }
     };
     let namespace = request
@@ -164,20 +164,30 @@ pub async fn run(global: &GlobalArgs, args: &GateArgs) -> anyhow::Result<Exit> {
         .unwrap_or_else(|| conn.default_namespace.clone());
 
     let helm = match &request.helm_release {
-        Some(name) => Some(read_helm_release(&conn, name, &namespace).await),
+        Some(name) => match live::read_helm_release(&conn, name, &namespace).await {
+            Ok(release) => Some(release),
+            Err(e) => {
+                let exit = crate::exit::for_live_error(&e);
+                finish(
+                    &request,
+                    None,
+                    &namespace,
+                    Ended::undecided(e.to_string()),
+                    None,
+                    started,
+                )
+                .await?;
+                return Ok(exit);
+            }
+        },
         None => None,
     };
     let ended = wait(&request, &conn, &namespace, helm.as_ref(), started).await?;
-    let helm = match (&request.helm_release, &ended.last) {
-        (Some(_), Some(j)) => helm.map(|h| helm_matches(h, j, &request.target)),
-        _ => helm,
+    let helm = match &ended.last {
+        Some(j) => helm.map(|h| gate::helm_matches(h, &j.snapshot, &request.target, &namespace)),
+        None => helm,
     };
-    let exit = match ended.outcome {
-        Outcome::Converged => Exit::Healthy,
-        Outcome::Failed => Exit::Problem,
-        Outcome::TimedOut => Exit::TimedOut,
-        Outcome::CouldNotDecide => Exit::Unreachable,
-    };
+    let exit = crate::exit::for_outcome(ended.outcome);
     finish(&request, Some(&conn), &namespace, ended, helm, started).await?;
     Ok(exit)
 }
@@ -190,144 +200,30 @@ async fn wait(
     helm: Option<&HelmRelease>,
     started: Instant,
 ) -> anyhow::Result<Ended> {
-    let wanted = request.source.resource.as_deref().unwrap_or("msvc");
-    let served = match live::discover_served(conn, wanted).await {
-        Ok(s) => s,
-        Err(e) => {
-            return Ok(Ended {
-                outcome: Outcome::CouldNotDecide,
-                last: None,
-                reason: Some(e.to_string()),
-                relists: 0,
-                disconnects: 0,
-            });
-        }
-    };
-    if served.model_service.is_none() && request.target.kind == TargetKind::ModelService {
-        return Err(live::LiveError::NoResource {
-            wanted: wanted.to_string(),
-        }
-        .into());
-    }
-    let server_version = conn
-        .client
-        .apiserver_version()
-        .await
-        .ok()
-        .map(|v| v.git_version);
-    let origin = Origin {
-        kind: OriginKind::Live,
-        location: conn.server.clone(),
-        context: conn.context.clone(),
-        server_version,
-        ..Origin::default()
-    };
-    let controller_spots = match &request.source.controller {
-        Some(c) => vec![c.clone()],
-        None => vec![
-            ControllerLocation {
-                namespace: namespace.to_string(),
-                name: CONTROLLER_NAME.into(),
-            },
-            ControllerLocation {
-                namespace: CONTROLLER_NAMESPACE.into(),
-                name: CONTROLLER_NAME.into(),
-            },
-        ],
-    };
-    let watch_timeout = request
-        .source
-        .live
-        .request_timeout
-        .map_or(Duration::from_secs(290), |t| {
-            t.saturating_sub(Duration::from_secs(5))
-        });
-    let mut watches = WatchSet::start(
+    let feed = Feed::start(
         conn,
-        &WatchPlan {
-            namespace,
-            served: &served,
-            controller_spots,
-            watch_timeout,
-        },
-    );
-    let mut health = WatchHealth::new(watches.ids());
+        namespace,
+        request.source.resource.as_deref(),
+        request.source.controller.as_ref(),
+        request.target.kind == TargetKind::ModelService,
+    )
+    .await;
+    let mut feed = match feed {
+        Ok(f) => f,
+        Err(e @ live::LiveError::NoResource { .. }) => return Err(e.into()),
+        Err(e) => return Ok(Ended::undecided(e.to_string())),
+    };
     let mut progress = Progress::new(std::io::stderr().is_terminal());
     let deadline = tokio::time::Instant::now() + request.timeout;
-    let mut tick = tokio::time::interval(TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last: Option<Judged> = None;
-    let mut disconnects = 0u32;
-    // When the API answered again after failing watches.
-    let mut answered_again: Option<Instant> = None;
-    let mut relists_shown = 0u32;
-
-    let ended = loop {
-        let mut dirty = false;
-        tokio::select! {
-            signal = watches.next() => {
-                let Some(signal) = signal else {
-                    break Ended {
-                        outcome: Outcome::CouldNotDecide,
-                        last,
-                        reason: Some("every watch ended".into()),
-                        relists: health.relists,
-                        disconnects,
-                    };
-                };
-                let mut batch = vec![signal];
-                while let Some(more) = watches.try_next() {
-                    batch.push(more);
-                }
-                for s in &batch {
-                    let was_failing = health.failing().is_some();
-                    dirty |= health.record(s);
-                    if let Signal::Failed { id, failure, reason, .. } = s {
-                        answered_again = None;
-                        if !was_failing && *failure == WatchFailure::Unreachable {
-                            disconnects += 1;
-                            progress.note(started.elapsed(), &format!("lost the watch on {}: {reason}; retrying", id.label()));
-                        } else if *failure == WatchFailure::Expired {
-                            progress.note(started.elapsed(), &format!("watch on {} expired (410 Gone): listing again", id.label()));
-                        } else if *failure == WatchFailure::Denied {
-                            progress.note(started.elapsed(), &format!("may not watch {}: {reason}", id.label()));
-                        }
-                    }
-                }
-                if health.relists > relists_shown {
-                    relists_shown = health.relists;
-                    progress.note(started.elapsed(), &format!("relisted ({} so far)", health.relists));
-                }
-            }
-            _ = tick.tick() => {
-                dirty = true;
-                if health.failing().is_some() {
-                    match answered_again {
-                        None => {
-                            let mut all = true;
-                            for id in health.failing_ids() {
-                                all &= watches.probe(&conn.client, &id).await;
-                            }
-                            if all {
-                                answered_again = Some(Instant::now());
-                            }
-                        }
-                        // Each watcher retries within its backoff: after that,
-                        // one that has not failed again is watching again.
-                        Some(at) if at.elapsed() > BACKOFF_MAX + TICK => {
-                            health.recovered();
-                            answered_again = None;
-                            progress.note(started.elapsed(), "the API answers again; watches resumed");
-                        }
-                        Some(_) => {}
-                    }
-                }
-            }
+    let (outcome, reason) = loop {
+        let event = tokio::select! {
+            event = feed.next() => event,
             _ = tokio::time::sleep_until(deadline) => {
-                let (outcome, reason) = match (health.failing(), &last) {
-                    (Some((id, why)), _) => (
+                break match (feed.failing(), &last) {
+                    (Some(why), _) => (
                         Outcome::CouldNotDecide,
-                        Some(format!("the API stopped answering ({}: {why}) and the timeout came first", id.label())),
+                        Some(format!("the API stopped answering ({why}) and the timeout came first")),
                     ),
                     (None, None) => (
                         Outcome::CouldNotDecide,
@@ -335,27 +231,19 @@ async fn wait(
                     ),
                     (None, Some(_)) => (Outcome::TimedOut, None),
                 };
-                break Ended { outcome, last, reason, relists: health.relists, disconnects };
             }
-        }
-        if let Some(gap) = health.chain_denied(namespace) {
-            break Ended {
-                outcome: Outcome::CouldNotDecide,
-                last,
-                reason: Some(format!(
-                    "may not watch {} in {namespace}: {}",
-                    gap.resource, gap.reason
-                )),
-                relists: health.relists,
-                disconnects,
-            };
-        }
-        // Judge only a whole, current view: no verdict on a half-listed or
-        // stale store.
-        if !dirty || !health.synced() || health.failing().is_some() {
-            continue;
-        }
-        let snapshot = watches.snapshot(&origin, &health.gaps());
+        };
+        let mut snapshot = match event {
+            FeedEvent::View(snapshot) => *snapshot,
+            FeedEvent::Note(text) => {
+                progress.note(started.elapsed(), &text);
+                continue;
+            }
+            FeedEvent::Denied(reason) => break (Outcome::CouldNotDecide, Some(reason)),
+            FeedEvent::Ended => break (Outcome::CouldNotDecide, Some("every watch ended".into())),
+        };
+        // A Helm Secret that may not be read is a gap of the judged view.
+        snapshot.gaps.extend(helm.and_then(|h| h.gap.clone()));
         let chain = match chain::walk(
             &snapshot,
             &request.target,
@@ -369,161 +257,27 @@ async fn wait(
             }
         };
         let diagnosis = analysis::analyze(&snapshot, &chain, Timestamp::now());
-        let mut view = gate::judge(&snapshot, &chain, &diagnosis, &request.policy);
-        let release_failed = helm.is_some_and(|h| helm_check(h, &mut view));
-        progress.update(started.elapsed(), &diagnosis, &view);
-        let outcome = match view.judgement {
-            _ if release_failed => Some(Outcome::Failed),
-            Judgement::Converged => Some(Outcome::Converged),
-            Judgement::Failed { .. } => Some(Outcome::Failed),
-            Judgement::Waiting { .. } => None,
-        };
+        let decision = gate::decide(&snapshot, &chain, &diagnosis, &request.policy, helm);
+        progress.update(started.elapsed(), &diagnosis, &decision.view);
         drop(chain);
+        let ends = decision.outcome.map(|o| (o, decision.reason.clone()));
         last = Some(Judged {
             snapshot,
             diagnosis,
-            view,
+            decision,
         });
-        if let Some(outcome) = outcome {
-            let reason = release_failed.then(|| {
-                "the Helm release failed: what it declared may not be in effect".to_string()
-            });
-            break Ended {
-                outcome,
-                last,
-                reason,
-                relists: health.relists,
-                disconnects,
-            };
+        if let Some(ended) = ends {
+            break ended;
         }
     };
     progress.finish();
-    Ok(ended)
-}
-
-/// Adds the release's check. A pending release is awaited; returns whether
-/// it failed, which fails the gate: what was asked may not be applied.
-fn helm_check(helm: &HelmRelease, view: &mut GateView) -> bool {
-    let Some(status) = helm.status.as_deref() else {
-        return false;
-    };
-    let passed = status == "deployed" || status == "superseded";
-    view.checks.insert(
-        0,
-        gate::Check {
-            name: "helm-release-deployed",
-            passed,
-            detail: format!(
-                "release {} revision {} is {status}",
-                helm.name,
-                helm.revision.map_or("?".into(), |r| r.to_string())
-            ),
-        },
-    );
-    if !passed
-        && matches!(
-            view.judgement,
-            Judgement::Converged | Judgement::Waiting { .. }
-        )
-    {
-        view.judgement = Judgement::Waiting {
-            check: "helm-release-deployed",
-            detail: view.checks[0].detail.clone(),
-        };
-    }
-    status == "failed"
-}
-
-/// Reads the release's status and revision from the labels of Helm's
-/// storage Secrets, as metadata only: the Secret's data (the release,
-/// values included) is never requested.
-async fn read_helm_release(conn: &Connection, name: &str, namespace: &str) -> HelmRelease {
-    let mut release = HelmRelease {
-        name: name.to_string(),
-        namespace: namespace.to_string(),
-        ..HelmRelease::default()
-    };
-    let api: Api<Secret> = Api::namespaced(conn.client.clone(), namespace);
-    let params = ListParams::default().labels(&format!("owner=helm,name={name}"));
-    match api.list_metadata(&params).await {
-        Ok(list) => {
-            release.read = true;
-            let newest = list
-                .items
-                .iter()
-                .filter_map(|s| {
-                    let labels = s.metadata.labels.as_ref()?;
-                    let version = labels.get("version")?.parse::<i64>().ok()?;
-                    Some((version, labels.get("status").cloned()))
-                })
-                .max_by_key(|(v, _)| *v);
-            match newest {
-                Some((version, status)) => {
-                    release.revision = Some(version);
-                    release.status = status;
-                }
-                None => release.notes.push(format!(
-                    "no Helm release {name:?} in {namespace} (no Secret labelled owner=helm,name={name})"
-                )),
-            }
-        }
-        Err(e) => {
-            let why = match &e {
-                kube::Error::Api(s) => s.message.clone(),
-                other => other.to_string(),
-            };
-            release.notes.push(format!(
-                "cannot read the Helm release's Secret metadata ({why}); judged without it"
-            ));
-        }
-    }
-    release
-}
-
-/// Compares the release with the target's Helm labels and annotations.
-fn helm_matches(mut helm: HelmRelease, judged: &Judged, target: &TargetSpec) -> HelmRelease {
-    let objects = &judged.snapshot.objects;
-    let meta = match target.kind {
-        TargetKind::ModelService => objects
-            .model_services
-            .iter()
-            .find(|m| m.metadata.name.as_deref() == Some(target.name.as_str()))
-            .map(|m| &m.metadata),
-        _ => objects
-            .deployments
-            .iter()
-            .find(|d| d.metadata.name.as_deref() == Some(target.name.as_str()))
-            .map(|d| &d.metadata),
-    };
-    let Some(meta) = meta else {
-        return helm;
-    };
-    let label = |k: &str| meta.labels.as_ref().and_then(|l| l.get(k)).cloned();
-    let annotation = |k: &str| meta.annotations.as_ref().and_then(|a| a.get(k)).cloned();
-    helm.chart = label("helm.sh/chart");
-    helm.app_version = label("app.kubernetes.io/version");
-    let release = annotation("meta.helm.sh/release-name");
-    let release_ns = annotation("meta.helm.sh/release-namespace");
-    let matches = release.as_deref() == Some(helm.name.as_str())
-        && release_ns.as_deref() == Some(helm.namespace.as_str());
-    helm.manages_target = Some(matches);
-    if !matches {
-        helm.notes.push(match release {
-            Some(r) => format!(
-                "{} {} belongs to Helm release {r:?} in {}, not {:?}",
-                target.kind.as_str(),
-                target.name,
-                release_ns.as_deref().unwrap_or("?"),
-                helm.name
-            ),
-            None => format!(
-                "{} {} carries no Helm release annotation: Helm does not manage it",
-                target.kind.as_str(),
-                target.name
-            ),
-        });
-    }
-    helm
+    Ok(Ended {
+        outcome,
+        last,
+        reason,
+        relists: feed.relists(),
+        disconnects: feed.disconnects(),
+    })
 }
 
 /// Evidence, reports and the verdict on stdout.
@@ -541,7 +295,7 @@ async fn finish(
     if let (Some(path), Some(conn), Some(judged)) = (&request.evidence, conn, &mut ended.last)
         && ended.outcome != Outcome::Converged
     {
-        match write_evidence(conn, judged, namespace, &request.target, path).await {
+        match write_evidence(conn, judged, namespace, request, path).await {
             Ok(bytes) => {
                 eprintln!(
                     "mdiag: evidence written to {} ({bytes} bytes)",
@@ -554,24 +308,9 @@ async fn finish(
     }
     let elapsed = started.elapsed();
     let judged = ended.last.as_ref();
-    let view = judged.map(|j| &j.view);
+    let view = judged.map(|j| &j.decision.view);
     let diagnosis = judged.map(|j| &j.diagnosis);
-    let decided_by = match (ended.outcome, view, diagnosis) {
-        (Outcome::Failed, _, _) if ended.reason.is_some() => Some("helm-release-deployed".into()),
-        (Outcome::Failed, Some(v), Some(d)) => match v.judgement {
-            Judgement::Failed { finding } => d.findings.get(finding).map(|f| f.id.to_string()),
-            _ => None,
-        },
-        (
-            Outcome::TimedOut,
-            Some(GateView {
-                judgement: Judgement::Waiting { check, .. },
-                ..
-            }),
-            _,
-        ) => Some(check.to_string()),
-        _ => None,
-    };
+    let decided_by = gate::decided_by(ended.outcome, judged.map(|j| &j.decision), diagnosis);
     let details = GateDetails {
         timeout_seconds: request.timeout.as_secs_f64(),
         fail_on: request.policy.fail_on.iter().cloned().collect(),
@@ -587,7 +326,7 @@ async fn finish(
             .unwrap_or_default(),
         relists: ended.relists,
         disconnects: ended.disconnects,
-        helm,
+        helm: helm.as_ref().map(ReportHelm::from),
         evidence_file,
     };
     let target = ReportTarget {
@@ -646,7 +385,7 @@ async fn finish(
                 out.push_str(&checks_text(&v.checks, &style));
             }
             if let Some(h) = &report.gate.helm {
-                out.push_str(&helm_text(h));
+                out.push_str(&crate::render::gate::helm_text(h));
             }
             if let Some(j) = judged
                 && ended.outcome != Outcome::Converged
@@ -666,37 +405,16 @@ async fn finish(
     super::emit(&text)
 }
 
-fn helm_text(h: &HelmRelease) -> String {
-    let mut out = format!(
-        "  helm release {}: {}",
-        h.name,
-        match (&h.status, h.revision) {
-            (Some(s), Some(r)) => format!("revision {r} {s}"),
-            _ => "not read".into(),
-        }
-    );
-    if let Some(chart) = &h.chart {
-        out.push_str(&format!(", chart {chart}"));
-    }
-    if let Some(v) = &h.app_version {
-        out.push_str(&format!(", app {v}"));
-    }
-    out.push('\n');
-    for n in &h.notes {
-        out.push_str(&format!("    note: {n}\n"));
-    }
-    out
-}
-
 /// The chain as the gate last saw it, with its Pods' logs, in the
 /// snapshot format.
 async fn write_evidence(
     conn: &Connection,
     judged: &mut Judged,
     namespace: &str,
-    target: &TargetSpec,
+    request: &GateRequest,
     path: &Path,
 ) -> anyhow::Result<u64> {
+    let target = &request.target;
     let mut snapshot = Snapshot {
         origin: judged.snapshot.origin.clone(),
         objects: judged.snapshot.objects.clone(),
@@ -704,15 +422,15 @@ async fn write_evidence(
         gaps: judged.snapshot.gaps.clone(),
         redactions: Vec::new(),
     };
-    if let Ok(chain) = chain::walk(&judged.snapshot, target, namespace, None) {
+    if let Ok(chain) = chain::walk(
+        &judged.snapshot,
+        target,
+        namespace,
+        request.source.controller.as_ref(),
+    ) {
         snapshot.objects = chain::chain_objects(&judged.snapshot, &chain);
     }
-    let caps = LogCaps {
-        bytes: 256 * 1024,
-        lines: 2000,
-        concurrency: 8,
-    };
-    super::snapshot::add_logs(conn, &mut snapshot, namespace, caps, false).await;
+    super::snapshot::add_logs(conn, &mut snapshot, namespace, LogCaps::DEFAULT, false).await;
     // The capture time is the moment judged, so a replay reaches the same verdict.
     snapshot.origin.captured_at = Some(judged.diagnosis.now);
     snapshot.origin.namespace = Some(namespace.to_string());

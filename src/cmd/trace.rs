@@ -4,8 +4,8 @@ use anyhow::Context;
 use jiff::Timestamp;
 
 use super::source::{SourceRequest, explain_not_found};
-use crate::analysis::{self, Diagnosis};
-use crate::catalogue::{Lang, Severity};
+use crate::analysis;
+use crate::catalogue::Lang;
 use crate::chain;
 use crate::cli::{GlobalArgs, OutputFormat, TraceArgs};
 use crate::exit::{Exit, UsageError};
@@ -95,30 +95,5 @@ pub async fn run(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Exit> 
         }
     };
     super::emit(&text)?;
-    Ok(exit_for(&diagnosis))
-}
-
-/// Healthy is 0; a problem is 1; when the chain could not be read and no
-/// problem was found, health is unproven: access denied (4).
-pub fn exit_for(d: &Diagnosis) -> Exit {
-    if d.healthy {
-        Exit::Healthy
-    } else if d.chain_incomplete() && !d.findings.iter().any(|f| f.severity != Severity::Info) {
-        Exit::Unreachable
-    } else {
-        Exit::Problem
-    }
-}
-
-/// The exit of several workloads, as trace decides each one: any problem
-/// is 1; else any workload whose chain could not be read is 4; else 0.
-pub fn worst_exit<'a>(items: impl IntoIterator<Item = &'a Diagnosis>) -> Exit {
-    let codes: Vec<Exit> = items.into_iter().map(exit_for).collect();
-    if codes.contains(&Exit::Problem) {
-        Exit::Problem
-    } else if codes.contains(&Exit::Unreachable) {
-        Exit::Unreachable
-    } else {
-        Exit::Healthy
-    }
+    Ok(crate::exit::for_diagnosis(&diagnosis))
 }

@@ -109,7 +109,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
             items.len(),
         );
     }
-    Ok(super::trace::worst_exit(&items))
+    Ok(crate::exit::for_diagnoses(&items))
 }
 
 /// A triage's diagnoses, with what they were read from: the whole snapshot,

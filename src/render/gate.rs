@@ -9,36 +9,13 @@ use serde::Serialize;
 
 use super::Style;
 use super::report::{ReportTarget, TraceReport, report_finding, summary};
-use crate::analysis::gate::{Check, GateView, Judgement};
+use crate::analysis::gate::{Check, GateView, HelmRelease, Judgement, Outcome};
 use crate::analysis::{Diagnosis, format_duration};
 use crate::catalogue::Lang;
 
-/// How the gate ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Outcome {
-    Converged,
-    Failed,
-    TimedOut,
-    /// The API could not be reached or read: no verdict either way.
-    CouldNotDecide,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Converged => "converged",
-            Outcome::Failed => "failed",
-            Outcome::TimedOut => "timed-out",
-            Outcome::CouldNotDecide => "could-not-decide",
-        }
-    }
-}
-
-/// The Helm release as read from its storage Secret's labels: never its
-/// values, which Helm keeps in the same Secret's data.
+/// The Helm release as the report shows it.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct HelmRelease {
+pub struct ReportHelm {
     pub name: String,
     pub namespace: String,
     /// Whether the release's metadata could be read.
@@ -54,6 +31,22 @@ pub struct HelmRelease {
     pub manages_target: Option<bool>,
     /// What could not be read or does not match, in words.
     pub notes: Vec<String>,
+}
+
+impl From<&HelmRelease> for ReportHelm {
+    fn from(h: &HelmRelease) -> Self {
+        ReportHelm {
+            name: h.name.clone(),
+            namespace: h.namespace.clone(),
+            read: h.read,
+            revision: h.revision,
+            status: h.status.clone(),
+            chart: h.chart.clone(),
+            app_version: h.app_version.clone(),
+            manages_target: h.manages_target,
+            notes: h.notes.clone(),
+        }
+    }
 }
 
 /// The `gate` section of the report: how it decided.
@@ -73,7 +66,7 @@ pub struct GateDetails {
     pub relists: u32,
     /// Times the API stopped answering during the wait.
     pub disconnects: u32,
-    pub helm: Option<HelmRelease>,
+    pub helm: Option<ReportHelm>,
     pub evidence_file: Option<String>,
 }
 
@@ -348,4 +341,27 @@ pub fn junit(
     let mut report = Report::new("mdiag gate");
     report.add_test_suite(suite);
     Ok(report.to_string()?)
+}
+
+/// The release, for the human report.
+pub fn helm_text(h: &ReportHelm) -> String {
+    let mut out = format!(
+        "  helm release {}: {}",
+        h.name,
+        match (&h.status, h.revision) {
+            (Some(s), Some(r)) => format!("revision {r} {s}"),
+            _ => "not read".into(),
+        }
+    );
+    if let Some(chart) = &h.chart {
+        out.push_str(&format!(", chart {chart}"));
+    }
+    if let Some(v) = &h.app_version {
+        out.push_str(&format!(", app {v}"));
+    }
+    out.push('\n');
+    for n in &h.notes {
+        out.push_str(&format!("    note: {n}\n"));
+    }
+    out
 }

@@ -13,7 +13,7 @@ use futures::future::join_all;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Event as CoreEvent, Namespace, Node, Pod, Service};
+use k8s_openapi::api::core::v1::{Event as CoreEvent, Namespace, Node, Pod, Secret, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -23,8 +23,8 @@ use kube::{Client, Config, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::{OnceCell, Semaphore};
 
-use crate::chain::{CONTROLLER_NAME, CONTROLLER_NAMESPACE, ControllerLocation};
-use crate::exit::Exit;
+use crate::analysis::gate::HelmRelease;
+use crate::chain::ControllerLocation;
 use crate::model::{EventRecord, Gap, LogRecord, Origin, OriginKind, Snapshot};
 
 #[derive(Debug, thiserror::Error)]
@@ -41,15 +41,6 @@ pub enum LiveError {
         "no resource named {wanted:?} is served by the cluster (is the ModelService CRD installed? use --resource, or trace deploy/NAME)"
     )]
     NoResource { wanted: String },
-}
-
-impl LiveError {
-    pub fn exit(&self) -> Exit {
-        match self {
-            LiveError::NoResource { .. } => Exit::NotFound,
-            _ => Exit::Unreachable,
-        }
-    }
 }
 
 /// How to reach the cluster, as the user said it.
@@ -73,6 +64,8 @@ pub struct Connection {
     /// The namespaces, listed once, when an all-namespaces list was
     /// forbidden and each namespace is tried on its own.
     namespaces: Arc<OnceCell<NamespaceNames>>,
+    /// `--request-timeout`, when given.
+    request_timeout: Option<Duration>,
 }
 
 /// The namespaces' names, or the code and message of the failed list.
@@ -157,6 +150,7 @@ pub async fn connect(options: &LiveOptions) -> Result<Connection, LiveError> {
     let mut conn = Connection::from_client(client, &server, ReadPolicy::default());
     conn.default_namespace = default_namespace;
     conn.context = context;
+    conn.request_timeout = options.request_timeout;
     Ok(conn)
 }
 
@@ -179,8 +173,14 @@ impl Connection {
             requests: Arc::new(AtomicU32::new(0)),
             limiter: Arc::new(Semaphore::new(policy.concurrency.max(1))),
             namespaces: Arc::new(OnceCell::new()),
+            request_timeout: None,
             policy,
         }
+    }
+
+    /// The timeout of one request, when the user set one.
+    pub fn request_timeout(&self) -> Option<Duration> {
+        self.request_timeout
     }
 
     /// API requests issued so far (pages and retries included).
@@ -681,23 +681,7 @@ pub async fn read_scoped(
     let ns = read.namespace;
     let client = &conn.client;
     let wanted = read.resource.unwrap_or("msvc");
-    let controller_spots: Vec<ControllerLocation> = match (read.controller, ns) {
-        (Some(c), _) => vec![c.clone()],
-        (None, Some(ns)) => vec![
-            ControllerLocation {
-                namespace: ns.to_string(),
-                name: CONTROLLER_NAME.into(),
-            },
-            ControllerLocation {
-                namespace: CONTROLLER_NAMESPACE.into(),
-                name: CONTROLLER_NAME.into(),
-            },
-        ],
-        (None, None) => vec![ControllerLocation {
-            namespace: CONTROLLER_NAMESPACE.into(),
-            name: CONTROLLER_NAME.into(),
-        }],
-    };
+    let controller_spots = ControllerLocation::spots(read.controller, ns);
     let all = ListParams::default();
     let nodes_path = Node::url_path(&(), None);
     let system_leases_path = Lease::url_path(&(), Some("kube-system"));
@@ -926,10 +910,7 @@ fn trimmed_keeping_managed<K: Resource>(o: &mut K) -> bool {
 pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Common, LiveError> {
     let client = &conn.client;
     let wanted = read.resource.unwrap_or("msvc");
-    let spot = read.controller.cloned().unwrap_or(ControllerLocation {
-        namespace: CONTROLLER_NAMESPACE.into(),
-        name: CONTROLLER_NAME.into(),
-    });
+    let spot = ControllerLocation::spots(read.controller, None).remove(0);
     let all = ListParams::default();
     let nodes_path = Node::url_path(&(), None);
     let system_leases_path = Lease::url_path(&(), Some("kube-system"));
@@ -1189,6 +1170,15 @@ pub struct LogCaps {
     pub concurrency: usize,
 }
 
+impl LogCaps {
+    /// What `snapshot` keeps unless told otherwise, and what `gate --evidence` keeps.
+    pub const DEFAULT: LogCaps = LogCaps {
+        bytes: 256 * 1024,
+        lines: 2000,
+        concurrency: 8,
+    };
+}
+
 /// One log to read.
 struct LogRequest {
     namespace: String,
@@ -1340,6 +1330,77 @@ pub async fn discover_served(conn: &Connection, wanted: &str) -> Result<Served, 
             },
         }),
     }
+}
+
+/// The server's version (`v1.35.8`), when it answers.
+pub async fn server_version(conn: &Connection) -> Option<String> {
+    conn.server_version().await.ok()
+}
+
+/// A Helm release's status and revision, read from the labels of Helm's
+/// storage Secrets as metadata only: the Secret's data (the release, values
+/// included) is never requested. A refused read is a gap, not an error.
+pub async fn read_helm_release(
+    conn: &Connection,
+    name: &str,
+    namespace: &str,
+) -> Result<HelmRelease, LiveError> {
+    let mut release = HelmRelease {
+        name: name.to_string(),
+        namespace: namespace.to_string(),
+        ..HelmRelease::default()
+    };
+    let params = ListParams::default().labels(&format!("owner=helm,name={name}"));
+    let path = Secret::url_path(&(), Some(namespace));
+    let listed: Result<kube::core::ObjectList<kube::core::PartialObjectMeta<Secret>>, _> = conn
+        .send_json(&|| {
+            kube::core::Request::new(&path)
+                .list_metadata(&params.clone().limit(conn.policy.page_size))
+        })
+        .await;
+    match listed {
+        Ok(list) => {
+            release.read = true;
+            let newest = list
+                .items
+                .iter()
+                .filter_map(|s| {
+                    let labels = s.metadata.labels.as_ref()?;
+                    let version = labels.get("version")?.parse::<i64>().ok()?;
+                    Some((version, labels.get("status").cloned()))
+                })
+                .max_by_key(|(v, _)| *v);
+            match newest {
+                Some((version, status)) => {
+                    release.revision = Some(version);
+                    release.status = status;
+                }
+                None => release.notes.push(format!(
+                    "no Helm release {name:?} in {namespace} (no Secret labelled owner=helm,name={name})"
+                )),
+            }
+        }
+        Err(e) => match conn.classify(&e) {
+            Failure::Fatal(f) => return Err(f),
+            Failure::Absent | Failure::Gap(_) => {
+                let why = match &e {
+                    kube::Error::Api(s) => s.message.clone(),
+                    other => other.to_string(),
+                };
+                release.gap = Some(Gap {
+                    resource: "secrets".into(),
+                    namespace: Some(namespace.to_string()),
+                    verb: "list".into(),
+                    name: None,
+                    reason: why.clone(),
+                });
+                release.notes.push(format!(
+                    "cannot read the Helm release's Secret metadata ({why}); judged without it"
+                ));
+            }
+        },
+    }
+    Ok(release)
 }
 
 #[cfg(test)]

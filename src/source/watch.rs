@@ -5,9 +5,9 @@
 //! happened to each watch, so the gate knows when its view is whole.
 //! Only list and watch requests: mdiag never writes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Debug;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
@@ -24,7 +24,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::live::{Connection, Served};
+use super::live::{self, Connection, LiveError, Served};
 use crate::chain::ControllerLocation;
 use crate::model::{EventRecord, Gap, Origin, OriginKind, Snapshot};
 
@@ -503,6 +503,222 @@ impl WatchSet {
             ..origin.clone()
         };
         snapshot
+    }
+}
+
+/// How often the view is offered again without news: time-bound findings (a
+/// Lease not renewed, a controller past its grace) and the probe for a lost API.
+const TICK: Duration = Duration::from_secs(1);
+
+/// What a [`Feed`] has next for the gate.
+#[derive(Debug)]
+pub enum FeedEvent {
+    /// A whole and current view of the namespace, to judge.
+    View(Box<Snapshot>),
+    /// Something the user should know about the watches (a lost watch, a
+    /// relist, the API answering again).
+    Note(String),
+    /// The identity may not watch part of the chain: nothing can be decided.
+    Denied(String),
+    /// Every watch ended.
+    Ended,
+}
+
+/// The watches of one namespace as a stream of views to judge: a view only
+/// when every watch has a whole list and none is failing, at each change and
+/// once a second. A watch that failed is trusted again once its own resource
+/// answers a probe and its watcher's back-off has passed.
+pub struct Feed {
+    watches: WatchSet,
+    health: WatchHealth,
+    origin: Origin,
+    namespace: String,
+    client: kube::Client,
+    tick: tokio::time::Interval,
+    /// When the API answered again after failing watches.
+    answered_again: Option<Instant>,
+    relists_shown: u32,
+    disconnects: u32,
+    pending: VecDeque<FeedEvent>,
+}
+
+impl Feed {
+    /// Discovers what is served and starts the watches. `model_service`
+    /// says the target is a ModelService, so its resource must be served.
+    pub async fn start(
+        conn: &Connection,
+        namespace: &str,
+        resource: Option<&str>,
+        controller: Option<&ControllerLocation>,
+        model_service: bool,
+    ) -> Result<Feed, LiveError> {
+        let wanted = resource.unwrap_or("msvc");
+        let served = live::discover_served(conn, wanted).await?;
+        if served.model_service.is_none() && model_service {
+            return Err(LiveError::NoResource {
+                wanted: wanted.to_string(),
+            });
+        }
+        let origin = Origin {
+            kind: OriginKind::Live,
+            location: conn.server.clone(),
+            context: conn.context.clone(),
+            server_version: live::server_version(conn).await,
+            ..Origin::default()
+        };
+        let watch_timeout = conn
+            .request_timeout()
+            .map_or(Duration::from_secs(290), |t| {
+                t.saturating_sub(Duration::from_secs(5))
+            });
+        let watches = WatchSet::start(
+            conn,
+            &WatchPlan {
+                namespace,
+                served: &served,
+                controller_spots: ControllerLocation::spots(controller, Some(namespace)),
+                watch_timeout,
+            },
+        );
+        let health = WatchHealth::new(watches.ids());
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        Ok(Feed {
+            watches,
+            health,
+            origin,
+            namespace: namespace.to_string(),
+            client: conn.client.clone(),
+            tick,
+            answered_again: None,
+            relists_shown: 0,
+            disconnects: 0,
+            pending: VecDeque::new(),
+        })
+    }
+
+    /// Watches that listed again (410 Gone, or a lost watch).
+    pub fn relists(&self) -> u32 {
+        self.health.relists
+    }
+
+    /// Times the API stopped answering.
+    pub fn disconnects(&self) -> u32 {
+        self.disconnects
+    }
+
+    /// The watch that is failing now and why, in words.
+    pub fn failing(&self) -> Option<String> {
+        self.health
+            .failing()
+            .map(|(id, why)| format!("{}: {why}", id.label()))
+    }
+
+    /// The next event; cancel-safe between events.
+    pub async fn next(&mut self) -> FeedEvent {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return event;
+            }
+            let dirty = tokio::select! {
+                signal = self.watches.next() => {
+                    let Some(signal) = signal else {
+                        return FeedEvent::Ended;
+                    };
+                    let mut batch = vec![signal];
+                    while let Some(more) = self.watches.try_next() {
+                        batch.push(more);
+                    }
+                    let mut dirty = false;
+                    for s in &batch {
+                        dirty |= self.record(s);
+                    }
+                    dirty
+                }
+                _ = self.tick.tick() => {
+                    self.on_tick().await;
+                    true
+                }
+            };
+            if let Some(gap) = self.health.chain_denied(&self.namespace) {
+                self.pending.push_back(FeedEvent::Denied(format!(
+                    "may not watch {} in {}: {}",
+                    gap.resource, self.namespace, gap.reason
+                )));
+                continue;
+            }
+            // Judge only a whole, current view: no verdict on a half-listed
+            // or stale store.
+            if dirty && self.health.synced() && self.health.failing().is_none() {
+                let view = self.watches.snapshot(&self.origin, &self.health.gaps());
+                self.pending.push_back(FeedEvent::View(Box::new(view)));
+            }
+        }
+    }
+
+    fn record(&mut self, s: &Signal) -> bool {
+        let was_failing = self.health.failing().is_some();
+        let dirty = self.health.record(s);
+        if let Signal::Failed {
+            id,
+            failure,
+            reason,
+            ..
+        } = s
+        {
+            self.answered_again = None;
+            let note = match failure {
+                WatchFailure::Unreachable if !was_failing => {
+                    self.disconnects += 1;
+                    Some(format!(
+                        "lost the watch on {}: {reason}; retrying",
+                        id.label()
+                    ))
+                }
+                WatchFailure::Expired => Some(format!(
+                    "watch on {} expired (410 Gone): listing again",
+                    id.label()
+                )),
+                WatchFailure::Denied => Some(format!("may not watch {}: {reason}", id.label())),
+                _ => None,
+            };
+            self.pending.extend(note.map(FeedEvent::Note));
+        }
+        if self.health.relists > self.relists_shown {
+            self.relists_shown = self.health.relists;
+            self.pending.push_back(FeedEvent::Note(format!(
+                "relisted ({} so far)",
+                self.health.relists
+            )));
+        }
+        dirty
+    }
+
+    async fn on_tick(&mut self) {
+        if self.health.failing().is_none() {
+            return;
+        }
+        match self.answered_again {
+            None => {
+                let mut all = true;
+                for id in self.health.failing_ids() {
+                    all &= self.watches.probe(&self.client, &id).await;
+                }
+                if all {
+                    self.answered_again = Some(Instant::now());
+                }
+            }
+            // Each watcher retries within its backoff: after that, one that
+            // has not failed again is watching again.
+            Some(at) if at.elapsed() > BACKOFF_MAX + TICK => {
+                self.health.recovered();
+                self.answered_again = None;
+                self.pending.push_back(FeedEvent::Note(
+                    "the API answers again; watches resumed".into(),
+                ));
+            }
+            Some(_) => {}
+        }
     }
 }
 
