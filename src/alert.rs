@@ -8,7 +8,9 @@ use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::model::{TargetKind, TargetSpec};
+use crate::analysis::Diagnosis;
+use crate::chain::{self, TargetNotFound, workloads};
+use crate::model::{Clock, Snapshot, TargetKind, TargetSpec};
 
 /// One alert, in any of the shapes mdiag reads.
 #[derive(Debug, Clone, PartialEq)]
@@ -198,6 +200,120 @@ pub fn subject(alert: &Alert, default_namespace: Option<&str>) -> Subject {
         };
     }
     Subject::Namespace(namespace.to_string())
+}
+
+/// The namespace a subject is in, when the alert says.
+pub fn namespace_of(subject: &Subject) -> Option<String> {
+    match subject {
+        Subject::Target(t) => t.namespace.clone(),
+        Subject::ReplicaSet { namespace, .. }
+        | Subject::Service { namespace, .. }
+        | Subject::Namespace(namespace) => Some(namespace.clone()),
+        Subject::Unknown(_) => None,
+    }
+}
+
+/// The workload to trace for a subject, and a note when it was inferred.
+pub fn resolve(
+    snapshot: &Snapshot,
+    ns: &str,
+    subject: &Subject,
+    controller: Option<&chain::ControllerLocation>,
+) -> Result<(TargetSpec, Option<String>), String> {
+    let in_ns = |kind, name: &str| TargetSpec {
+        kind,
+        namespace: Some(ns.to_string()),
+        name: name.to_string(),
+    };
+    match subject {
+        Subject::Target(t) => match chain::walk(snapshot, t, ns, controller) {
+            Ok(_) => Ok((t.clone(), None)),
+            Err(TargetNotFound { kind, name, .. }) => Err(format!("no {kind} {name:?} in {ns}")),
+        },
+        Subject::ReplicaSet { name, .. } => {
+            let rs = snapshot.objects.replica_sets.iter().find(|r| {
+                r.metadata.name.as_deref() == Some(name.as_str())
+                    && r.metadata.namespace.as_deref() == Some(ns)
+            });
+            let owner = rs.and_then(|r| {
+                r.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .find(|o| o.kind == "Deployment")
+            });
+            match (rs, owner) {
+                (Some(_), Some(o)) => Ok((
+                    in_ns(TargetKind::Deployment, &o.name),
+                    Some(format!(
+                        "replicaset/{name} belongs to deployment/{}",
+                        o.name
+                    )),
+                )),
+                (Some(_), None) => Err(format!("replicaset/{name} has no Deployment owner")),
+                (None, _) => Err(format!("no ReplicaSet {name:?} in {ns}")),
+            }
+        }
+        Subject::Service { name, .. } => workloads(snapshot, Some(ns))
+            .into_iter()
+            .find(|w| {
+                chain::walk(snapshot, &w.target, ns, controller).is_ok_and(|c| {
+                    c.services
+                        .iter()
+                        .any(|s| s.metadata.name.as_deref() == Some(name.as_str()))
+                })
+            })
+            .map(|w| {
+                let note = format!(
+                    "service/{name} belongs to {} {}",
+                    w.target.kind, w.target.name
+                );
+                (w.target, Some(note))
+            })
+            .ok_or_else(|| format!("no workload in {ns} has the Service {name:?}")),
+        Subject::Namespace(_) => {
+            let mut items: Vec<(TargetSpec, Diagnosis)> = workloads(snapshot, Some(ns))
+                .into_iter()
+                .filter_map(|w| {
+                    let c = chain::walk(snapshot, &w.target, ns, controller).ok()?;
+                    let now = Clock::choose(&snapshot.origin, None, Timestamp::now()).now;
+                    Some((w.target, crate::analysis::analyze(snapshot, &c, now)))
+                })
+                .collect();
+            let mut ranked: Vec<Diagnosis> = items.iter().map(|(_, d)| d.clone()).collect();
+            crate::analysis::triage::rank(&mut ranked);
+            let worst = ranked.first().map(|d| d.target.clone());
+            items.retain(|(_, d)| Some(&d.target) == worst.as_ref());
+            items
+                .into_iter()
+                .next()
+                .map(|(t, _)| {
+                    (
+                        t,
+                        Some(format!(
+                            "the alert names only the namespace {ns}: its worst workload is traced (mdiag triage -n {ns} lists them all)"
+                        )),
+                    )
+                })
+                .ok_or_else(|| format!("no workload in {ns}"))
+        }
+        Subject::Unknown(why) => Err(why.clone()),
+    }
+}
+
+/// Whether two targets are one workload (a Pod and its ModelService are).
+pub fn same_workload(a: &TargetSpec, b: &TargetSpec, snapshot: &Snapshot, ns: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let root = |t: &TargetSpec| {
+        chain::walk(snapshot, t, ns, None).ok().and_then(|c| {
+            c.model_service
+                .and_then(|m| m.metadata.uid.clone())
+                .or_else(|| c.deployment.and_then(|d| d.metadata.uid.clone()))
+        })
+    };
+    a.namespace == b.namespace && root(a).is_some() && root(a) == root(b)
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
+use mdiag::analysis::triage::{diagnose_all, diagnose_unranked};
 use mdiag::analysis::{self, Diagnosis};
 use mdiag::chain::{self, workloads};
-use mdiag::cmd::triage::{diagnose_all, diagnose_unranked};
 use mdiag::model::{Clock, Snapshot};
 use mdiag::source::read_snapshot_file;
 
@@ -44,7 +44,7 @@ fn plain(snapshot: &Snapshot, now: Timestamp) -> Vec<Diagnosis> {
             Some(analysis::analyze(snapshot, &chain, now))
         })
         .collect();
-    analysis::rank(&mut items);
+    analysis::triage::rank(&mut items);
     items
 }
 
@@ -59,7 +59,7 @@ fn with_analyzer(snapshot: &Snapshot, now: Timestamp) -> Vec<Diagnosis> {
             Some(analyzer.analyze(&chain, now))
         })
         .collect();
-    analysis::rank(&mut items);
+    analysis::triage::rank(&mut items);
     items
 }
 
@@ -75,7 +75,7 @@ fn by_namespace(snapshot: &Snapshot, now: Timestamp) -> Vec<Diagnosis> {
         .iter()
         .flat_map(|ns| diagnose_unranked(snapshot, Some(ns), None, None, now))
         .collect();
-    analysis::rank(&mut items);
+    analysis::triage::rank(&mut items);
     items
 }
 

@@ -5,6 +5,7 @@ mod facts;
 pub mod gate;
 mod ladder;
 mod rules;
+pub mod triage;
 mod verdict;
 
 use jiff::Timestamp;
@@ -229,30 +230,6 @@ impl Diagnosis {
             .filter_map(|s| s.at)
             .max()
     }
-
-    /// How broken, for ranking: smaller is worse.
-    fn rank_key(&self) -> (bool, i64, u8, usize, String, String) {
-        let serving = if self.replicas.desired <= 0 {
-            1000
-        } else {
-            i64::from(self.replicas.serving.min(self.replicas.desired)) * 1000
-                / i64::from(self.replicas.desired)
-        };
-        let severity = match self.lead().map(|f| f.severity) {
-            Some(Severity::Error) => 0,
-            Some(Severity::Warning) => 1,
-            Some(Severity::Info) => 2,
-            None => 3,
-        };
-        (
-            self.healthy,
-            serving,
-            severity,
-            self.verdict.last_step.index(),
-            self.target.namespace.clone(),
-            self.target.name.clone(),
-        )
-    }
 }
 
 /// Analyses a walked chain at `now`. Indexes the snapshot's Events on
@@ -336,13 +313,6 @@ fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
             .as_ref()
             .is_some_and(|c| gap.name.as_deref() == Some(c.location.name.as_str()));
     !about_controller || chain.model_service.is_some()
-}
-
-/// Orders diagnoses worst first: unhealthy before healthy, then the smaller
-/// share of replicas serving, the more severe leading finding, the earlier
-/// step on the ladder.
-pub fn rank(items: &mut [Diagnosis]) {
-    items.sort_by_key(Diagnosis::rank_key);
 }
 
 /// Whether a gap hides objects of the workload's own chain. ModelServices

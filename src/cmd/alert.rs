@@ -13,10 +13,10 @@ use jiff::Timestamp;
 use super::source::SourceRequest;
 use crate::alert::{self, Alert, Subject};
 use crate::analysis::{self, Diagnosis};
-use crate::chain::{self, TargetNotFound, workloads};
+use crate::chain;
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
 use crate::exit::{Exit, UsageError};
-use crate::model::{Clock, Snapshot, TargetKind, TargetSpec};
+use crate::model::{Clock, Snapshot, TargetSpec};
 use crate::render::alert::{AlertTraced, alert_report, alerts_block, unmapped_block};
 use crate::render::report::RunInfo;
 use crate::render::{Style, human};
@@ -57,7 +57,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
     let at = super::parse_at(global)?;
 
     // One read per namespace the alerts name (a file is read once).
-    let mut namespaces: Vec<String> = subjects.iter().filter_map(namespace_of).collect();
+    let mut namespaces: Vec<String> = subjects.iter().filter_map(alert::namespace_of).collect();
     namespaces.sort();
     namespaces.dedup();
     let source = SourceRequest::from_global(global)?;
@@ -87,8 +87,10 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
     let mut notes: Vec<Option<String>> = vec![None; alerts.len()];
     let mut unmapped: Vec<(usize, String)> = Vec::new();
     for (i, subject) in subjects.iter().enumerate() {
-        let resolved = match namespace_of(subject).and_then(|ns| snapshot_of(&ns)) {
-            Some((ns, snapshot, _)) => resolve(snapshot, ns, subject, source.controller.as_ref()),
+        let resolved = match alert::namespace_of(subject).and_then(|ns| snapshot_of(&ns)) {
+            Some((ns, snapshot, _)) => {
+                alert::resolve(snapshot, ns, subject, source.controller.as_ref())
+            }
             None => Err(match subject {
                 Subject::Unknown(why) => why.clone(),
                 _ => "nothing was read for it".into(),
@@ -99,10 +101,11 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
                 notes[i] = note;
                 let ns = target.namespace.clone().unwrap_or_default();
                 // Several alerts about one workload: one trace.
-                match traced
-                    .iter_mut()
-                    .find(|t| same_workload(&t.target, &target, snapshot_of(&ns)))
-                {
+                match traced.iter_mut().find(|t| {
+                    snapshot_of(&ns).is_some_and(|(ns, snapshot, _)| {
+                        alert::same_workload(&t.target, &target, snapshot, ns)
+                    })
+                }) {
                     Some(t) => t.alerts.push(i),
                     None => traced.push(Traced {
                         target,
@@ -215,124 +218,4 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
     Ok(crate::exit::for_diagnoses(
         diagnoses.iter().map(|(d, ..)| d),
     ))
-}
-
-fn namespace_of(subject: &Subject) -> Option<String> {
-    match subject {
-        Subject::Target(t) => t.namespace.clone(),
-        Subject::ReplicaSet { namespace, .. }
-        | Subject::Service { namespace, .. }
-        | Subject::Namespace(namespace) => Some(namespace.clone()),
-        Subject::Unknown(_) => None,
-    }
-}
-
-/// The workload to trace for a subject, and a note when it was inferred.
-fn resolve(
-    snapshot: &Snapshot,
-    ns: &str,
-    subject: &Subject,
-    controller: Option<&chain::ControllerLocation>,
-) -> Result<(TargetSpec, Option<String>), String> {
-    let in_ns = |kind, name: &str| TargetSpec {
-        kind,
-        namespace: Some(ns.to_string()),
-        name: name.to_string(),
-    };
-    match subject {
-        Subject::Target(t) => match chain::walk(snapshot, t, ns, controller) {
-            Ok(_) => Ok((t.clone(), None)),
-            Err(TargetNotFound { kind, name, .. }) => Err(format!("no {kind} {name:?} in {ns}")),
-        },
-        Subject::ReplicaSet { name, .. } => {
-            let rs = snapshot.objects.replica_sets.iter().find(|r| {
-                r.metadata.name.as_deref() == Some(name.as_str())
-                    && r.metadata.namespace.as_deref() == Some(ns)
-            });
-            let owner = rs.and_then(|r| {
-                r.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .find(|o| o.kind == "Deployment")
-            });
-            match (rs, owner) {
-                (Some(_), Some(o)) => Ok((
-                    in_ns(TargetKind::Deployment, &o.name),
-                    Some(format!(
-                        "replicaset/{name} belongs to deployment/{}",
-                        o.name
-                    )),
-                )),
-                (Some(_), None) => Err(format!("replicaset/{name} has no Deployment owner")),
-                (None, _) => Err(format!("no ReplicaSet {name:?} in {ns}")),
-            }
-        }
-        Subject::Service { name, .. } => workloads(snapshot, Some(ns))
-            .into_iter()
-            .find(|w| {
-                chain::walk(snapshot, &w.target, ns, controller).is_ok_and(|c| {
-                    c.services
-                        .iter()
-                        .any(|s| s.metadata.name.as_deref() == Some(name.as_str()))
-                })
-            })
-            .map(|w| {
-                let note = format!(
-                    "service/{name} belongs to {} {}",
-                    w.target.kind, w.target.name
-                );
-                (w.target, Some(note))
-            })
-            .ok_or_else(|| format!("no workload in {ns} has the Service {name:?}")),
-        Subject::Namespace(_) => {
-            let mut items: Vec<(TargetSpec, Diagnosis)> = workloads(snapshot, Some(ns))
-                .into_iter()
-                .filter_map(|w| {
-                    let c = chain::walk(snapshot, &w.target, ns, controller).ok()?;
-                    let now = Clock::choose(&snapshot.origin, None, Timestamp::now()).now;
-                    Some((w.target, analysis::analyze(snapshot, &c, now)))
-                })
-                .collect();
-            let mut ranked: Vec<Diagnosis> = items.iter().map(|(_, d)| d.clone()).collect();
-            analysis::rank(&mut ranked);
-            let worst = ranked.first().map(|d| d.target.clone());
-            items.retain(|(_, d)| Some(&d.target) == worst.as_ref());
-            items
-                .into_iter()
-                .next()
-                .map(|(t, _)| {
-                    (
-                        t,
-                        Some(format!(
-                            "the alert names only the namespace {ns}: its worst workload is traced (mdiag triage -n {ns} lists them all)"
-                        )),
-                    )
-                })
-                .ok_or_else(|| format!("no workload in {ns}"))
-        }
-        Subject::Unknown(why) => Err(why.clone()),
-    }
-}
-
-/// Whether two targets are one workload (a Pod and its ModelService are).
-fn same_workload(
-    a: &TargetSpec,
-    b: &TargetSpec,
-    snapshot: Option<&(String, Rc<Snapshot>, Option<u32>)>,
-) -> bool {
-    if a == b {
-        return true;
-    }
-    let Some((ns, snapshot, _)) = snapshot else {
-        return false;
-    };
-    let root = |t: &TargetSpec| {
-        chain::walk(snapshot, t, ns, None).ok().and_then(|c| {
-            c.model_service
-                .and_then(|m| m.metadata.uid.clone())
-                .or_else(|| c.deployment.and_then(|d| d.metadata.uid.clone()))
-        })
-    };
-    a.namespace == b.namespace && root(a).is_some() && root(a) == root(b)
 }

@@ -6,14 +6,14 @@ use anyhow::Context;
 use jiff::Timestamp;
 
 use super::source::SourceRequest;
-use crate::analysis::{self, Analyzer, Diagnosis};
-use crate::chain::{ControllerLocation, Index, TargetNotFound, workloads};
+use crate::analysis::{Diagnosis, triage};
+use crate::chain::TargetNotFound;
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
 use crate::exit::{Exit, UsageError};
 use crate::model::{Clock, LabelFilter, TargetKind};
 use crate::model::{Gap, Snapshot};
 use crate::render::report::RunInfo;
-use crate::render::{Style, triage};
+use crate::render::{self, Style};
 use crate::source::live::{self, Connection, LiveError, TraceRead};
 
 /// Set to print how long loading and analysis took (on stderr), for
@@ -74,10 +74,10 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
                 color: super::color(global),
                 now: clock.now,
             };
-            triage::table(&items, &snapshot.gaps, args.all, &style)
+            render::triage::table(&items, &snapshot.gaps, args.all, &style)
         }
         OutputFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&triage::report_with_gaps(
+            let mut s = serde_json::to_string_pretty(&render::triage::report_with_gaps(
                 &items,
                 &snapshot.gaps,
                 &run,
@@ -87,7 +87,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
             s.push('\n');
             s
         }
-        OutputFormat::Yaml => serde_saphyr::to_string(&triage::report_with_gaps(
+        OutputFormat::Yaml => serde_saphyr::to_string(&render::triage::report_with_gaps(
             &items,
             &snapshot.gaps,
             &run,
@@ -166,7 +166,7 @@ async fn judge(
     let load_time = t_load.elapsed();
     let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
     let t_analysis = Instant::now();
-    let items = diagnose_all(
+    let items = triage::diagnose_all(
         &snapshot,
         namespace.as_deref(),
         filter,
@@ -210,8 +210,13 @@ async fn by_namespace(
             async move {
                 let snapshot = live::read_namespace(conn, common, ns, selector).await?;
                 let t = Instant::now();
-                let items =
-                    diagnose_unranked(&snapshot, Some(ns), filter, read.controller, clock.now);
+                let items = triage::diagnose_unranked(
+                    &snapshot,
+                    Some(ns),
+                    filter,
+                    read.controller,
+                    clock.now,
+                );
                 let own_gaps = snapshot.gaps[common.gaps.len()..].to_vec();
                 let own_objects = snapshot.objects.len().saturating_sub(common.object_count());
                 Ok((items, own_gaps, own_objects, t.elapsed()))
@@ -235,7 +240,7 @@ async fn by_namespace(
         objects += read;
         analysis_time += took;
     }
-    analysis::rank(&mut items);
+    triage::rank(&mut items);
     Ok(Judged {
         snapshot,
         namespace: None,
@@ -246,42 +251,4 @@ async fn by_namespace(
         load_time: t_load.elapsed().saturating_sub(analysis_time),
         analysis_time,
     })
-}
-
-/// Every workload of `namespace` (or of all) that `filter` keeps, analysed
-/// at `now` and ranked worst first. The snapshot is indexed once (its
-/// chains and its Events) and every workload is judged in it, so the work
-/// grows with the objects, not with workloads times objects.
-pub fn diagnose_all(
-    snapshot: &Snapshot,
-    namespace: Option<&str>,
-    filter: Option<&LabelFilter>,
-    controller: Option<&ControllerLocation>,
-    now: Timestamp,
-) -> Vec<Diagnosis> {
-    let mut items = diagnose_unranked(snapshot, namespace, filter, controller, now);
-    analysis::rank(&mut items);
-    items
-}
-
-/// [`diagnose_all`] before the ranking, for callers that gather the
-/// diagnoses of several snapshots (a namespace at a time) and rank once.
-pub fn diagnose_unranked(
-    snapshot: &Snapshot,
-    namespace: Option<&str>,
-    filter: Option<&LabelFilter>,
-    controller: Option<&ControllerLocation>,
-    now: Timestamp,
-) -> Vec<Diagnosis> {
-    let index = Index::new(snapshot);
-    let analyzer = Analyzer::new(snapshot);
-    workloads(snapshot, namespace)
-        .into_iter()
-        .filter(|w| filter.is_none_or(|f| f.matches(&w.labels)))
-        .filter_map(|w| {
-            let ns = w.target.namespace.clone().unwrap_or_default();
-            let chain = index.walk(&w.target, &ns, controller).ok()?;
-            Some(analyzer.analyze(&chain, now))
-        })
-        .collect()
 }

@@ -636,7 +636,7 @@ async fn judged_by_namespace(
     let mut pods = Vec::new();
     for ns in &names {
         let snapshot = read_namespace(conn, &common, ns, None).await.unwrap();
-        items.extend(crate::cmd::triage::diagnose_unranked(
+        items.extend(crate::analysis::triage::diagnose_unranked(
             &snapshot,
             Some(ns),
             None,
@@ -652,7 +652,7 @@ async fn judged_by_namespace(
             )
         }));
     }
-    crate::analysis::rank(&mut items);
+    crate::analysis::triage::rank(&mut items);
     (items, gaps, pods)
 }
 
@@ -664,7 +664,7 @@ async fn namespaces_read_one_after_the_other_give_the_rows_of_one_read_of_all() 
     let whole = read_scoped(&conn, &all_namespaces(), None).await.unwrap();
     assert!(whole.gaps.is_empty(), "{:?}", whole.gaps);
     let now = jiff::Timestamp::now();
-    let want = crate::cmd::triage::diagnose_all(&whole, None, None, None, now);
+    let want = crate::analysis::triage::diagnose_all(&whole, None, None, None, now);
     assert_eq!(want.len(), 2);
 
     let fake = Fake::new();
