@@ -210,6 +210,17 @@ pub enum OutputFormat {
     Yaml,
 }
 
+impl OutputFormat {
+    /// The machine encoding, or `None` for the human view.
+    pub fn encoding(self) -> Option<crate::render::Encoding> {
+        match self {
+            OutputFormat::Table => None,
+            OutputFormat::Json => Some(crate::render::Encoding::Json),
+            OutputFormat::Yaml => Some(crate::render::Encoding::Yaml),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LangArg {
     En,

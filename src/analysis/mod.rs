@@ -5,6 +5,7 @@ mod facts;
 pub mod gate;
 mod ladder;
 mod rules;
+pub mod summary;
 pub mod triage;
 mod verdict;
 
@@ -203,6 +204,10 @@ pub struct Diagnosis {
     pub verdict: Verdict,
     pub steps: Vec<StepState>,
     pub replicas: Replicas,
+    /// Pods and ready endpoints per revision, newest first.
+    pub revisions: Vec<summary::RevisionCount>,
+    /// The facts of the object tree, for people.
+    pub chain: summary::ChainSummary,
     pub pods: Vec<PodState>,
     /// Ranked: the lead first, then by closeness to the missing step and severity.
     pub findings: Vec<Finding>,

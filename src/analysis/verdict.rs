@@ -69,6 +69,8 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
         },
         steps,
         replicas,
+        revisions: super::summary::revision_counts(&pods),
+        chain: super::summary::summarize(chain, now),
         pods,
         findings,
         gaps,

@@ -173,14 +173,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
                     clock,
                     requests: *requests,
                 };
-                if let Ok(chain) = chain::walk(
-                    snapshot,
-                    &t.target,
-                    &t.namespace,
-                    source.controller.as_ref(),
-                ) {
-                    out.push_str(&human::trace(&chain, d, &run, &style));
-                }
+                out.push_str(&human::trace(d, &run, &style));
                 out.push('\n');
             }
             let missing: Vec<(&Alert, &str)> = unmapped
@@ -204,14 +197,11 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
                 })
                 .collect();
             let report = alert_report(&alerts, &items, &notes, &unmapped, lang);
-            if args.output == OutputFormat::Json {
-                let mut s =
-                    serde_json::to_string_pretty(&report).context("cannot encode the report")?;
-                s.push('\n');
-                s
-            } else {
-                serde_saphyr::to_string(&report).context("cannot encode the report")?
-            }
+            let encoding = args
+                .output
+                .encoding()
+                .unwrap_or(crate::render::Encoding::Json);
+            crate::render::encode(&report, encoding)?
         }
     };
     super::emit(&text)?;

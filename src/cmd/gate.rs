@@ -11,7 +11,6 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use jiff::Timestamp;
 
 use super::source::SourceRequest;
@@ -27,7 +26,7 @@ use crate::render::gate::{
     waiting_text,
 };
 use crate::render::report::{ReportTarget, RunInfo, trace_report};
-use crate::render::{Style, human};
+use crate::render::{self, Encoding, Style, human};
 use crate::source::live::{self, Connection, LogCaps};
 use crate::source::redact::Redactor;
 use crate::source::watch::{Feed, FeedEvent};
@@ -348,8 +347,7 @@ async fn finish(
     let trace = diagnosis.map(|d| trace_report(d, &run, request.lang));
     let report = GateReport::new(trace, target, ended.outcome, elapsed, details);
     if let Some(path) = &request.report {
-        let mut text = serde_json::to_string_pretty(&report).context("cannot encode the report")?;
-        text.push('\n');
+        let text = render::encode(&report, Encoding::Json)?;
         write_atomic(path, text.as_bytes(), false)?;
     }
     if let Some(path) = &request.junit {
@@ -365,15 +363,8 @@ async fn finish(
         write_atomic(path, xml.as_bytes(), false)?;
     }
     let text = match request.output {
-        OutputFormat::Json => {
-            let mut s =
-                serde_json::to_string_pretty(&report).context("cannot encode the report")?;
-            s.push('\n');
-            s
-        }
-        OutputFormat::Yaml => {
-            serde_saphyr::to_string(&report).context("cannot encode the report")?
-        }
+        OutputFormat::Json => render::encode(&report, Encoding::Json)?,
+        OutputFormat::Yaml => render::encode(&report, Encoding::Yaml)?,
         OutputFormat::Table => {
             let style = Style {
                 lang: request.lang,
@@ -389,15 +380,9 @@ async fn finish(
             }
             if let Some(j) = judged
                 && ended.outcome != Outcome::Converged
-                && let Ok(chain) = chain::walk(
-                    &j.snapshot,
-                    &request.target,
-                    namespace,
-                    request.source.controller.as_ref(),
-                )
             {
                 out.push('\n');
-                out.push_str(&human::trace(&chain, &j.diagnosis, &run, &style));
+                out.push_str(&human::trace(&j.diagnosis, &run, &style));
             }
             out
         }

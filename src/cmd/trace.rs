@@ -1,6 +1,5 @@
 //! `mdiag trace TARGET`: one workload, from a live cluster or a file.
 
-use anyhow::Context;
 use jiff::Timestamp;
 
 use super::source::{SourceRequest, explain_not_found};
@@ -11,7 +10,7 @@ use crate::cli::{GlobalArgs, OutputFormat, TraceArgs};
 use crate::exit::{Exit, UsageError};
 use crate::model::{Clock, TargetSpec};
 use crate::render::report::{RunInfo, trace_report};
-use crate::render::{Style, human};
+use crate::render::{self, Style, human};
 
 /// Everything a trace needs, decided from the flags before any work.
 pub struct TraceRequest {
@@ -73,26 +72,16 @@ pub async fn run(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Exit> 
         clock,
         requests: loaded.connection.as_ref().map(|c| c.requests()),
     };
-    let text = match request.output {
-        OutputFormat::Table => {
+    let text = match request.output.encoding() {
+        None => {
             let style = Style {
                 lang: request.lang,
                 color: request.color,
                 now: clock.now,
             };
-            human::trace(&chain, &diagnosis, &run, &style)
+            human::trace(&diagnosis, &run, &style)
         }
-        OutputFormat::Json => {
-            let report = trace_report(&diagnosis, &run, request.lang);
-            let mut s =
-                serde_json::to_string_pretty(&report).context("cannot encode the report")?;
-            s.push('\n');
-            s
-        }
-        OutputFormat::Yaml => {
-            let report = trace_report(&diagnosis, &run, request.lang);
-            serde_saphyr::to_string(&report).context("cannot encode the report")?
-        }
+        Some(encoding) => render::encode(&trace_report(&diagnosis, &run, request.lang), encoding)?,
     };
     super::emit(&text)?;
     Ok(crate::exit::for_diagnosis(&diagnosis))

@@ -2,13 +2,12 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use jiff::Timestamp;
 
 use super::source::SourceRequest;
 use crate::analysis::{Diagnosis, triage};
 use crate::chain::TargetNotFound;
-use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
+use crate::cli::{GlobalArgs, TriageArgs};
 use crate::exit::{Exit, UsageError};
 use crate::model::{Clock, LabelFilter, TargetKind};
 use crate::model::{Gap, Snapshot};
@@ -67,8 +66,8 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
         requests: connection.as_ref().map(|c| c.requests()),
     };
     let lang = super::lang(global);
-    let text = match args.output {
-        OutputFormat::Table => {
+    let text = match args.output.encoding() {
+        None => {
             let style = Style {
                 lang,
                 color: super::color(global),
@@ -76,24 +75,10 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
             };
             render::triage::table(&items, &snapshot.gaps, args.all, &style)
         }
-        OutputFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&render::triage::report_with_gaps(
-                &items,
-                &snapshot.gaps,
-                &run,
-                lang,
-            ))
-            .context("cannot encode the report")?;
-            s.push('\n');
-            s
-        }
-        OutputFormat::Yaml => serde_saphyr::to_string(&render::triage::report_with_gaps(
-            &items,
-            &snapshot.gaps,
-            &run,
-            lang,
-        ))
-        .context("cannot encode the report")?,
+        Some(encoding) => render::encode(
+            &render::triage::report_with_gaps(&items, &snapshot.gaps, &run, lang),
+            encoding,
+        )?,
     };
     super::emit(&text)?;
     if std::env::var_os(TIMINGS_ENV).is_some() {

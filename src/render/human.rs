@@ -8,9 +8,8 @@ use jiff::tz::TimeZone;
 
 use super::Style;
 use super::report::{RunInfo, detail_with_others, summary};
-use crate::analysis::{Diagnosis, Finding, PodState, Step, format_duration, lease_state};
+use crate::analysis::{Diagnosis, Finding, PodState, Step, format_duration};
 use crate::catalogue::{catalogue, fill};
-use crate::chain::Chain;
 use crate::model::{ClockSource, OriginKind};
 
 /// Width of the waterfall bars, in characters.
@@ -18,11 +17,11 @@ const BAR_WIDTH: usize = 32;
 /// Pods drawn as a waterfall; the rest are listed in one line each.
 const WATERFALL_PODS: usize = 4;
 
-pub fn trace(chain: &Chain, d: &Diagnosis, run: &RunInfo, style: &Style) -> String {
+pub fn trace(d: &Diagnosis, run: &RunInfo, style: &Style) -> String {
     let mut out = String::new();
     header(&mut out, d, run, style);
     verdict(&mut out, d, style);
-    tree(&mut out, chain, d, style);
+    tree(&mut out, d, style);
     timeline(&mut out, d, style);
     pods(&mut out, d, style);
     findings(&mut out, d, style);
@@ -104,75 +103,45 @@ fn verdict(out: &mut String, d: &Diagnosis, style: &Style) {
     out.push('\n');
 }
 
-fn tree(out: &mut String, chain: &Chain, d: &Diagnosis, style: &Style) {
+fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
     let l = style.labels();
+    let c = &d.chain;
     let _ = writeln!(out, "{}", style.bold(l.chain));
     let mut lines: Vec<(usize, String)> = Vec::new();
     let mut depth = 0;
-    if let Some(m) = chain.model_service {
-        let generation = m.metadata.generation.unwrap_or(0);
-        let observed = crate::chain::observed_generation(m);
-        let state = match observed {
+    if let Some(m) = &c.model_service {
+        let generation = m.generation;
+        let state = match m.observed {
             Some(o) if o >= generation => style.good(&format!("generation {generation}, observed")),
             Some(o) => style.bad(&format!("generation {generation}, observed {o}")),
             None => style.warn(&format!("generation {generation}, not observed")),
         };
-        lines.push((
-            depth,
-            format!("ModelService {}  {state}", name(&m.metadata)),
-        ));
+        lines.push((depth, format!("ModelService {}  {state}", m.name)));
         depth += 1;
     }
-    if let Some(dep) = chain.deployment {
-        let st = dep.status.as_ref();
-        let desired = chain.desired_replicas();
+    if let Some(dep) = &c.deployment {
         let progressing = dep
-            .status
+            .progressing
             .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .and_then(|c| c.iter().find(|c| c.type_ == "Progressing"))
-            .map(|c| {
-                format!(
-                    " · Progressing={} {}",
-                    c.status,
-                    c.reason.as_deref().unwrap_or("")
-                )
-            })
+            .map(|(status, reason)| format!(" · Progressing={status} {reason}"))
             .unwrap_or_default();
         lines.push((
             depth,
             format!(
                 "Deployment {}  {}/{} ready, {} updated, {} available{progressing}",
-                name(&dep.metadata),
-                st.and_then(|s| s.ready_replicas).unwrap_or(0),
-                desired,
-                st.and_then(|s| s.updated_replicas).unwrap_or(0),
-                st.and_then(|s| s.available_replicas).unwrap_or(0),
+                dep.name, dep.ready, dep.desired, dep.updated, dep.available,
             ),
         ));
         depth += 1;
     }
-    for rs in &chain.replica_sets {
-        let r = rs.replica_set;
-        let st = r.status.as_ref();
+    for rs in &c.replica_sets {
         let rev = rs.revision.map_or("?".into(), |v| v.to_string());
         let pods: Vec<&PodState> = d
             .pods
             .iter()
-            .filter(|p| {
-                chain.pods.iter().any(|cp| {
-                    cp.pod.metadata.uid.as_deref() == Some(p.uid.as_str())
-                        && cp
-                            .pod
-                            .metadata
-                            .owner_references
-                            .iter()
-                            .flatten()
-                            .any(|o| Some(&o.uid) == r.metadata.uid.as_ref())
-                })
-            })
+            .filter(|p| rs.pod_uids.contains(&p.uid))
             .collect();
-        if !rs.current && pods.is_empty() && st.map_or(0, |s| s.replicas) == 0 {
+        if !rs.current && pods.is_empty() && rs.replicas == 0 {
             continue;
         }
         let tag = if rs.current {
@@ -184,89 +153,54 @@ fn tree(out: &mut String, chain: &Chain, d: &Diagnosis, style: &Style) {
             depth,
             format!(
                 "ReplicaSet {}  revision {rev}{tag} · {}/{} ready",
-                name(&r.metadata),
-                st.and_then(|s| s.ready_replicas).unwrap_or(0),
-                r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
+                rs.name, rs.ready, rs.desired,
             ),
         ));
         for p in pods {
             lines.push((depth + 1, pod_line(p, style)));
         }
     }
-    if chain.replica_sets.is_empty() {
+    if c.replica_sets.is_empty() {
         for p in &d.pods {
             lines.push((depth, pod_line(p, style)));
         }
     }
-    for svc in &chain.services {
-        let ports = svc
-            .spec
-            .as_ref()
-            .and_then(|s| s.ports.as_ref())
-            .map(|ports| {
-                ports
-                    .iter()
-                    .map(|p| match &p.target_port {
-                        Some(t) => format!("{}→{}", p.port, crate::model::int_or_string(t)),
-                        None => p.port.to_string(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
-            .unwrap_or_default();
+    for svc in &c.services {
         lines.push((
             depth,
             format!(
                 "Service {}  {} · {}/{} ready endpoints",
-                name(&svc.metadata),
-                ports,
+                svc.name,
+                svc.ports.join(","),
                 d.replicas.serving,
                 d.replicas.desired
             ),
         ));
-        for slice in chain.endpoint_slices.iter().filter(|s| {
-            s.metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(crate::chain::SERVICE_NAME_LABEL))
-                == svc.metadata.name.as_ref()
-        }) {
-            let total = slice.endpoints.len();
-            let ready = slice
-                .endpoints
-                .iter()
-                .filter(|e| e.conditions.as_ref().and_then(|c| c.ready).unwrap_or(true))
-                .count();
+        for slice in &svc.slices {
             lines.push((
                 depth + 1,
                 format!(
-                    "EndpointSlice {}  {ready} ready of {total} endpoints",
-                    name(&slice.metadata)
+                    "EndpointSlice {}  {} ready of {} endpoints",
+                    slice.name, slice.ready, slice.endpoints
                 ),
             ));
         }
     }
-    if (chain.model_service.is_some() || chain.deployment.is_some()) && chain.services.is_empty() {
+    if c.wants_service && c.services.is_empty() {
         lines.push((depth, style.bad("Service: none")));
     }
     draw_tree(out, &lines);
-    if let Some(c) = &chain.controller {
+    if let Some(ctl) = &c.controller {
         let mut facts = Vec::new();
-        if let Some(dep) = c.deployment {
-            let st = dep.status.as_ref();
-            facts.push(format!(
-                "{}/{} ready",
-                st.and_then(|s| s.ready_replicas).unwrap_or(0),
-                dep.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1)
-            ));
+        if let Some((ready, desired)) = ctl.replicas {
+            facts.push(format!("{ready}/{desired} ready"));
         }
-        if let Some(lease) = c.lease {
-            let ls = lease_state(lease, d.now);
-            let text = match ls.renewed {
+        if let Some(lease) = &ctl.lease {
+            let text = match lease.renewed {
                 Some(t) => format!("lease renewed {} ago", format_duration(secs(t, d.now))),
                 None => "lease never renewed".into(),
             };
-            facts.push(if ls.stale {
+            facts.push(if lease.stale {
                 style.bad(&format!("{text} (stale)"))
             } else {
                 text
@@ -279,8 +213,8 @@ fn tree(out: &mut String, chain: &Chain, d: &Diagnosis, style: &Style) {
             out,
             "  {} {}/{}: {}",
             style.dim("controller"),
-            c.location.namespace,
-            c.location.name,
+            ctl.namespace,
+            ctl.name,
             facts.join(", ")
         );
     }
@@ -734,8 +668,4 @@ pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
         );
     }
     out
-}
-
-fn name(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> &str {
-    meta.name.as_deref().unwrap_or("")
 }

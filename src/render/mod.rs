@@ -72,6 +72,27 @@ impl Style {
     }
 }
 
+/// A machine-readable encoding of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// Pretty JSON, ending in a newline.
+    Json,
+    Yaml,
+}
+
+/// Encodes a report (one of the versioned report types of this module).
+pub fn encode<T: serde::Serialize>(report: &T, encoding: Encoding) -> anyhow::Result<String> {
+    use anyhow::Context;
+    Ok(match encoding {
+        Encoding::Json => {
+            let mut s = serde_json::to_string_pretty(report).context("cannot encode the report")?;
+            s.push('\n');
+            s
+        }
+        Encoding::Yaml => serde_saphyr::to_string(report).context("cannot encode the report")?,
+    })
+}
+
 /// Writes to stdout; a closed pipe (`mdiag ... | head`) is not an error.
 pub fn write_stdout(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
