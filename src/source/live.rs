@@ -10,22 +10,19 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use futures::future::join_all;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Event as CoreEvent, Namespace, Node, Pod, Secret, Service};
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::{OnceCell, Semaphore};
 
+use super::plan::{self, Planned, Where, trim_meta};
 use crate::analysis::gate::HelmRelease;
 use crate::chain::ControllerLocation;
-use crate::model::{EventRecord, Gap, LogRecord, Origin, OriginKind, Snapshot};
+use crate::model::{Gap, LogRecord, Origin, OriginKind, Snapshot};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
@@ -598,62 +595,6 @@ where
     K::url_path(&(), namespace)
 }
 
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-
-/// What every object loses as its page arrives: the last-applied
-/// annotation (a second copy of the object) and, unless the analysis reads
-/// them, its managedFields (they date declarations and name field owners on
-/// ModelServices and Deployments only).
-fn trim_meta(meta: &mut ObjectMeta, keep_managed_fields: bool) {
-    if !keep_managed_fields {
-        meta.managed_fields = None;
-    }
-    if let Some(annotations) = meta.annotations.as_mut() {
-        annotations.remove(LAST_APPLIED);
-        if annotations.is_empty() {
-            meta.annotations = None;
-        }
-    }
-}
-
-/// Built-in kinds whose Events no rule and no chain reads. Events about
-/// any other kind (Pods, ReplicaSets, Deployments, Services, Nodes, HPAs,
-/// the ModelService and other custom kinds) are kept.
-const UNREAD_EVENT_KINDS: &[&str] = &[
-    "Job",
-    "CronJob",
-    "StatefulSet",
-    "DaemonSet",
-    "ConfigMap",
-    "Secret",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "StorageClass",
-    "VolumeAttachment",
-    "Namespace",
-    "ServiceAccount",
-    "Lease",
-    "Ingress",
-    "IngressClass",
-    "Role",
-    "RoleBinding",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "CertificateSigningRequest",
-    "PriorityClass",
-    "CustomResourceDefinition",
-    "APIService",
-];
-
-fn keep_event(event: &mut CoreEvent) -> bool {
-    let kind = event.involved_object.kind.as_deref().unwrap_or("");
-    if UNREAD_EVENT_KINDS.contains(&kind) {
-        return false;
-    }
-    trim_meta(&mut event.metadata, false);
-    true
-}
-
 /// Reads everything a trace of one namespace needs (or a triage of all of
 /// them), in two waves.
 pub async fn read_for_trace(
@@ -678,192 +619,72 @@ pub async fn read_scoped(
     read: &TraceRead<'_>,
     model_service_selector: Option<&str>,
 ) -> Result<Snapshot, LiveError> {
-    let ns = read.namespace;
-    let client = &conn.client;
-    let wanted = read.resource.unwrap_or("msvc");
-    let controller_spots = ControllerLocation::spots(read.controller, ns);
-    let all = ListParams::default();
-    let nodes_path = Node::url_path(&(), None);
-    let system_leases_path = Lease::url_path(&(), Some("kube-system"));
+    let common = read_common(conn, read).await?;
+    read_lists(conn, &common, read.namespace, model_service_selector).await
+}
 
-    // Wave 1: discovery and everything that does not depend on it.
-    let (
-        version,
-        discovered,
-        deployments,
-        replica_sets,
-        pods,
-        services,
-        slices,
-        events,
-        nodes,
-        system_leases,
-        hpas,
-        pdbs,
-        controllers,
-    ) = tokio::join!(
-        conn.server_version(),
-        conn.discover(wanted),
-        conn.list_scope(
-            &typed_path::<Deployment>,
-            ns,
-            &all,
-            &trimmed_keeping_managed::<Deployment>
-        ),
-        conn.list_scope(&typed_path::<ReplicaSet>, ns, &all, &trimmed::<ReplicaSet>),
-        conn.list_scope(&typed_path::<Pod>, ns, &all, &trimmed::<Pod>),
-        conn.list_scope(&typed_path::<Service>, ns, &all, &trimmed::<Service>),
-        conn.list_scope(
-            &typed_path::<EndpointSlice>,
-            ns,
-            &all,
-            &trimmed::<EndpointSlice>
-        ),
-        conn.list_scope(&typed_path::<CoreEvent>, ns, &all, &keep_event),
-        conn.list_pages(&nodes_path, &all, &trimmed::<Node>),
-        conn.list_pages(&system_leases_path, &all, &trimmed::<Lease>),
-        conn.list_scope(
-            &typed_path::<HorizontalPodAutoscaler>,
-            ns,
-            &all,
-            &trimmed::<HorizontalPodAutoscaler>
-        ),
-        conn.list_scope(
-            &typed_path::<PodDisruptionBudget>,
-            ns,
-            &all,
-            &trimmed::<PodDisruptionBudget>
-        ),
-        join_all(controller_spots.iter().map(|spot| async move {
-            let (deployment, lease) = tokio::join!(
-                conn.get_opt(
-                    Api::<Deployment>::namespaced(client.clone(), &spot.namespace),
-                    &spot.name,
-                ),
-                conn.get_opt(
-                    Api::<Lease>::namespaced(client.clone(), &spot.namespace),
-                    &spot.name,
-                ),
-            );
-            (spot, deployment, lease)
-        })),
-    );
+/// The lists of the read plan for one scope, as futures that land their
+/// results in a snapshot once every list of the wave is back.
+struct Lists<'c> {
+    conn: &'c Connection,
+    scope: Option<&'c str>,
+    /// The lists in the scope, or the shared ones (cluster-wide, kube-system).
+    in_scope: bool,
+    waiting: Vec<futures::future::BoxFuture<'c, Landing>>,
+}
 
-    let mut c = Collector {
-        conn,
-        gaps: Vec::new(),
-        fatal: None,
-    };
-    let mut snapshot = Snapshot::default();
-    let o = &mut snapshot.objects;
-    let discovered = c.take(discovered.map(Some), "apis", None, "discover", None);
-    let (model_service_resource, route_resource) = match discovered {
-        Some(d) => (d.model_service, d.http_routes),
-        None => (None, None),
-    };
-    o.deployments = c.take_listed(deployments, "deployments");
-    o.replica_sets = c.take_listed(replica_sets, "replicasets");
-    o.pods = c.take_listed(pods, "pods");
-    o.services = c.take_listed(services, "services");
-    o.endpoint_slices = c.take_listed(slices, "endpointslices");
-    o.events = c
-        .take_listed(events, "events")
-        .into_iter()
-        .map(|e| EventRecord::Core(Box::new(e)))
-        .collect();
-    o.nodes = c.take(nodes, "nodes", None, "list", None);
-    o.leases = c.take(system_leases, "leases", Some("kube-system"), "list", None);
-    o.hpas = c.take_listed(hpas, "horizontalpodautoscalers");
-    o.pdbs = c.take_listed(pdbs, "poddisruptionbudgets");
-    for (spot, deployment, lease) in controllers {
-        let ns = Some(spot.namespace.as_str());
-        if let Some(mut d) = c.take(deployment, "deployments", ns, "get", Some(&spot.name)) {
-            // The controller may live in the target namespace: no duplicates.
-            if !o
-                .deployments
-                .iter()
-                .any(|x| x.metadata.uid == d.metadata.uid)
-            {
-                trim_meta(&mut d.metadata, true);
-                o.deployments.push(d);
-            }
+type Landing = Box<dyn FnOnce(&mut Collector, &mut crate::model::Objects) + Send>;
+
+impl plan::Visit for Lists<'_> {
+    fn visit<K: Planned>(&mut self, at: Where) {
+        if (at == Where::Scope) != self.in_scope {
+            return;
         }
-        if let Some(mut l) = c.take(lease, "leases", ns, "get", Some(&spot.name)) {
-            trim_meta(&mut l.metadata, false);
-            o.leases.push(l);
-        }
+        let (conn, scope) = (self.conn, self.scope);
+        let keep = |o: &mut K| o.keep();
+        self.waiting.push(Box::pin(async move {
+            let all = ListParams::default();
+            let landing: Landing = if at == Where::Scope {
+                let listed = conn.list_scope(&typed_path::<K>, scope, &all, &keep).await;
+                Box::new(move |c: &mut Collector, o: &mut crate::model::Objects| {
+                    K::land(c.take_listed(listed, K::RESOURCE), o)
+                })
+            } else {
+                let ns = at.namespace(scope).map(str::to_string);
+                let listed = conn
+                    .list_pages(&typed_path::<K>(ns.as_deref()), &all, &keep)
+                    .await;
+                Box::new(move |c: &mut Collector, o: &mut crate::model::Objects| {
+                    K::land(c.take(listed, K::RESOURCE, ns.as_deref(), "list", None), o)
+                })
+            };
+            landing
+        }));
     }
-    if let Some(fatal) = c.fatal.take() {
-        return Err(fatal);
-    }
+}
 
-    // Wave 2: the ModelServices (and HTTPRoutes), now that discovery named them.
-    let keep_dynamic = |o: &mut DynamicObject| {
-        trim_meta(&mut o.metadata, true);
-        true
-    };
-    let list_dynamic = |resource: Option<ApiResource>, selector: Option<&str>| {
-        let params = match selector {
-            Some(s) => ListParams::default().labels(s),
-            None => ListParams::default(),
+impl<'c> Lists<'c> {
+    fn of(conn: &'c Connection, scope: Option<&'c str>, in_scope: bool) -> Self {
+        let mut lists = Lists {
+            conn,
+            scope,
+            in_scope,
+            waiting: Vec::new(),
         };
-        let keep_dynamic = &keep_dynamic;
-        async move {
-            match resource {
-                Some(r) => {
-                    let path = |namespace: Option<&str>| DynamicObject::url_path(&r, namespace);
-                    let listed = conn.list_scope(&path, ns, &params, keep_dynamic).await;
-                    Some((r.clone(), listed))
-                }
-                None => None,
-            }
-        }
-    };
-    let wanted_missing = model_service_resource.is_none();
-    let (model_services, routes) = tokio::join!(
-        list_dynamic(model_service_resource, model_service_selector),
-        list_dynamic(route_resource, None)
-    );
-    // List items come without apiVersion and kind: give them back, so the
-    // objects read the same from a snapshot file.
-    let typed = |r: &ApiResource, mut items: Vec<DynamicObject>| {
-        for item in &mut items {
-            item.types = Some(kube::api::TypeMeta {
-                api_version: r.api_version.clone(),
-                kind: r.kind.clone(),
-            });
-        }
-        items
-    };
-    if let Some((r, listed)) = model_services {
-        let items = c.take_listed(listed, &r.plural);
-        snapshot.objects.model_services = typed(&r, items);
+        plan::each_list(&mut lists);
+        lists
     }
-    if let Some((r, listed)) = routes {
-        let items = c.take_listed(listed, &r.plural);
-        snapshot.objects.http_routes = typed(&r, items);
+
+    /// Runs every list at once; the landings are applied in the plan's order.
+    async fn run(self) -> Vec<Landing> {
+        join_all(self.waiting).await
     }
-    if wanted_missing && read.resource.is_some() && !c.gaps.iter().any(|g| g.resource == "apis") {
-        return Err(LiveError::NoResource {
-            wanted: wanted.to_string(),
-        });
+}
+
+fn land(landings: Vec<Landing>, c: &mut Collector, o: &mut crate::model::Objects) {
+    for landing in landings {
+        landing(c, o);
     }
-    // Without the ModelService CRD, plain Deployments can still be traced.
-    if let Some(fatal) = c.fatal.take() {
-        return Err(fatal);
-    }
-    if c.gaps.is_empty() {
-        keep_events_about_read_objects(&mut snapshot.objects);
-    }
-    snapshot.gaps = c.gaps;
-    snapshot.origin = Origin {
-        kind: OriginKind::Live,
-        location: conn.server.clone(),
-        context: conn.context.clone(),
-        server_version: version.ok(),
-        ..Origin::default()
-    };
-    Ok(snapshot)
 }
 
 /// What every namespace of a triage shares, read once: discovery, the
@@ -891,42 +712,31 @@ pub async fn namespace_list(conn: &Connection) -> Result<Vec<String>, (u16, Stri
     conn.namespace_names().await
 }
 
-/// Trims an object as its page arrives (see [`trim_meta`]), keeping it.
-fn trimmed<K: Resource>(o: &mut K) -> bool {
-    trim_meta(o.meta_mut(), false);
-    true
-}
-
-/// The same, keeping the managedFields the analysis reads.
-fn trimmed_keeping_managed<K: Resource>(o: &mut K) -> bool {
-    trim_meta(o.meta_mut(), true);
-    true
-}
-
-/// The first half of a triage read a namespace at a time (see
-/// [`read_namespace`]): what does not belong to any one namespace. The
-/// controller is looked for where `read.controller` says, else in its own
-/// namespace.
+/// The first wave of every read: discovery, the server version, the lists
+/// the plan shares between namespaces (Nodes, kube-system Leases) and the
+/// controller's Deployment and Lease where `read.controller` says, else in
+/// the read's namespace and then in its own.
 pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Common, LiveError> {
     let client = &conn.client;
     let wanted = read.resource.unwrap_or("msvc");
-    let spot = ControllerLocation::spots(read.controller, None).remove(0);
-    let all = ListParams::default();
-    let nodes_path = Node::url_path(&(), None);
-    let system_leases_path = Lease::url_path(&(), Some("kube-system"));
-    let (version, discovered, nodes, system_leases, deployment, lease) = tokio::join!(
+    let spots = ControllerLocation::spots(read.controller, read.namespace);
+    let (version, discovered, shared, controllers) = tokio::join!(
         conn.server_version(),
         conn.discover(wanted),
-        conn.list_pages(&nodes_path, &all, &trimmed::<Node>),
-        conn.list_pages(&system_leases_path, &all, &trimmed::<Lease>),
-        conn.get_opt(
-            Api::<Deployment>::namespaced(client.clone(), &spot.namespace),
-            &spot.name,
-        ),
-        conn.get_opt(
-            Api::<Lease>::namespaced(client.clone(), &spot.namespace),
-            &spot.name,
-        ),
+        Lists::of(conn, read.namespace, false).run(),
+        join_all(spots.iter().map(|spot| async move {
+            let (deployment, lease) = tokio::join!(
+                conn.get_opt(
+                    Api::<Deployment>::namespaced(client.clone(), &spot.namespace),
+                    &spot.name,
+                ),
+                conn.get_opt(
+                    Api::<Lease>::namespaced(client.clone(), &spot.namespace),
+                    &spot.name,
+                ),
+            );
+            (spot, deployment, lease)
+        })),
     );
     let mut c = Collector {
         conn,
@@ -939,16 +749,17 @@ pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Comm
         Some(d) => (d.model_service, d.http_routes),
         None => (None, None),
     };
-    objects.nodes = c.take(nodes, "nodes", None, "list", None);
-    objects.leases = c.take(system_leases, "leases", Some("kube-system"), "list", None);
-    let ns = Some(spot.namespace.as_str());
-    if let Some(mut d) = c.take(deployment, "deployments", ns, "get", Some(&spot.name)) {
-        trim_meta(&mut d.metadata, true);
-        objects.deployments.push(d);
-    }
-    if let Some(mut l) = c.take(lease, "leases", ns, "get", Some(&spot.name)) {
-        trim_meta(&mut l.metadata, false);
-        objects.leases.push(l);
+    land(shared, &mut c, &mut objects);
+    for (spot, deployment, lease) in controllers {
+        let ns = Some(spot.namespace.as_str());
+        if let Some(mut d) = c.take(deployment, "deployments", ns, "get", Some(&spot.name)) {
+            trim_meta(&mut d.metadata, true);
+            objects.deployments.push(d);
+        }
+        if let Some(mut l) = c.take(lease, "leases", ns, "get", Some(&spot.name)) {
+            trim_meta(&mut l.metadata, false);
+            objects.leases.push(l);
+        }
     }
     if let Some(fatal) = c.fatal.take() {
         return Err(fatal);
@@ -976,9 +787,8 @@ pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Comm
     })
 }
 
-/// One namespace's objects (every list at once, paged and trimmed as in
-/// [`read_scoped`]) with a copy of the common ones: the snapshot a trace
-/// of that namespace would read. Its gaps are the common gaps, then the
+/// One namespace's objects with a copy of the common ones: the snapshot a
+/// trace of that namespace reads. Its gaps are the common gaps, then the
 /// namespace's own. A forbidden namespace is a snapshot of gaps.
 pub async fn read_namespace(
     conn: &Connection,
@@ -986,7 +796,22 @@ pub async fn read_namespace(
     namespace: &str,
     model_service_selector: Option<&str>,
 ) -> Result<Snapshot, LiveError> {
-    let ns = Some(namespace);
+    read_lists(conn, common, Some(namespace), model_service_selector).await
+}
+
+/// The second wave: the plan's lists in the scope (one namespace, or all
+/// when `None`), paged and trimmed as they arrive, and the ModelServices
+/// and HTTPRoutes discovery named, filtered on the server by
+/// `model_service_selector` (triage's `-l`; only the ModelServices: the
+/// objects of a selected ModelService need not carry its labels). Once
+/// everything is read, Events about objects that were not read are dropped
+/// (unless some read failed, when nothing can tell which are needed).
+async fn read_lists(
+    conn: &Connection,
+    common: &Common,
+    scope: Option<&str>,
+    model_service_selector: Option<&str>,
+) -> Result<Snapshot, LiveError> {
     let all = ListParams::default();
     let selected = match model_service_selector {
         Some(s) => ListParams::default().labels(s),
@@ -999,60 +824,19 @@ pub async fn read_namespace(
             match resource {
                 Some(r) => {
                     let path = |namespace: Option<&str>| DynamicObject::url_path(&r, namespace);
-                    let listed = conn
-                        .list_scope(
-                            &path,
-                            ns,
-                            &params,
-                            &trimmed_keeping_managed::<DynamicObject>,
-                        )
-                        .await;
+                    let keep = |o: &mut DynamicObject| {
+                        trim_meta(&mut o.metadata, true);
+                        true
+                    };
+                    let listed = conn.list_scope(&path, scope, &params, &keep).await;
                     Some((r.clone(), listed))
                 }
                 None => None,
             }
         }
     };
-    let (
-        deployments,
-        replica_sets,
-        pods,
-        services,
-        slices,
-        events,
-        hpas,
-        pdbs,
-        model_services,
-        routes,
-    ) = tokio::join!(
-        conn.list_scope(
-            &typed_path::<Deployment>,
-            ns,
-            &all,
-            &trimmed_keeping_managed::<Deployment>
-        ),
-        conn.list_scope(&typed_path::<ReplicaSet>, ns, &all, &trimmed::<ReplicaSet>),
-        conn.list_scope(&typed_path::<Pod>, ns, &all, &trimmed::<Pod>),
-        conn.list_scope(&typed_path::<Service>, ns, &all, &trimmed::<Service>),
-        conn.list_scope(
-            &typed_path::<EndpointSlice>,
-            ns,
-            &all,
-            &trimmed::<EndpointSlice>
-        ),
-        conn.list_scope(&typed_path::<CoreEvent>, ns, &all, &keep_event),
-        conn.list_scope(
-            &typed_path::<HorizontalPodAutoscaler>,
-            ns,
-            &all,
-            &trimmed::<HorizontalPodAutoscaler>
-        ),
-        conn.list_scope(
-            &typed_path::<PodDisruptionBudget>,
-            ns,
-            &all,
-            &trimmed::<PodDisruptionBudget>
-        ),
+    let (lists, model_services, routes) = tokio::join!(
+        Lists::of(conn, scope, true).run(),
         list_dynamic(common.model_service.as_ref(), &selected),
         list_dynamic(common.http_routes.as_ref(), &all),
     );
@@ -1063,18 +847,7 @@ pub async fn read_namespace(
     };
     let mut snapshot = Snapshot::default();
     let o = &mut snapshot.objects;
-    o.deployments = c.take_listed(deployments, "deployments");
-    o.replica_sets = c.take_listed(replica_sets, "replicasets");
-    o.pods = c.take_listed(pods, "pods");
-    o.services = c.take_listed(services, "services");
-    o.endpoint_slices = c.take_listed(slices, "endpointslices");
-    o.events = c
-        .take_listed(events, "events")
-        .into_iter()
-        .map(|e| EventRecord::Core(Box::new(e)))
-        .collect();
-    o.hpas = c.take_listed(hpas, "horizontalpodautoscalers");
-    o.pdbs = c.take_listed(pdbs, "poddisruptionbudgets");
+    land(lists, &mut c, o);
     o.nodes = common.objects.nodes.clone();
     o.leases = common.objects.leases.clone();
     for d in &common.objects.deployments {
@@ -1087,6 +860,8 @@ pub async fn read_namespace(
             o.deployments.push(d.clone());
         }
     }
+    // List items come without apiVersion and kind: give them back, so the
+    // objects read the same from a snapshot file.
     let typed = |r: &ApiResource, mut items: Vec<DynamicObject>| {
         for item in &mut items {
             item.types = Some(kube::api::TypeMeta {

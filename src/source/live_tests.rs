@@ -14,6 +14,9 @@ use kube::client::Body;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::model::EventRecord;
+use crate::source::plan::{LAST_APPLIED, Planned};
+use k8s_openapi::api::core::v1::Event as CoreEvent;
 
 /// One scripted answer: status, extra headers, body.
 struct Answer {
@@ -501,7 +504,7 @@ fn events_about_kinds_nothing_reads_are_dropped() {
         .unwrap()
     };
     for kind in ["Job", "CronJob", "ConfigMap", "Lease"] {
-        assert!(!keep_event(&mut event(kind)), "{kind}");
+        assert!(!event(kind).keep(), "{kind}");
     }
     for kind in [
         "Pod",
@@ -512,7 +515,7 @@ fn events_about_kinds_nothing_reads_are_dropped() {
         "Service",
     ] {
         let mut e = event(kind);
-        assert!(keep_event(&mut e), "{kind}");
+        assert!(e.keep(), "{kind}");
         assert!(e.metadata.managed_fields.is_none());
     }
 }

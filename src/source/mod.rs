@@ -6,6 +6,7 @@ pub mod file;
 pub mod format;
 pub mod live;
 mod objects;
+pub mod plan;
 
 pub use file::{SourceError, read_snapshot_file};
 pub use objects::{ObjectError, all_values, sort_object};

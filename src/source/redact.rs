@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::model::LogRecord;
 
 pub const MARKER: &str = "<redacted by mdiag>";
-const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+use super::plan::LAST_APPLIED;
 /// Parts of an environment variable name that mark a credential.
 const CREDENTIAL_WORDS: &[&str] = &[
     "password",

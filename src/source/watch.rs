@@ -10,12 +10,8 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
-use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Event as CoreEvent, Node, Pod, Service};
-use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::utils::{Backoff, WatchStreamExt};
@@ -25,8 +21,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::live::{self, Connection, LiveError, Served};
+use super::plan::{self, Planned, Where};
 use crate::chain::ControllerLocation;
-use crate::model::{EventRecord, Gap, Origin, OriginKind, Snapshot};
+use crate::model::{Gap, Origin, OriginKind, Snapshot};
 
 /// What happened to one watch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,19 +123,33 @@ impl Backoff for QuickBackoff {
     }
 }
 
+/// One typed watch's store, as it goes into a snapshot.
+trait Dump: Send + Sync {
+    fn dump(&self, objects: &mut crate::model::Objects);
+}
+
+impl<K: Planned> Dump for Store<K> {
+    fn dump(&self, objects: &mut crate::model::Objects) {
+        let mut items: Vec<K> = self.state().iter().map(|arc| (**arc).clone()).collect();
+        sort_by_name(&mut items);
+        K::land(items, objects);
+    }
+}
+
+/// Sorted by namespace and name; one copy of each UID (two watches may
+/// hold the same object: the controller's Deployment in the target namespace).
+fn sort_by_name<K: kube::Resource>(items: &mut Vec<K>) {
+    items.sort_by(|a, b| {
+        let key = |o: &K| (o.meta().namespace.clone(), o.meta().name.clone());
+        key(a).cmp(&key(b))
+    });
+    items.dedup_by(|a, b| a.meta().uid.is_some() && a.meta().uid == b.meta().uid);
+}
+
 /// The stores, one per watch.
 #[derive(Default)]
 struct Stores {
-    deployments: Vec<Store<Deployment>>,
-    replica_sets: Vec<Store<ReplicaSet>>,
-    pods: Vec<Store<Pod>>,
-    services: Vec<Store<Service>>,
-    endpoint_slices: Vec<Store<EndpointSlice>>,
-    events: Vec<Store<CoreEvent>>,
-    nodes: Vec<Store<Node>>,
-    leases: Vec<Store<Lease>>,
-    hpas: Vec<Store<HorizontalPodAutoscaler>>,
-    pdbs: Vec<Store<PodDisruptionBudget>>,
+    typed: Vec<Box<dyn Dump>>,
     model_services: Vec<(ApiResource, Store<DynamicObject>)>,
     http_routes: Vec<(ApiResource, Store<DynamicObject>)>,
 }
@@ -264,120 +275,55 @@ impl WatchSet {
             ids: Vec::new(),
         };
 
-        macro_rules! watch {
-            ($field:ident, $ty:ty, $resource:expr, $api:expr, $ns:expr, $name:expr) => {{
-                let id = WatchId::new($resource, $ns, $name);
-                let (store, writer) = reflector::store::<$ty>();
+        // The plan's lists, each as a watch in the namespace (or where the
+        // plan says).
+        struct Starter<'p> {
+            set: &'p mut WatchSet,
+            plan: &'p WatchPlan<'p>,
+            client: &'p kube::Client,
+            tx: &'p mpsc::UnboundedSender<Signal>,
+        }
+        impl Starter<'_> {
+            fn watch<K: Planned>(&mut self, namespace: Option<&str>, name: Option<&str>) {
+                let id = WatchId::new(K::RESOURCE, namespace, name);
+                let api = K::api(self.client.clone(), namespace);
+                let (store, writer) = reflector::store::<K>();
                 let handle = spawn(
-                    $api,
-                    watch_config(plan, $name),
+                    api,
+                    watch_config(self.plan, name),
                     writer,
                     id.clone(),
-                    tx.clone(),
+                    self.tx.clone(),
                 );
-                set.stores.$field.push(store);
-                set.tasks.push(handle);
-                set.resources
-                    .insert(id.clone(), ApiResource::erase::<$ty>(&()));
-                set.ids.push(id);
-            }};
+                self.set.stores.typed.push(Box::new(store));
+                self.set.tasks.push(handle);
+                self.set
+                    .resources
+                    .insert(id.clone(), ApiResource::erase::<K>(&()));
+                self.set.ids.push(id);
+            }
         }
-
-        watch!(
-            deployments,
-            Deployment,
-            "deployments",
-            Api::namespaced(client.clone(), ns),
-            Some(ns),
-            None
-        );
-        watch!(
-            replica_sets,
-            ReplicaSet,
-            "replicasets",
-            Api::namespaced(client.clone(), ns),
-            Some(ns),
-            None
-        );
-        watch!(
-            pods,
-            Pod,
-            "pods",
-            Api::namespaced(client.clone(), ns),
-            Some(ns),
-            None
-        );
-        watch!(
-            services,
-            Service,
-            "services",
-            Api::namespaced(client.clone(), ns),
-            Some(ns),
-            None
-        );
-        watch!(
-            endpoint_slices,
-            EndpointSlice,
-            "endpointslices",
-            Api::namespaced(client.clone(), ns),
-            Some(ns),
-            None
-        );
-        watch!(
-            events,
-            CoreEvent,
-            "events",
-            Api::namespaced(client.clone(), ns),
-            Some(ns),
-            None
-        );
-        watch!(
-            hpas,
-            HorizontalPodAutoscaler,
-            "horizontalpodautoscalers",
-            Api::namespaced(client.clone(), ns),
-            Some(ns),
-            None
-        );
-        watch!(
-            pdbs,
-            PodDisruptionBudget,
-            "poddisruptionbudgets",
-            Api::namespaced(client.clone(), ns),
-            Some(ns),
-            None
-        );
-        watch!(nodes, Node, "nodes", Api::all(client.clone()), None, None);
-        watch!(
-            leases,
-            Lease,
-            "leases",
-            Api::namespaced(client.clone(), "kube-system"),
-            Some("kube-system"),
-            None
-        );
+        impl plan::Visit for Starter<'_> {
+            fn visit<K: Planned>(&mut self, at: Where) {
+                let ns = at.namespace(Some(self.plan.namespace));
+                self.watch::<K>(ns, None);
+            }
+        }
+        let mut starter = Starter {
+            set: &mut set,
+            plan,
+            client,
+            tx: &tx,
+        };
+        plan::each_list(&mut starter);
         for spot in &plan.controller_spots {
             let spot_ns = spot.namespace.as_str();
             let name = Some(spot.name.as_str());
             if spot_ns != ns {
-                watch!(
-                    deployments,
-                    Deployment,
-                    "deployments",
-                    Api::namespaced(client.clone(), spot_ns),
-                    Some(spot_ns),
-                    name
-                );
+                starter.watch::<Deployment>(Some(spot_ns), name);
             }
             if spot_ns != "kube-system" {
-                watch!(
-                    leases,
-                    Lease,
-                    "leases",
-                    Api::namespaced(client.clone(), spot_ns),
-                    Some(spot_ns),
-                    name
-                );
+                starter.watch::<Lease>(Some(spot_ns), name);
             }
         }
         for (resource, field) in [
@@ -447,22 +393,6 @@ impl WatchSet {
 
     /// The stores as a snapshot, with `gaps` for what could not be watched.
     pub fn snapshot(&self, origin: &Origin, gaps: &[Gap]) -> Snapshot {
-        fn all<K: kube::Resource + Clone>(stores: &[Store<K>]) -> Vec<K>
-        where
-            K::DynamicType: Clone + Eq + std::hash::Hash,
-        {
-            let mut out: Vec<K> = stores
-                .iter()
-                .flat_map(|s| s.state())
-                .map(|arc| (*arc).clone())
-                .collect();
-            out.sort_by(|a, b| {
-                let key = |o: &K| (o.meta().namespace.clone(), o.meta().name.clone());
-                key(a).cmp(&key(b))
-            });
-            out.dedup_by(|a, b| a.meta().uid.is_some() && a.meta().uid == b.meta().uid);
-            out
-        }
         let dynamic = |stores: &[(ApiResource, Store<DynamicObject>)]| {
             let mut out = Vec::new();
             for (r, store) in stores {
@@ -482,19 +412,11 @@ impl WatchSet {
         let s = &self.stores;
         let mut snapshot = Snapshot::default();
         let o = &mut snapshot.objects;
-        o.deployments = all(&s.deployments);
-        o.replica_sets = all(&s.replica_sets);
-        o.pods = all(&s.pods);
-        o.services = all(&s.services);
-        o.endpoint_slices = all(&s.endpoint_slices);
-        o.events = all(&s.events)
-            .into_iter()
-            .map(|e| EventRecord::Core(Box::new(e)))
-            .collect();
-        o.nodes = all(&s.nodes);
-        o.leases = all(&s.leases);
-        o.hpas = all(&s.hpas);
-        o.pdbs = all(&s.pdbs);
+        for store in &s.typed {
+            store.dump(o);
+        }
+        sort_by_name(&mut o.deployments);
+        sort_by_name(&mut o.leases);
         o.model_services = dynamic(&s.model_services);
         o.http_routes = dynamic(&s.http_routes);
         snapshot.gaps = gaps.to_vec();

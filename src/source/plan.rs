@@ -1,0 +1,291 @@
+//! The read plan: every kind mdiag lists, where, and how each list is
+//! trimmed and lands in a [`Snapshot`](crate::model::Snapshot). The live
+//! reads (one namespace, all of them, a namespace at a time) and the gate's
+//! watches all walk this one table, so adding a kind is one row here and
+//! one [`Planned`] impl.
+//!
+//! Besides the table, a read gets the controller's Deployment and Lease by
+//! name ([`crate::chain::ControllerLocation::spots`]) and the ModelServices
+//! and HTTPRoutes that discovery names.
+
+use std::fmt::Debug;
+
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Event as CoreEvent, Node, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
+use serde::de::DeserializeOwned;
+
+use crate::model::{EventRecord, Objects};
+
+/// Where a list of the plan is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Where {
+    /// In the namespace being read (or in all of them).
+    Scope,
+    /// Cluster-scoped.
+    Cluster,
+    /// In this namespace, whatever the scope.
+    In(&'static str),
+}
+
+impl Where {
+    /// The namespace of the list, given the read's scope.
+    pub fn namespace(self, scope: Option<&str>) -> Option<&str> {
+        match self {
+            Where::Scope => scope,
+            Where::Cluster => None,
+            Where::In(ns) => Some(ns),
+        }
+    }
+}
+
+/// A kind in the plan.
+pub trait Planned:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+    /// The plural, as gaps and watches name it.
+    const RESOURCE: &'static str;
+    /// Whether the analysis reads its managedFields (declaration times and
+    /// field owners).
+    const KEEP_MANAGED_FIELDS: bool = false;
+
+    /// Trims an object as its page arrives; `false` drops it.
+    fn keep(&mut self) -> bool {
+        trim_meta(self.meta_mut(), Self::KEEP_MANAGED_FIELDS);
+        true
+    }
+
+    /// Puts what was read into the snapshot's objects.
+    fn land(items: Vec<Self>, objects: &mut Objects);
+
+    /// The API of the kind in a namespace, or in all (or cluster-scoped).
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self>;
+}
+
+/// The API of a namespaced kind in one namespace, or in all.
+fn namespaced<K>(client: kube::Client, namespace: Option<&str>) -> kube::Api<K>
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+{
+    match namespace {
+        Some(ns) => kube::Api::namespaced(client, ns),
+        None => kube::Api::all(client),
+    }
+}
+
+/// Visits every kind of the plan.
+pub trait Visit {
+    fn visit<K: Planned>(&mut self, at: Where);
+}
+
+/// The table.
+pub fn each_list(v: &mut impl Visit) {
+    v.visit::<Deployment>(Where::Scope);
+    v.visit::<ReplicaSet>(Where::Scope);
+    v.visit::<Pod>(Where::Scope);
+    v.visit::<Service>(Where::Scope);
+    v.visit::<EndpointSlice>(Where::Scope);
+    v.visit::<CoreEvent>(Where::Scope);
+    v.visit::<HorizontalPodAutoscaler>(Where::Scope);
+    v.visit::<PodDisruptionBudget>(Where::Scope);
+    v.visit::<Node>(Where::Cluster);
+    // The leader-election Leases of kube-scheduler and kube-controller-manager.
+    v.visit::<Lease>(Where::In("kube-system"));
+}
+
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// What every object loses as its page arrives: the last-applied
+/// annotation (a second copy of the object) and, unless the analysis reads
+/// them, its managedFields.
+pub fn trim_meta(meta: &mut ObjectMeta, keep_managed_fields: bool) {
+    if !keep_managed_fields {
+        meta.managed_fields = None;
+    }
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+        if annotations.is_empty() {
+            meta.annotations = None;
+        }
+    }
+}
+
+impl Planned for Deployment {
+    const RESOURCE: &'static str = "deployments";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    const KEEP_MANAGED_FIELDS: bool = true;
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.deployments.extend(items);
+    }
+}
+
+impl Planned for ReplicaSet {
+    const RESOURCE: &'static str = "replicasets";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.replica_sets.extend(items);
+    }
+}
+
+impl Planned for Pod {
+    const RESOURCE: &'static str = "pods";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.pods.extend(items);
+    }
+}
+
+impl Planned for Service {
+    const RESOURCE: &'static str = "services";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.services.extend(items);
+    }
+}
+
+impl Planned for EndpointSlice {
+    const RESOURCE: &'static str = "endpointslices";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.endpoint_slices.extend(items);
+    }
+}
+
+impl Planned for HorizontalPodAutoscaler {
+    const RESOURCE: &'static str = "horizontalpodautoscalers";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.hpas.extend(items);
+    }
+}
+
+impl Planned for PodDisruptionBudget {
+    const RESOURCE: &'static str = "poddisruptionbudgets";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.pdbs.extend(items);
+    }
+}
+
+impl Planned for Node {
+    const RESOURCE: &'static str = "nodes";
+    fn api(client: kube::Client, _namespace: Option<&str>) -> kube::Api<Self> {
+        kube::Api::all(client)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.nodes.extend(items);
+    }
+}
+
+impl Planned for Lease {
+    const RESOURCE: &'static str = "leases";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.leases.extend(items);
+    }
+}
+
+/// Built-in kinds whose Events no rule and no chain reads. Events about
+/// any other kind (Pods, ReplicaSets, Deployments, Services, Nodes, HPAs,
+/// the ModelService and other custom kinds) are kept.
+const UNREAD_EVENT_KINDS: &[&str] = &[
+    "Job",
+    "CronJob",
+    "StatefulSet",
+    "DaemonSet",
+    "ConfigMap",
+    "Secret",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "VolumeAttachment",
+    "Namespace",
+    "ServiceAccount",
+    "Lease",
+    "Ingress",
+    "IngressClass",
+    "Role",
+    "RoleBinding",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CertificateSigningRequest",
+    "PriorityClass",
+    "CustomResourceDefinition",
+    "APIService",
+];
+
+impl Planned for CoreEvent {
+    const RESOURCE: &'static str = "events";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn keep(&mut self) -> bool {
+        let kind = self.involved_object.kind.as_deref().unwrap_or("");
+        if UNREAD_EVENT_KINDS.contains(&kind) {
+            return false;
+        }
+        trim_meta(&mut self.metadata, false);
+        true
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.events
+            .extend(items.into_iter().map(|e| EventRecord::Core(Box::new(e))));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Names(Vec<(&'static str, Where)>);
+    impl Visit for Names {
+        fn visit<K: Planned>(&mut self, at: Where) {
+            self.0.push((K::RESOURCE, at));
+        }
+    }
+
+    #[test]
+    fn the_plan_lists_every_kind_of_the_chain_once() {
+        let mut names = Names(Vec::new());
+        each_list(&mut names);
+        let mut resources: Vec<&str> = names.0.iter().map(|(r, _)| *r).collect();
+        resources.sort();
+        let before = resources.len();
+        resources.dedup();
+        assert_eq!(before, resources.len(), "a kind is listed twice");
+        for needed in [
+            "deployments",
+            "replicasets",
+            "pods",
+            "services",
+            "endpointslices",
+            "events",
+        ] {
+            assert!(
+                names.0.contains(&(needed, Where::Scope)),
+                "{needed} is read in the scope"
+            );
+        }
+    }
+}
