@@ -13,6 +13,7 @@ use kube::Client;
 use kube::client::Body;
 use serde_json::{Value, json};
 
+use super::read::{keep_events_about_read_objects, typed_path};
 use super::*;
 use crate::model::EventRecord;
 use crate::source::plan::{LAST_APPLIED, Planned};
