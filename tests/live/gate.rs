@@ -20,13 +20,23 @@ use super::{apply, namespace, spec, with_controller_paused, world};
 /// Runs `mdiag gate` and returns its exit code, the JSON report on stdout,
 /// and its stderr (the progress lines).
 fn gate(kubeconfig: &Path, ns: &str, extra: &[&str]) -> Result<(i32, Value, String), Failed> {
+    gate_on(kubeconfig, ns, "chart-demo", extra)
+}
+
+/// [`gate`] on any target.
+fn gate_on(
+    kubeconfig: &Path,
+    ns: &str,
+    target: &str,
+    extra: &[&str],
+) -> Result<(i32, Value, String), Failed> {
     let mut args = vec![
         "--kubeconfig",
         kubeconfig.to_str().unwrap(),
         "-n",
         ns,
         "gate",
-        "chart-demo",
+        target,
         "-o",
         "json",
     ];
@@ -219,6 +229,42 @@ pub fn trials() -> Vec<Trial> {
                 "  image not found: verdict {lag:.1}s after the first pull failure, {:.1}s after the upgrade",
                 started.elapsed().as_secs_f64()
             );
+            Ok(())
+        }),
+        Trial::test("gate-fails-fast-on-a-plain-deployment", || {
+            // No ModelService: the Deployment controller is the only one that
+            // must observe the change before the new Pods' symptoms count.
+            let ns = namespace("gate-deploy")?;
+            let deployment = serde_json::json!({
+                "apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "bad", "namespace": ns},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": "bad"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "bad"},
+                                     "annotations": {"sim.mdiag.dev/behavior": "pull-not-found"}},
+                        "spec": {"containers": [{"name": "server", "image": "registry.example.com/bad:nope"}]},
+                    },
+                },
+            });
+            let file = world().layout.dir().join(format!("{ns}-deployment.json"));
+            std::fs::write(&file, deployment.to_string()).map_err(|e| e.to_string())?;
+            world()
+                .kubectl(&["apply", "-f", file.to_str().unwrap()])
+                .map_err(|e| format!("{e:#}"))?;
+            let run = gate_on(&viewer(), &ns, "deploy/bad", &["--timeout", "90s"])?;
+            expect("plain Deployment, image not found", &run, 1, "failed")?;
+            if decided_by(&run.1) != "image-pull-not-found" {
+                return Err(format!("decided by {:?}", decided_by(&run.1)).into());
+            }
+            let lag = seconds(first_event(&ns, "Failed")?, judged_at(&run.1)?);
+            if lag > 15.0 {
+                return Err(
+                    format!("failed {lag:.1}s after the first pull failure (budget 15 s)").into(),
+                );
+            }
+            eprintln!("  deploy/bad: failed {lag:.1}s after the first pull failure");
             Ok(())
         }),
         fails_with("gate-fails-on-crash-loop", "crash-loop", "crash-loop"),
