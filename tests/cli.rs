@@ -394,7 +394,7 @@ fn explain_renders_the_catalogue() {
     let out = mdiag().args(["explain", "--list"]).output().unwrap();
     let listed = String::from_utf8(out.stdout).unwrap();
     for id in mdiag::analysis::rule_ids() {
-        assert!(listed.contains(id), "{id} not listed");
+        assert!(listed.contains(id.as_str()), "{id} not listed");
     }
 }
 

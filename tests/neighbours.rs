@@ -35,7 +35,7 @@ fn set_last_exit(s: &mut Snapshot, code: i32, reason: &str) {
 fn finding<'a>(d: &'a mdiag::analysis::Diagnosis, id: &str) -> &'a mdiag::analysis::Finding {
     d.findings
         .iter()
-        .find(|f| f.id == id)
+        .find(|f| f.id.as_str() == id)
         .unwrap_or_else(|| panic!("{id} missing in {:?}", ids(d)))
 }
 
@@ -57,7 +57,7 @@ fn oom_killed_is_its_own_finding_not_a_generic_crash_loop() {
     let d = diagnose(&s);
     assert!(ids(&d).contains(&"oom-killed"));
     assert!(!ids(&d).contains(&"crash-loop"));
-    assert_eq!(d.lead().unwrap().id, "oom-killed");
+    assert_eq!(d.lead().unwrap().id.as_str(), "oom-killed");
 }
 
 #[test]
@@ -330,7 +330,7 @@ fn a_surge_pod_short_of_what_no_old_pod_holds_is_plainly_unschedulable() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cases/surge-blocked.yaml");
     let mut s = mdiag::source::read_snapshot_file(&path).unwrap();
     let before = diagnose(&s);
-    assert_eq!(before.lead().unwrap().id, "rollout-surge-blocked");
+    assert_eq!(before.lead().unwrap().id.as_str(), "rollout-surge-blocked");
     // The old revision asked for no GPU: removing its Pods would not free one.
     let current_hash = |p: &Pod| {
         p.metadata
@@ -363,7 +363,7 @@ fn a_surge_pod_short_of_what_no_old_pod_holds_is_plainly_unschedulable() {
     }
     let d = diagnose(&s);
     assert!(!ids(&d).contains(&"rollout-surge-blocked"), "{:?}", ids(&d));
-    assert_eq!(d.lead().unwrap().id, "pod-unschedulable");
+    assert_eq!(d.lead().unwrap().id.as_str(), "pod-unschedulable");
 }
 
 /// Puts every crash-looping container of the demo in `running`, started
@@ -391,7 +391,7 @@ fn a_crash_loop_caught_running_between_crashes_is_still_a_crash_loop() {
     let mut s = load("crash-loop");
     running_since(&mut s, SignedDuration::from_secs(4));
     let d = diagnose(&s);
-    assert_eq!(d.lead().unwrap().id, "crash-loop", "{:?}", ids(&d));
+    assert_eq!(d.lead().unwrap().id.as_str(), "crash-loop", "{:?}", ids(&d));
     assert!(
         d.lead().unwrap().detail.contains("between two crashes"),
         "{}",

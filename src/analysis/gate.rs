@@ -8,6 +8,7 @@
 //! revisions neither fail nor pass the gate: after a rollback they may still
 //! be there, draining.
 
+use crate::catalogue::FindingId;
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -21,16 +22,16 @@ use crate::model::{Snapshot, TargetKind, TargetSpec};
 /// The findings that fail the gate by default: symptoms that do not go away
 /// by waiting. Transient ones (a slow pull, a readiness probe still
 /// failing) wait for the timeout instead.
-pub const DEFAULT_FAIL_ON: &[&str] = &[
-    "image-pull-not-found",
-    "image-pull-denied",
-    "crash-loop",
-    "oom-killed",
-    "container-config-error",
-    "container-cannot-run",
-    "pod-unschedulable",
-    "progress-deadline-exceeded",
-    "controller-not-converging",
+pub const DEFAULT_FAIL_ON: &[FindingId] = &[
+    FindingId::IMAGE_PULL_NOT_FOUND,
+    FindingId::IMAGE_PULL_DENIED,
+    FindingId::CRASH_LOOP,
+    FindingId::OOM_KILLED,
+    FindingId::CONTAINER_CONFIG_ERROR,
+    FindingId::CONTAINER_CANNOT_RUN,
+    FindingId::POD_UNSCHEDULABLE,
+    FindingId::PROGRESS_DEADLINE_EXCEEDED,
+    FindingId::CONTROLLER_NOT_CONVERGING,
 ];
 
 /// Restarts a crash-looping container may have before the gate fails.
@@ -39,7 +40,7 @@ pub const DEFAULT_MAX_RESTARTS: i32 = 3;
 #[derive(Debug, Clone)]
 pub struct GatePolicy {
     /// Finding ids that fail the gate.
-    pub fail_on: BTreeSet<String>,
+    pub fail_on: BTreeSet<FindingId>,
     /// A crash loop fails the gate once a Pod restarted this many times.
     pub max_restarts: i32,
 }
@@ -47,7 +48,7 @@ pub struct GatePolicy {
 impl Default for GatePolicy {
     fn default() -> Self {
         GatePolicy {
-            fail_on: DEFAULT_FAIL_ON.iter().map(|s| s.to_string()).collect(),
+            fail_on: DEFAULT_FAIL_ON.iter().copied().collect(),
             max_restarts: DEFAULT_MAX_RESTARTS,
         }
     }
@@ -289,8 +290,8 @@ pub fn judge(
         .collect();
     let revision_in_effect = !observed.is_empty() && observed.iter().all(|c| c.passed);
     let failed = diagnosis.findings.iter().position(|f| {
-        policy.fail_on.contains(f.id)
-            && (revision_in_effect || f.id == "controller-not-converging")
+        policy.fail_on.contains(&f.id)
+            && (revision_in_effect || f.id == FindingId::CONTROLLER_NOT_CONVERGING)
             && definitive(snapshot, chain, diagnosis, f, policy)
     });
     let judgement = if let Some(finding) = failed {
@@ -390,7 +391,7 @@ pub fn checks(chain: &Chain, d: &Diagnosis) -> Vec<Check> {
         let edited = d
             .findings
             .iter()
-            .find(|f| f.id == "managed-deployment-edited");
+            .find(|f| f.id == FindingId::MANAGED_DEPLOYMENT_EDITED);
         out.push(Check {
             name: "declaration-in-effect",
             passed: edited.is_none(),
@@ -421,8 +422,8 @@ fn definitive(
         return false;
     }
     match f.id {
-        "crash-loop" => state.restarts >= policy.max_restarts,
-        "pod-unschedulable" => !could_still_schedule(snapshot, chain, d, state),
+        FindingId::CRASH_LOOP => state.restarts >= policy.max_restarts,
+        FindingId::POD_UNSCHEDULABLE => !could_still_schedule(snapshot, chain, d, state),
         _ => true,
     }
 }
@@ -440,7 +441,10 @@ fn could_still_schedule(
     if d.pods.iter().any(|p| p.terminating) {
         return true;
     }
-    if d.findings.iter().any(|f| f.id == "rollout-surge-blocked") {
+    if d.findings
+        .iter()
+        .any(|f| f.id == FindingId::ROLLOUT_SURGE_BLOCKED)
+    {
         return true;
     }
     let Some(pod) = chain
@@ -505,7 +509,7 @@ mod tests {
         (d, view)
     }
 
-    fn failed_id(d: &Diagnosis, v: &GateView) -> Option<&'static str> {
+    fn failed_id(d: &Diagnosis, v: &GateView) -> Option<FindingId> {
         match v.judgement {
             Judgement::Failed { finding } => Some(d.findings[finding].id),
             _ => None,
@@ -523,14 +527,14 @@ mod tests {
     #[test]
     fn a_crash_loop_fails_once_restarts_reach_the_limit() {
         let (d, v) = view_of("fixtures/demo/crash-loop.yaml", &GatePolicy::default());
-        assert_eq!(failed_id(&d, &v), Some("crash-loop"));
+        assert_eq!(failed_id(&d, &v), Some(FindingId::CRASH_LOOP));
         let patient = GatePolicy {
             max_restarts: 1000,
             ..GatePolicy::default()
         };
         let (d, v) = view_of("fixtures/demo/crash-loop.yaml", &patient);
         // Still failed, by the Deployment's progress deadline, not the loop.
-        assert_ne!(failed_id(&d, &v), Some("crash-loop"));
+        assert_ne!(failed_id(&d, &v), Some(FindingId::CRASH_LOOP));
     }
 
     #[test]
@@ -543,7 +547,7 @@ mod tests {
         assert!(!v.checks.iter().any(|c| c.name == "modelservice-observed"));
         assert_eq!(
             failed_id(&d, &v),
-            Some("image-pull-not-found"),
+            Some(FindingId::IMAGE_PULL_NOT_FOUND),
             "{:?}",
             v.checks
         );
@@ -621,11 +625,17 @@ mod tests {
     #[test]
     fn each_demo_rollout_gets_the_judgement_a_ci_job_needs() {
         let cases = [
-            ("image-pull-not-found", Some("image-pull-not-found")),
-            ("image-pull-denied", Some("image-pull-denied")),
-            ("oom-killed", Some("oom-killed")),
-            ("unschedulable", Some("pod-unschedulable")),
-            ("controller-paused", Some("controller-not-converging")),
+            (
+                "image-pull-not-found",
+                Some(FindingId::IMAGE_PULL_NOT_FOUND),
+            ),
+            ("image-pull-denied", Some(FindingId::IMAGE_PULL_DENIED)),
+            ("oom-killed", Some(FindingId::OOM_KILLED)),
+            ("unschedulable", Some(FindingId::POD_UNSCHEDULABLE)),
+            (
+                "controller-paused",
+                Some(FindingId::CONTROLLER_NOT_CONVERGING),
+            ),
             // Transient: they wait for the timeout.
             ("image-pull-timeout", None),
             ("readiness-failing", None),

@@ -16,7 +16,7 @@ pub use facts::{LeaseState, lease_state};
 pub use ladder::{Moment, Moments, PodState};
 pub use rules::rule_ids;
 
-use crate::catalogue::{Severity, severity_of};
+use crate::catalogue::{FindingId, Severity, severity_of};
 use crate::chain::Chain;
 use crate::model::{Gap, ObjectRef, Snapshot, TemplateVars};
 
@@ -116,7 +116,7 @@ impl Evidence {
 /// catalogue under `id`; `vars` fill its command templates.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
-    pub id: &'static str,
+    pub id: FindingId,
     pub severity: Severity,
     pub subject: ObjectRef,
     /// The ladder step this finding keeps the rollout from reaching.
@@ -128,15 +128,10 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(
-        id: &'static str,
-        subject: ObjectRef,
-        step: Step,
-        detail: impl Into<String>,
-    ) -> Self {
+    pub fn new(id: FindingId, subject: ObjectRef, step: Step, detail: impl Into<String>) -> Self {
         Finding {
             id,
-            severity: severity_of(id),
+            severity: severity_of(id.as_str()),
             subject,
             step,
             detail: detail.into(),

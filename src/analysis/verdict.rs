@@ -1,6 +1,7 @@
 //! The verdict: the last step with a persisted record, the first missing
 //! one after it, and the finding closest to it (reverse reasoning).
 
+use crate::catalogue::FindingId;
 use jiff::Timestamp;
 
 use super::facts;
@@ -43,7 +44,7 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
     }
 
     let target_step = missing.unwrap_or(Step::Serving);
-    let present: Vec<&'static str> = findings.iter().map(|f| f.id).collect();
+    let present: Vec<FindingId> = findings.iter().map(|f| f.id).collect();
     findings.sort_by_key(|f| {
         (
             f.severity == Severity::Info,
@@ -82,9 +83,12 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
 
 /// (specific, general): when both hold, the specific one says why the
 /// general one happens, so it leads.
-const MORE_SPECIFIC: &[(&str, &str)] = &[("rollout-surge-blocked", "pod-unschedulable")];
+const MORE_SPECIFIC: &[(FindingId, FindingId)] = &[(
+    FindingId::ROLLOUT_SURGE_BLOCKED,
+    FindingId::POD_UNSCHEDULABLE,
+)];
 
-fn outranked(id: &str, present: &[&str]) -> bool {
+fn outranked(id: FindingId, present: &[FindingId]) -> bool {
     MORE_SPECIFIC
         .iter()
         .any(|(specific, general)| *general == id && present.contains(specific))
@@ -152,7 +156,7 @@ fn rollout_in_progress(
     };
     let name = facts::name(&d.metadata);
     let mut f = Finding::new(
-        "rollout-in-progress",
+        FindingId::ROLLOUT_IN_PROGRESS,
         ObjectRef::new("Deployment", &d.metadata),
         missing.unwrap_or(Step::Serving),
         detail,

@@ -2,6 +2,9 @@
 //! (English and Chinese), kept as data in `catalogue.yaml` and embedded in
 //! the binary. Rules name an id; renderers take the texts from here.
 
+mod ids;
+pub use ids::FindingId;
+
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -113,7 +116,8 @@ pub fn catalogue() -> &'static Catalogue {
 }
 
 impl Catalogue {
-    pub fn get(&self, id: &str) -> Option<&Entry> {
+    pub fn get(&self, id: impl AsRef<str>) -> Option<&Entry> {
+        let id = id.as_ref();
         self.entries.iter().find(|e| e.id == id)
     }
 

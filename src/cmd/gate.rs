@@ -16,7 +16,7 @@ use jiff::Timestamp;
 use super::source::SourceRequest;
 use crate::analysis::gate::{self, Decision, GatePolicy, HelmRelease, Outcome};
 use crate::analysis::{self, Diagnosis};
-use crate::catalogue::Lang;
+use crate::catalogue::{FindingId, Lang};
 use crate::chain;
 use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
 use crate::exit::{Exit, UsageError};
@@ -83,13 +83,13 @@ impl GateRequest {
                 let known = analysis::rule_ids();
                 let mut set = BTreeSet::new();
                 for id in ids.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
-                    if !known.contains(&id) {
+                    let Some(id) = FindingId::parse(id).filter(|i| known.contains(i)) else {
                         return Err(UsageError(format!(
                             "--fail-on: {id:?} is not a finding id; `mdiag explain --list` shows them"
                         ))
                         .into());
-                    }
-                    set.insert(id.to_string());
+                    };
+                    set.insert(id);
                 }
                 set
             }
@@ -312,7 +312,12 @@ async fn finish(
     let decided_by = gate::decided_by(ended.outcome, judged.map(|j| &j.decision), diagnosis);
     let details = GateDetails {
         timeout_seconds: request.timeout.as_secs_f64(),
-        fail_on: request.policy.fail_on.iter().cloned().collect(),
+        fail_on: request
+            .policy
+            .fail_on
+            .iter()
+            .map(|i| i.to_string())
+            .collect(),
         max_restarts: request.policy.max_restarts,
         decided_by,
         waiting_for: match ended.outcome {

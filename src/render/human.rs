@@ -590,7 +590,7 @@ fn finding(out: &mut String, f: &Finding, style: &Style) {
         out,
         "\n  {} {}  {}",
         style.severity(f.severity, &format!("{mark} {:<7}", f.severity.as_str())),
-        style.bold(f.id),
+        style.bold(f.id.as_str()),
         f.subject
     );
     if let Some(e) = entry {

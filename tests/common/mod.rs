@@ -43,7 +43,7 @@ pub fn diagnose_target(snapshot: &Snapshot, target: &str) -> Diagnosis {
 }
 
 pub fn ids(d: &Diagnosis) -> Vec<&'static str> {
-    d.findings.iter().map(|f| f.id).collect()
+    d.findings.iter().map(|f| f.id.as_str()).collect()
 }
 
 /// The scenario names in fixtures/demo (every .yaml but expected.yaml).

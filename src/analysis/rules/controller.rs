@@ -4,6 +4,7 @@
 use super::Ctx;
 use crate::analysis::facts::{self, age, deployment_condition, lease_state, seconds_between};
 use crate::analysis::{Evidence, Finding, Step};
+use crate::catalogue::FindingId;
 use crate::chain::CONTROLLER_NAME;
 use crate::model::ObjectRef;
 
@@ -38,7 +39,7 @@ pub fn controller_not_converging(ctx: &Ctx) -> Vec<Finding> {
         declared.map_or("long".into(), |d| age(d, ctx.now))
     );
     let mut f = Finding::new(
-        "controller-not-converging",
+        FindingId::CONTROLLER_NOT_CONVERGING,
         ObjectRef::new("ModelService", meta),
         Step::Observed,
         String::new(),
@@ -145,7 +146,7 @@ pub fn deployment_missing(ctx: &Ctx) -> Vec<Finding> {
         return Vec::new();
     }
     let mut f = Finding::new(
-        "deployment-missing",
+        FindingId::DEPLOYMENT_MISSING,
         ObjectRef::new("ModelService", meta),
         Step::Deployment,
         format!(
@@ -186,7 +187,7 @@ pub fn deployment_not_observed(ctx: &Ctx) -> Vec<Finding> {
         written.map_or("long".into(), |w| age(w, ctx.now))
     );
     let mut f = Finding::new(
-        "deployment-not-observed",
+        FindingId::DEPLOYMENT_NOT_OBSERVED,
         ObjectRef::new("Deployment", &d.metadata),
         Step::Deployment,
         String::new(),
@@ -242,7 +243,7 @@ pub fn progress_deadline_exceeded(ctx: &Ctx) -> Vec<Finding> {
     let available = status.and_then(|s| s.available_replicas).unwrap_or(0);
     let total = status.and_then(|s| s.replicas).unwrap_or(0);
     let mut f = Finding::new(
-        "progress-deadline-exceeded",
+        FindingId::PROGRESS_DEADLINE_EXCEEDED,
         ObjectRef::new("Deployment", &d.metadata),
         Step::Serving,
         c.message.clone().unwrap_or_default(),
@@ -389,7 +390,7 @@ pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
     }
     let name = facts::name(&d.metadata);
     let mut f = Finding::new(
-        "rollout-surge-blocked",
+        FindingId::ROLLOUT_SURGE_BLOCKED,
         ObjectRef::new("Deployment", &d.metadata),
         Step::Bound,
         format!(
@@ -463,7 +464,7 @@ pub fn managed_deployment_edited(ctx: &Ctx) -> Vec<Finding> {
         })
         .collect();
     let mut f = Finding::new(
-        "managed-deployment-edited",
+        FindingId::MANAGED_DEPLOYMENT_EDITED,
         ObjectRef::new("Deployment", &d.metadata),
         Step::Deployment,
         format!(
@@ -575,7 +576,7 @@ pub fn field_conflict(ctx: &Ctx) -> Vec<Finding> {
     }
     let name = facts::name(&d.metadata);
     let mut f = Finding::new(
-        "field-conflict",
+        FindingId::FIELD_CONFLICT,
         ObjectRef::new("Deployment", &d.metadata),
         Step::Deployment,
         shared

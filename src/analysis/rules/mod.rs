@@ -6,6 +6,7 @@ mod pods;
 mod scaling;
 mod service;
 
+use crate::catalogue::FindingId;
 use jiff::Timestamp;
 
 use super::facts::EventIndex;
@@ -27,73 +28,82 @@ pub struct Ctx<'a> {
 type Rule = fn(&Ctx) -> Vec<Finding>;
 
 /// Every rule, with the ids it may emit.
-const RULES: &[(&[&str], Rule)] = &[
+const RULES: &[(&[FindingId], Rule)] = &[
     (
-        &["controller-not-converging"],
+        &[FindingId::CONTROLLER_NOT_CONVERGING],
         controller::controller_not_converging,
     ),
-    (&["deployment-missing"], controller::deployment_missing),
     (
-        &["deployment-not-observed"],
+        &[FindingId::DEPLOYMENT_MISSING],
+        controller::deployment_missing,
+    ),
+    (
+        &[FindingId::DEPLOYMENT_NOT_OBSERVED],
         controller::deployment_not_observed,
     ),
     (
-        &["progress-deadline-exceeded"],
+        &[FindingId::PROGRESS_DEADLINE_EXCEEDED],
         controller::progress_deadline_exceeded,
     ),
     (
-        &["managed-deployment-edited"],
+        &[FindingId::MANAGED_DEPLOYMENT_EDITED],
         controller::managed_deployment_edited,
     ),
-    (&["field-conflict"], controller::field_conflict),
+    (&[FindingId::FIELD_CONFLICT], controller::field_conflict),
     (
-        &["rollout-surge-blocked"],
+        &[FindingId::ROLLOUT_SURGE_BLOCKED],
         controller::rollout_surge_blocked,
     ),
-    (&["pod-unschedulable"], pods::unschedulable),
-    (&["scheduler-silent"], pods::scheduler_silent),
-    (&["pod-not-started"], pods::pod_not_started),
+    (&[FindingId::POD_UNSCHEDULABLE], pods::unschedulable),
+    (&[FindingId::SCHEDULER_SILENT], pods::scheduler_silent),
+    (&[FindingId::POD_NOT_STARTED], pods::pod_not_started),
     (
         &[
-            "crash-loop",
-            "container-cannot-run",
-            "container-config-error",
+            FindingId::CRASH_LOOP,
+            FindingId::CONTAINER_CANNOT_RUN,
+            FindingId::CONTAINER_CONFIG_ERROR,
         ],
         pods::container_failures,
     ),
-    (&["oom-killed"], pods::oom_killed),
+    (&[FindingId::OOM_KILLED], pods::oom_killed),
     (
         &[
-            "image-pull-denied",
-            "image-pull-not-found",
-            "image-pull-timeout",
-            "image-pull-failed",
+            FindingId::IMAGE_PULL_DENIED,
+            FindingId::IMAGE_PULL_NOT_FOUND,
+            FindingId::IMAGE_PULL_TIMEOUT,
+            FindingId::IMAGE_PULL_FAILED,
         ],
         pods::image_pull,
     ),
-    (&["readiness-failing"], pods::readiness_failing),
-    (&["node-not-ready"], pods::node_not_ready),
-    (&["dns-check"], pods::dns_check),
-    (&["service-missing"], service::service_missing),
-    (&["selector-mismatch"], service::selector_mismatch),
-    (&["port-mismatch"], service::port_mismatch),
-    (&["endpoints-not-ready"], service::endpoints_not_ready),
-    (&["endpoints-stale"], service::endpoints_stale),
+    (&[FindingId::READINESS_FAILING], pods::readiness_failing),
+    (&[FindingId::NODE_NOT_READY], pods::node_not_ready),
+    (&[FindingId::DNS_CHECK], pods::dns_check),
+    (&[FindingId::SERVICE_MISSING], service::service_missing),
+    (&[FindingId::SELECTOR_MISMATCH], service::selector_mismatch),
+    (&[FindingId::PORT_MISMATCH], service::port_mismatch),
     (
-        &["hpa-metrics-unavailable"],
+        &[FindingId::ENDPOINTS_NOT_READY],
+        service::endpoints_not_ready,
+    ),
+    (&[FindingId::ENDPOINTS_STALE], service::endpoints_stale),
+    (
+        &[FindingId::HPA_METRICS_UNAVAILABLE],
         scaling::hpa_metrics_unavailable,
     ),
-    (&["hpa-at-max"], scaling::hpa_at_max),
-    (&["hpa-target-missing"], scaling::hpa_target_missing),
-    (&["pdb-blocking"], scaling::pdb_blocking),
+    (&[FindingId::HPA_AT_MAX], scaling::hpa_at_max),
+    (
+        &[FindingId::HPA_TARGET_MISSING],
+        scaling::hpa_target_missing,
+    ),
+    (&[FindingId::PDB_BLOCKING], scaling::pdb_blocking),
 ];
 
 /// Ids the verdict itself may add beside the rules.
-const VERDICT_IDS: &[&str] = &["rollout-in-progress"];
+const VERDICT_IDS: &[FindingId] = &[FindingId::ROLLOUT_IN_PROGRESS];
 
 /// Every finding id this build can emit.
-pub fn rule_ids() -> Vec<&'static str> {
-    let mut ids: Vec<&str> = RULES
+pub fn rule_ids() -> Vec<FindingId> {
+    let mut ids: Vec<FindingId> = RULES
         .iter()
         .flat_map(|(ids, _)| ids.iter().copied())
         .collect();

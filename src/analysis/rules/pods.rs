@@ -1,6 +1,7 @@
 //! Rules about the Pods of the current revision: scheduling, containers,
 //! images, probes.
 
+use crate::catalogue::FindingId;
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 use super::Ctx;
@@ -22,7 +23,7 @@ fn pod_label(pod: &Pod) -> String {
     format!("pod/{}", facts::name(&pod.metadata))
 }
 
-fn pod_finding(ctx: &Ctx, id: &'static str, pod: &Pod, step: Step, detail: String) -> Finding {
+fn pod_finding(ctx: &Ctx, id: FindingId, pod: &Pod, step: Step, detail: String) -> Finding {
     let mut f = Finding::new(id, pod_ref(pod), step, detail);
     f.vars = ctx.base_vars();
     f.vars
@@ -84,7 +85,7 @@ pub fn unschedulable(ctx: &Ctx) -> Vec<Finding> {
             .map(|e| e.message().to_string())
             .or_else(|| condition.and_then(|c| c.message.clone()))
             .unwrap_or_default();
-        let mut f = pod_finding(ctx, "pod-unschedulable", pod, Step::Bound, message);
+        let mut f = pod_finding(ctx, FindingId::POD_UNSCHEDULABLE, pod, Step::Bound, message);
         if let Some(c) = condition {
             f = f.evidence(
                 Evidence::new(
@@ -146,7 +147,7 @@ pub fn scheduler_silent(ctx: &Ctx) -> Vec<Finding> {
         };
         let f = pod_finding(
             ctx,
-            "scheduler-silent",
+            FindingId::SCHEDULER_SILENT,
             pod,
             Step::Bound,
             format!(
@@ -220,7 +221,7 @@ fn running_between_crashes(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Opti
         s.restart_count,
         facts::age(started, ctx.now)
     );
-    let mut f = pod_finding(ctx, "crash-loop", pod, Step::Ready, detail)
+    let mut f = pod_finding(ctx, FindingId::CRASH_LOOP, pod, Step::Ready, detail)
         .var("container", s.name.clone())
         .evidence(
             Evidence::new(
@@ -297,7 +298,7 @@ fn container_failure(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Fin
 
     let (id, detail) = match reason {
         "CreateContainerConfigError" | "CreateContainerError" => (
-            "container-config-error",
+            FindingId::CONTAINER_CONFIG_ERROR,
             format!(
                 "container {}: {reason}: {}",
                 s.name,
@@ -305,7 +306,7 @@ fn container_failure(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Fin
             ),
         ),
         "RunContainerError" | "ContainerCannotRun" => (
-            "container-cannot-run",
+            FindingId::CONTAINER_CANNOT_RUN,
             format!(
                 "container {}: {reason}: {}",
                 s.name,
@@ -328,7 +329,7 @@ fn container_failure(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Fin
                 _ => "exit 126: not executable".to_string(),
             };
             (
-                "container-cannot-run",
+                FindingId::CONTAINER_CANNOT_RUN,
                 format!("container {}: {why}, {} restarts", s.name, s.restart_count),
             )
         }
@@ -354,7 +355,7 @@ fn container_failure(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Fin
                 None => "keeps restarting (last exit not recorded)".to_string(),
             };
             (
-                "crash-loop",
+                FindingId::CRASH_LOOP,
                 format!("container {} {how}, {} restarts", s.name, s.restart_count),
             )
         }
@@ -410,7 +411,7 @@ pub fn oom_killed(ctx: &Ctx) -> Vec<Finding> {
                 limit.as_deref().unwrap_or("none"),
                 s.restart_count
             );
-            let f = pod_finding(ctx, "oom-killed", pod, Step::Started, detail)
+            let f = pod_finding(ctx, FindingId::OOM_KILLED, pod, Step::Started, detail)
                 .var("container", s.name.clone())
                 .evidence(
                     Evidence::new(
@@ -447,7 +448,7 @@ const PULL_REASONS: &[&str] = &[
 
 /// Sorts a registry's words into the four pull failures. Order matters:
 /// a denial often also says "does not exist".
-pub fn classify_pull_error(message: &str) -> &'static str {
+pub fn classify_pull_error(message: &str) -> FindingId {
     let m = message.to_ascii_lowercase();
     let any = |words: &[&str]| words.iter().any(|w| m.contains(w));
     if any(&[
@@ -460,7 +461,7 @@ pub fn classify_pull_error(message: &str) -> &'static str {
         "insufficient_scope",
         "no basic auth credentials",
     ]) {
-        "image-pull-denied"
+        FindingId::IMAGE_PULL_DENIED
     } else if any(&[
         "not found",
         "manifest unknown",
@@ -469,7 +470,7 @@ pub fn classify_pull_error(message: &str) -> &'static str {
         "no matching manifest",
         "name unknown",
     ]) {
-        "image-pull-not-found"
+        FindingId::IMAGE_PULL_NOT_FOUND
     } else if any(&[
         "i/o timeout",
         "deadlineexceeded",
@@ -477,9 +478,9 @@ pub fn classify_pull_error(message: &str) -> &'static str {
         "timeout",
         "timed out",
     ]) {
-        "image-pull-timeout"
+        FindingId::IMAGE_PULL_TIMEOUT
     } else {
-        "image-pull-failed"
+        FindingId::IMAGE_PULL_FAILED
     }
 }
 
@@ -512,7 +513,7 @@ pub fn image_pull(ctx: &Ctx) -> Vec<Finding> {
                 })
                 .unwrap_or_default();
             let id = if registry_words.is_empty() {
-                "image-pull-failed"
+                FindingId::IMAGE_PULL_FAILED
             } else {
                 classify_pull_error(&registry_words)
             };
@@ -589,7 +590,7 @@ fn readiness_finding(ctx: &Ctx, p: &ChainPod, state: &PodState) -> Option<Findin
             facts::age(started.unwrap_or(ctx.now), ctx.now)
         ),
     };
-    let mut f = pod_finding(ctx, "readiness-failing", pod, Step::Ready, detail);
+    let mut f = pod_finding(ctx, FindingId::READINESS_FAILING, pod, Step::Ready, detail);
     if let Some(c) = ready {
         f = f.evidence(
             Evidence::new(
@@ -690,7 +691,7 @@ pub fn pod_not_started(ctx: &Ctx) -> Vec<Finding> {
         let waited = bound_at.map_or("a while".into(), |b| age(b, ctx.now));
         let mut f = pod_finding(
             ctx,
-            "pod-not-started",
+            FindingId::POD_NOT_STARTED,
             pod,
             Step::Started,
             format!(
@@ -781,7 +782,7 @@ pub fn node_not_ready(ctx: &Ctx) -> Vec<Finding> {
                 out.push(
                     pod_finding(
                         ctx,
-                        "node-not-ready",
+                        FindingId::NODE_NOT_READY,
                         p.pod,
                         Step::Ready,
                         format!(
@@ -801,7 +802,7 @@ pub fn node_not_ready(ctx: &Ctx) -> Vec<Finding> {
         let pod = p.pod;
         let mut f = pod_finding(
             ctx,
-            "node-not-ready",
+            FindingId::NODE_NOT_READY,
             pod,
             Step::Ready,
             format!(
@@ -920,7 +921,13 @@ pub fn dns_check(ctx: &Ctx) -> Vec<Finding> {
             continue;
         };
         let detail = format!("a name lookup failed: {}", first.value);
-        let mut f = pod_finding(ctx, "dns-check", pod, state.last_step.next(), detail);
+        let mut f = pod_finding(
+            ctx,
+            FindingId::DNS_CHECK,
+            pod,
+            state.last_step.next(),
+            detail,
+        );
         f.evidence = evidence;
         out.push(f);
     }
@@ -930,41 +937,51 @@ pub fn dns_check(ctx: &Ctx) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::classify_pull_error;
+    use crate::catalogue::FindingId;
 
     #[test]
     fn registry_words_sort_into_the_four_pull_failures() {
         let cases = [
             (
                 "pull access denied, repository does not exist or may require authorization",
-                "image-pull-denied",
+                FindingId::IMAGE_PULL_DENIED,
             ),
-            ("unexpected status: 401 Unauthorized", "image-pull-denied"),
-            ("403 Forbidden", "image-pull-denied"),
+            (
+                "unexpected status: 401 Unauthorized",
+                FindingId::IMAGE_PULL_DENIED,
+            ),
+            ("403 Forbidden", FindingId::IMAGE_PULL_DENIED),
             (
                 "rpc error: code = NotFound desc = failed to resolve reference: not found",
-                "image-pull-not-found",
+                FindingId::IMAGE_PULL_NOT_FOUND,
             ),
-            ("manifest unknown: manifest unknown", "image-pull-not-found"),
+            (
+                "manifest unknown: manifest unknown",
+                FindingId::IMAGE_PULL_NOT_FOUND,
+            ),
             (
                 "no matching manifest for linux/arm64 in the manifest list entries",
-                "image-pull-not-found",
+                FindingId::IMAGE_PULL_NOT_FOUND,
             ),
             (
                 "dial tcp 203.0.113.10:443: i/o timeout",
-                "image-pull-timeout",
+                FindingId::IMAGE_PULL_TIMEOUT,
             ),
             (
                 "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
-                "image-pull-timeout",
+                FindingId::IMAGE_PULL_TIMEOUT,
             ),
-            ("net/http: TLS handshake timeout", "image-pull-timeout"),
+            (
+                "net/http: TLS handshake timeout",
+                FindingId::IMAGE_PULL_TIMEOUT,
+            ),
             (
                 "dial tcp: lookup registry.example.com: no such host",
-                "image-pull-failed",
+                FindingId::IMAGE_PULL_FAILED,
             ),
             (
                 "x509: certificate signed by unknown authority",
-                "image-pull-failed",
+                FindingId::IMAGE_PULL_FAILED,
             ),
         ];
         for (text, id) in cases {

@@ -1,5 +1,6 @@
 //! Rules about what scales or protects the workload: HPAs and PDBs.
 
+use crate::catalogue::FindingId;
 use k8s_openapi::api::autoscaling::v2::{
     HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition,
 };
@@ -51,12 +52,7 @@ fn condition<'a>(
         .find(|c| c.type_ == kind)
 }
 
-fn hpa_finding(
-    ctx: &Ctx,
-    id: &'static str,
-    h: &HorizontalPodAutoscaler,
-    detail: String,
-) -> Finding {
+fn hpa_finding(ctx: &Ctx, id: FindingId, h: &HorizontalPodAutoscaler, detail: String) -> Finding {
     let mut f = Finding::new(
         id,
         ObjectRef::new("HorizontalPodAutoscaler", &h.metadata),
@@ -111,7 +107,7 @@ pub fn hpa_metrics_unavailable(ctx: &Ctx) -> Vec<Finding> {
             })?;
             let f = hpa_finding(
                 ctx,
-                "hpa-metrics-unavailable",
+                FindingId::HPA_METRICS_UNAVAILABLE,
                 h,
                 format!(
                     "hpa/{} cannot compute a replica count: {}",
@@ -141,7 +137,7 @@ pub fn hpa_at_max(ctx: &Ctx) -> Vec<Finding> {
             }
             let mut f = hpa_finding(
                 ctx,
-                "hpa-at-max",
+                FindingId::HPA_AT_MAX,
                 h,
                 format!(
                     "hpa/{} runs {current} replicas, its maximum, and wants {}",
@@ -176,7 +172,7 @@ pub fn hpa_target_missing(ctx: &Ctx) -> Vec<Finding> {
             }
             let mut f = hpa_finding(
                 ctx,
-                "hpa-target-missing",
+                FindingId::HPA_TARGET_MISSING,
                 h,
                 format!(
                     "hpa/{} scales {} {:?}, which {}",
@@ -229,7 +225,7 @@ pub fn pdb_blocking(ctx: &Ctx) -> Vec<Finding> {
             }
             let name = facts::name(&pdb.metadata);
             let mut f = Finding::new(
-                "pdb-blocking",
+                FindingId::PDB_BLOCKING,
                 ObjectRef::new("PodDisruptionBudget", &pdb.metadata),
                 Step::Serving,
                 format!(

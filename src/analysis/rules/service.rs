@@ -3,6 +3,7 @@
 use super::Ctx;
 use crate::analysis::facts;
 use crate::analysis::{Evidence, Finding, Step};
+use crate::catalogue::FindingId;
 use crate::chain::selector_matches;
 use crate::model::ObjectRef;
 
@@ -39,7 +40,7 @@ pub fn service_missing(ctx: &Ctx) -> Vec<Finding> {
     };
     let label = format!("{subject}");
     let f = Finding::new(
-        "service-missing",
+        FindingId::SERVICE_MISSING,
         subject,
         Step::Serving,
         format!(
@@ -79,7 +80,7 @@ pub fn selector_mismatch(ctx: &Ctx) -> Vec<Finding> {
     }
     let first = pods[0];
     let mut f = Finding::new(
-        "selector-mismatch",
+        FindingId::SELECTOR_MISMATCH,
         ObjectRef::new("Service", &service.metadata),
         Step::Serving,
         format!(
@@ -155,7 +156,7 @@ pub fn endpoints_not_ready(ctx: &Ctx) -> Vec<Finding> {
         }
     );
     let mut f = Finding::new(
-        "endpoints-not-ready",
+        FindingId::ENDPOINTS_NOT_READY,
         ObjectRef::new("Service", &service.metadata),
         Step::Serving,
         detail,
@@ -195,7 +196,7 @@ pub fn endpoints_stale(ctx: &Ctx) -> Vec<Finding> {
     }
     let name = facts::name(&service.metadata);
     let mut f = Finding::new(
-        "endpoints-stale",
+        FindingId::ENDPOINTS_STALE,
         ObjectRef::new("Service", &service.metadata),
         Step::Serving,
         String::new(),
@@ -291,7 +292,7 @@ pub fn port_mismatch(ctx: &Ctx) -> Vec<Finding> {
         .collect();
     let name = facts::name(&service.metadata);
     let mut f = Finding::new(
-        "port-mismatch",
+        FindingId::PORT_MISMATCH,
         ObjectRef::new("Service", &service.metadata),
         Step::Serving,
         String::new(),
