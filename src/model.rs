@@ -614,3 +614,26 @@ mod selector_tests {
         }
     }
 }
+
+/// The Helm release as read from its storage Secret's labels: never its
+/// values, which Helm keeps in the same Secret's data.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HelmRelease {
+    pub name: String,
+    pub namespace: String,
+    /// Whether the release's metadata could be read.
+    pub read: bool,
+    pub revision: Option<i64>,
+    /// deployed, failed, pending-upgrade...
+    pub status: Option<String>,
+    /// The target's `helm.sh/chart` label.
+    pub chart: Option<String>,
+    /// The target's `app.kubernetes.io/version` label.
+    pub app_version: Option<String>,
+    /// The target's Helm annotations name this release.
+    pub manages_target: Option<bool>,
+    /// What could not be read or does not match, in words.
+    pub notes: Vec<String>,
+    /// The read that was refused, when it was.
+    pub gap: Option<Gap>,
+}

@@ -5,6 +5,7 @@ mod bench;
 mod bench_gate;
 mod cluster;
 mod generate;
+mod msrv;
 mod test;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +26,8 @@ enum Command {
     /// Benchmarks against kubectl on the local control plane.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Check that the dependency tree allows the rust-version of Cargo.toml.
+    Msrv,
     /// The local Kubernetes control plane used by the live tests.
     #[command(subcommand)]
     Cluster(cluster::ClusterCommand),
@@ -36,5 +39,6 @@ fn main() -> anyhow::Result<()> {
         Command::Test(args) => test::run(args),
         Command::Cluster(cmd) => cluster::run(cmd),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Msrv => msrv::run(),
     }
 }

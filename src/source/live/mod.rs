@@ -20,9 +20,8 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{OnceCell, Semaphore};
 
 use super::plan::{self, Planned, Where, trim_meta};
-use crate::analysis::gate::HelmRelease;
 use crate::chain::ControllerLocation;
-use crate::model::{Gap, LogRecord, Origin, OriginKind, Snapshot};
+use crate::model::{Gap, HelmRelease, LogRecord, Origin, OriginKind, Snapshot};
 
 mod helm;
 mod logs;
