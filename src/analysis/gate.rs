@@ -469,20 +469,23 @@ mod tests {
         view_of_target(file, "chart-demo", policy)
     }
 
-    fn view_of_target(file: &str, target: &str, policy: &GatePolicy) -> (Diagnosis, GateView) {
+    /// A fixture, the target's namespace in it, and its clock.
+    fn fixture(file: &str, target: &str) -> (Snapshot, TargetSpec, String, jiff::Timestamp) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
         let snapshot = read_snapshot_file(&path).unwrap();
         let target = TargetSpec::parse(target, None).unwrap();
-        let ns = crate::chain::namespaces_holding(&snapshot, &target)
-            .into_iter()
-            .next()
-            .unwrap();
-        let chain = walk(&snapshot, &target, &ns, None).unwrap();
+        let ns = crate::chain::namespaces_holding(&snapshot, &target).remove(0);
         let now = snapshot
             .origin
             .captured_at
             .or(snapshot.origin.newest_seen)
             .unwrap();
+        (snapshot, target, ns, now)
+    }
+
+    fn view_of_target(file: &str, target: &str, policy: &GatePolicy) -> (Diagnosis, GateView) {
+        let (snapshot, target, ns, now) = fixture(file, target);
+        let chain = walk(&snapshot, &target, &ns, None).unwrap();
         let d = super::super::analyze(&snapshot, &chain, now);
         let view = judge(&snapshot, &chain, &d, policy);
         (d, view)
@@ -540,17 +543,8 @@ mod tests {
 
     #[test]
     fn a_failed_helm_release_fails_and_a_pending_one_is_awaited() {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/healthy.yaml");
-        let snapshot = read_snapshot_file(&path).unwrap();
-        let target = TargetSpec::parse("chart-demo", None).unwrap();
-        let ns = crate::chain::namespaces_holding(&snapshot, &target).remove(0);
+        let (snapshot, target, ns, now) = fixture("fixtures/demo/healthy.yaml", "chart-demo");
         let chain = walk(&snapshot, &target, &ns, None).unwrap();
-        let now = snapshot
-            .origin
-            .captured_at
-            .or(snapshot.origin.newest_seen)
-            .unwrap();
         let d = super::super::analyze(&snapshot, &chain, now);
         let release = |status: &str| HelmRelease {
             name: "chart-demo".into(),
