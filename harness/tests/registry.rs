@@ -70,10 +70,25 @@ fn registries_serve_pushed_images_deny_and_hang() {
                 .unwrap_or_else(|e| panic!("starting {}: {e}", p.exe.display())),
         );
     }
-    let imgs = match images::push_all(&plan) {
-        Ok(i) => i,
-        Err(e) => panic!("push_all: {e:#}\n{}", logs(&log_dir)),
-    };
+    // The push as the node would make it from inside its network namespace:
+    // the binary reads plan.json and writes images.json.
+    let reloaded = images::RegistryPlan::load(&plan.dir).unwrap();
+    assert_eq!(reloaded.processes, plan.processes);
+    assert_eq!(reloaded.password, plan.password);
+    let out = Command::new(env!("CARGO_BIN_EXE_mdiag-images"))
+        .arg("push")
+        .arg(&plan.dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "mdiag-images push: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        logs(&log_dir)
+    );
+    let imgs = images::Images::load(&plan.dir).unwrap();
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed["pause"], imgs.pause.as_str());
 
     // What was pushed is what is served, byte for byte.
     let built = images::build(&images::busybox_path()).unwrap();

@@ -49,6 +49,10 @@ pub const MODEL_SERVER_TAGS: &[&str] = &["v1.4.0", "v1.5.0", "v1.6.0"];
 pub const MISSING_TAG: &str = "v0.0.0-missing";
 pub const PAUSE_REPO: &str = "mdiag/pause";
 pub const PAUSE_TAG: &str = "3.10";
+/// What `plan` writes in its folder.
+pub const PLAN_FILE: &str = "plan.json";
+/// What `mdiag-images push` writes there.
+pub const IMAGES_FILE: &str = "images.json";
 
 /// Where busybox is: `$MDIAG_BUSYBOX`, else `/bin/busybox`.
 pub fn busybox_path() -> PathBuf {
@@ -80,7 +84,7 @@ pub fn build(busybox: &Path) -> anyhow::Result<Built> {
 }
 
 /// Credentials of the auth-protected registry, for an imagePullSecret.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PullCredentials {
     /// `host:port`, as in the image references.
     pub server: String,
@@ -106,7 +110,7 @@ impl PullCredentials {
 /// folder of `hosts.toml` files ([`ContainerdRegistries::write_hosts_dir`]
 /// plus [`ContainerdRegistries::config_path_toml`]), or the CRI plugin's
 /// older `registry.mirrors` table ([`ContainerdRegistries::mirrors_toml`]).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ContainerdRegistries {
     /// `(host:port, hosts.toml text)` for each registry host.
     pub hosts: Vec<(String, String)>,
@@ -164,7 +168,7 @@ impl ContainerdRegistries {
 }
 
 /// Full image references for the trials, and what containerd needs.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Images {
     /// The sandbox image (containerd's `sandbox_image`).
     pub pause: String,
@@ -186,6 +190,20 @@ pub struct Images {
 }
 
 impl Images {
+    /// Reads `dir/images.json`, as `mdiag-images push` writes it.
+    pub fn load(dir: &Path) -> anyhow::Result<Images> {
+        let p = dir.join(IMAGES_FILE);
+        let text = fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", p.display()))
+    }
+
+    /// Writes `dir/images.json`.
+    pub fn save(&self, dir: &Path) -> anyhow::Result<()> {
+        let p = dir.join(IMAGES_FILE);
+        fs::write(&p, serde_json::to_string_pretty(self)?)
+            .with_context(|| format!("writing {}", p.display()))
+    }
+
     /// The model server at `tag`; panics on a tag that was not pushed (a
     /// test's mistake).
     pub fn model_server(&self, tag: &str) -> &str {
@@ -198,6 +216,14 @@ impl Images {
 /// Waits (up to 30 s) for both registries to answer, builds the images and
 /// pushes them: pause and every model-server tag to the open registry, the
 /// first model-server tag to the auth registry (with the credentials).
+///
+/// It talks to the registries' addresses from the calling process, so call it
+/// in their network namespace; from outside one, run `mdiag-images push DIR`
+/// in it instead (e.g. under `ip netns exec` or `nsenter --net=`), which reads
+/// `DIR/plan.json` and writes `DIR/images.json` ([`Images::load`]).
+///
+/// It blocks (plain HTTP with a blocking client); from async code call it in
+/// `spawn_blocking`.
 pub fn push_all(plan: &RegistryPlan) -> anyhow::Result<Images> {
     let open = Registry::new(plan.open, None);
     let auth = Registry::new(plan.auth, Some((&plan.username, &plan.password)));

@@ -18,7 +18,7 @@ pub const DOCKER_REGISTRY: &str = "/usr/bin/docker-registry";
 pub const AUTH_USER: &str = "mdiag-puller";
 
 /// One process the caller starts (and stops with the cluster).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Process {
     /// A short name for the pids file, e.g. `registry`.
     pub name: String,
@@ -29,7 +29,7 @@ pub struct Process {
 }
 
 /// The registries `plan` has prepared.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RegistryPlan {
     pub dir: PathBuf,
     /// The open registry (anonymous pull and push).
@@ -199,7 +199,7 @@ pub fn plan_with(dir: &Path, opts: &PlanOptions) -> anyhow::Result<RegistryPlan>
             log: "registry-blackhole.log".into(),
         },
     ];
-    Ok(RegistryPlan {
+    let plan = RegistryPlan {
         dir,
         open,
         auth,
@@ -207,7 +207,20 @@ pub fn plan_with(dir: &Path, opts: &PlanOptions) -> anyhow::Result<RegistryPlan>
         username: AUTH_USER.into(),
         password,
         processes,
-    })
+    };
+    let p = plan.dir.join(super::PLAN_FILE);
+    fs::write(&p, serde_json::to_string_pretty(&plan)?)
+        .with_context(|| format!("writing {}", p.display()))?;
+    Ok(plan)
+}
+
+impl RegistryPlan {
+    /// Reads the `plan.json` that [`plan`] wrote in `dir`.
+    pub fn load(dir: &Path) -> anyhow::Result<RegistryPlan> {
+        let p = dir.join(super::PLAN_FILE);
+        let text = fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", p.display()))
+    }
 }
 
 /// A client of one registry (plain HTTP), optionally with basic auth.
