@@ -184,6 +184,15 @@ fn registries_serve_pushed_images_deny_and_hang() {
         "{e}"
     );
 
+    // The unreachable one: no connection completes.
+    assert!(
+        imgs.unreachable
+            .starts_with(&format!("{}/", plan.unreachable))
+    );
+    let e = TcpStream::connect_timeout(&plan.unreachable, Duration::from_secs(2))
+        .expect_err("a connection to the unreachable address completed");
+    assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+
     // containerd's plain-HTTP hosts, one per registry host.
     let hosts: Vec<&str> = imgs
         .containerd
@@ -196,7 +205,8 @@ fn registries_serve_pushed_images_deny_and_hang() {
         [
             plan.open.to_string(),
             plan.auth.to_string(),
-            plan.blackhole.to_string()
+            plan.blackhole.to_string(),
+            plan.unreachable.to_string()
         ]
     );
     let hd = dir.path().join("certs.d");

@@ -182,8 +182,12 @@ pub struct Images {
     pub denied: String,
     /// A tag that does not exist on the open registry (404 MANIFEST_UNKNOWN).
     pub not_found: String,
-    /// The model server on the listener that never answers.
+    /// The model server on the listener that accepts and never answers
+    /// (containerd 1.6 waits for ever: no pull-progress timeout before 1.7).
     pub timeout: String,
+    /// The model server where connects time out (`dial tcp ...: i/o
+    /// timeout` after containerd's 30 s dial timeout).
+    pub unreachable: String,
     /// For an imagePullSecret that makes [`Images::denied`] pullable.
     pub credentials: PullCredentials,
     pub containerd: ContainerdRegistries,
@@ -250,12 +254,18 @@ pub fn push_all(plan: &RegistryPlan) -> anyhow::Result<Images> {
         denied: format!("{}/{MODEL_SERVER_REPO}:{first}", plan.auth),
         not_found: format!("{repo}:{MISSING_TAG}"),
         timeout: format!("{}/{MODEL_SERVER_REPO}:{first}", plan.blackhole),
+        unreachable: format!("{}/{MODEL_SERVER_REPO}:{first}", plan.unreachable),
         credentials: PullCredentials {
             server: plan.auth.to_string(),
             username: plan.username.clone(),
             password: plan.password.clone(),
         },
-        containerd: ContainerdRegistries::new(&[plan.open, plan.auth, plan.blackhole]),
+        containerd: ContainerdRegistries::new(&[
+            plan.open,
+            plan.auth,
+            plan.blackhole,
+            plan.unreachable,
+        ]),
     })
 }
 

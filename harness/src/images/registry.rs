@@ -38,6 +38,8 @@ pub struct RegistryPlan {
     pub auth: SocketAddr,
     /// The listener that accepts connections and never answers.
     pub blackhole: SocketAddr,
+    /// Where connects time out (served by the blackhole process too).
+    pub unreachable: SocketAddr,
     pub username: String,
     pub password: String,
     /// What to start, in this order; stop in the reverse order.
@@ -106,8 +108,8 @@ pub struct PlanOptions {
     /// The address to listen on (default 127.0.0.1); an address of this
     /// network namespace.
     pub ip: Option<IpAddr>,
-    /// Fixed ports (open, auth, blackhole) instead of free ones.
-    pub ports: Option<[u16; 3]>,
+    /// Fixed ports (open, auth, blackhole, unreachable) instead of free ones.
+    pub ports: Option<[u16; 4]>,
     /// The `mdiag-blackhole` binary (default: [`blackhole_exe`]).
     pub blackhole_exe: Option<PathBuf>,
 }
@@ -128,11 +130,11 @@ pub fn plan_with(dir: &Path, opts: &PlanOptions) -> anyhow::Result<RegistryPlan>
              (apt-get install docker-registry)"
         );
     }
-    let [p_open, p_auth, p_hole] = match ports {
+    let [p_open, p_auth, p_hole, p_unreach] = match ports {
         Some(p) => p,
         None => {
-            // Hold all three while picking, so they differ.
-            let ls: Vec<TcpListener> = (0..3)
+            // Hold all four while picking, so they differ.
+            let ls: Vec<TcpListener> = (0..4)
                 .map(|_| TcpListener::bind((ip, 0)))
                 .collect::<Result<_, _>>()
                 .with_context(|| format!("binding {ip}:0"))?;
@@ -140,12 +142,13 @@ pub fn plan_with(dir: &Path, opts: &PlanOptions) -> anyhow::Result<RegistryPlan>
                 .iter()
                 .map(|l| l.local_addr().map(|a| a.port()))
                 .collect::<Result<_, _>>()?;
-            [p[0], p[1], p[2]]
+            [p[0], p[1], p[2], p[3]]
         }
     };
     let open = SocketAddr::new(ip, p_open);
     let auth = SocketAddr::new(ip, p_auth);
     let blackhole = SocketAddr::new(ip, p_hole);
+    let unreachable = SocketAddr::new(ip, p_unreach);
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let dir = dir.canonicalize()?;
     let password = crate::util::uuid4();
@@ -195,7 +198,12 @@ pub fn plan_with(dir: &Path, opts: &PlanOptions) -> anyhow::Result<RegistryPlan>
                 Some(p) => p.clone(),
                 None => blackhole_exe()?,
             },
-            args: vec!["--listen".into(), blackhole.to_string()],
+            args: vec![
+                "--listen".into(),
+                blackhole.to_string(),
+                "--unreachable".into(),
+                unreachable.to_string(),
+            ],
             log: "registry-blackhole.log".into(),
         },
     ];
@@ -204,6 +212,7 @@ pub fn plan_with(dir: &Path, opts: &PlanOptions) -> anyhow::Result<RegistryPlan>
         open,
         auth,
         blackhole,
+        unreachable,
         username: AUTH_USER.into(),
         password,
         processes,
