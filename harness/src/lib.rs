@@ -40,6 +40,7 @@ pub mod helm;
 pub mod helpers;
 pub mod images;
 pub mod load;
+pub mod node;
 pub mod sim;
 pub mod util;
 
