@@ -490,6 +490,9 @@ pub fn start_node_again(layout: &Layout) -> anyhow::Result<()> {
         bail!("this cluster has no real node");
     }
     let t = Instant::now();
+    let bin = layout.bin_dir().context("no BIN_DIR in cluster.env")?;
+    let admin = layout.admin_kubeconfig();
+    let old_beat = node_ready_heartbeat(&bin, &admin).map(|(_, beat)| beat);
     start_component(layout, node::CONTAINERD)?;
     let sock = cfg_dir.join("containerd").join("containerd.sock");
     let mut none: Vec<Started> = Vec::new();
@@ -497,21 +500,27 @@ pub fn start_node_again(layout: &Layout) -> anyhow::Result<()> {
         std::os::unix::net::UnixStream::connect(&sock).is_ok()
     })?;
     start_component(layout, node::KUBELET)?;
-    let bin = layout.bin_dir().context("no BIN_DIR in cluster.env")?;
-    let admin = layout.admin_kubeconfig();
+    // Ready counts once the new kubelet has written it: with a heartbeat
+    // other than the one the stopped kubelet left.
     wait_for_within(
         &mut none,
         &format!("node {} to be Ready", node::NODE_NAME),
         NODE_READY_TIMEOUT,
-        || node_ready_since(&bin, &admin, t),
+        || {
+            node_ready_heartbeat(&bin, &admin)
+                .is_some_and(|(status, beat)| status == "True" && Some(&beat) != old_beat.as_ref())
+        },
     )?;
+    eprintln!(
+        "  the real node is Ready again after {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
-/// Whether the Node's Ready condition is True with a heartbeat after `t`
-/// (a Ready left over from before a stop does not count).
-fn node_ready_since(bin: &Path, kubeconfig: &Path, t: Instant) -> bool {
-    let Ok(out) = kubectl(
+/// The Node's Ready status and its last heartbeat, as kubectl prints them.
+fn node_ready_heartbeat(bin: &Path, kubeconfig: &Path) -> Option<(String, String)> {
+    let out = kubectl(
         bin,
         kubeconfig,
         &[
@@ -523,22 +532,11 @@ fn node_ready_since(bin: &Path, kubeconfig: &Path, t: Instant) -> bool {
         ],
         None,
         Duration::from_secs(5),
-    ) else {
-        return false;
-    };
+    )
+    .ok()?;
     let mut it = out.split_whitespace();
-    let (Some(status), Some(beat)) = (it.next(), it.next()) else {
-        return false;
-    };
-    let Ok(beat) = beat.parse::<jiff::Timestamp>() else {
-        return false;
-    };
-    let started =
-        jiff::Timestamp::now() - jiff::SignedDuration::try_from(t.elapsed()).unwrap_or_default();
-    // Heartbeats have second precision.
-    status == "True" && beat >= started - jiff::SignedDuration::from_secs(1)
+    Some((it.next()?.to_owned(), it.next()?.to_owned()))
 }
-
 
 const COMPONENTS: [&str; 4] = [
     "etcd",
