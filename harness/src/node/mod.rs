@@ -439,7 +439,7 @@ pub fn shims_of(sock: &str) -> Vec<i32> {
         let is_shim = args
             .first()
             .is_some_and(|a| a.ends_with(b"containerd-shim-runc-v2"));
-        if is_shim && args.iter().any(|a| *a == sock.as_bytes()) {
+        if is_shim && args.contains(&sock.as_bytes()) {
             out.push(pid);
         }
     }

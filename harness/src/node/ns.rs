@@ -194,8 +194,7 @@ fn init_run() -> anyhow::Result<Stage> {
             Ok(Some((pid, status))) if pid == main => {
                 let code = status
                     .exit_status()
-                    .map(|c| c as i32)
-                    .or_else(|| status.terminating_signal().map(|s| 128 + s as i32))
+                    .or_else(|| status.terminating_signal().map(|s| 128 + s))
                     .unwrap_or(1);
                 return Ok(Stage::Done(code));
             }
