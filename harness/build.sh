@@ -2,18 +2,20 @@
 # Build the binaries used by the mdiag live tests: kube-apiserver,
 # kube-controller-manager, kube-scheduler, kubectl (from the Go module
 # k8s.io/kubernetes, wrapped by ./k8s), etcd, etcdctl (from go.etcd.io/etcd,
-# wrapped by ./etcd) and helm (Helm v3's CLI from helm.sh/helm/v3, wrapped by
-# ./helm).
+# wrapped by ./etcd), helm (Helm v3's CLI from helm.sh/helm/v3, wrapped by
+# ./helm) and kubelet (from k8s.io/kubernetes too, for the harness's real node).
 #
 # The binaries go to a cache outside the repository, keyed by version:
 #   ${MDIAG_HARNESS_CACHE:-$HOME/.cache/mdiag-harness}/k8s-v<k8s>-etcd-v<etcd>/bin
 #   ${MDIAG_HARNESS_CACHE:-$HOME/.cache/mdiag-harness}/helm-v<helm>/bin
+#   ${MDIAG_HARNESS_CACHE:-$HOME/.cache/mdiag-harness}/kubelet-v<k8s>/bin
 # Each set is built only when it is missing, so with everything there the
 # script returns at once. Progress goes to stderr.
 #
 # Usage:
 #   build.sh          all of them; the last stdout line is the k8s/etcd bin dir
 #   build.sh helm     helm only; the last stdout line is the helm bin dir
+#   build.sh kubelet  kubelet only; the last stdout line is the kubelet bin dir
 #
 # Environment:
 #   MDIAG_HARNESS_CACHE  cache root (default $HOME/.cache/mdiag-harness)
@@ -33,8 +35,8 @@ die() { log "error: $*"; exit 1; }
 
 what="${1:-all}"
 case "$what" in
-    all | helm) ;;
-    *) die "unknown argument '$what' (expected nothing, 'all' or 'helm')" ;;
+    all | helm | kubelet) ;;
+    *) die "unknown argument '$what' (expected nothing, 'all', 'helm' or 'kubelet')" ;;
 esac
 
 # The pinned versions are read from the wrapper go.mod files, so those stay
@@ -57,6 +59,10 @@ k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 etcd_cmds=(etcd etcdctl)
 helm_dest="$cache_root/helm-${helm_version}"
 helm_bin="$helm_dest/bin"
+# The kubelet has a cache set of its own, so adding it kept the cached
+# control plane valid.
+kubelet_dest="$cache_root/kubelet-${k8s_version}"
+kubelet_bin="$kubelet_dest/bin"
 
 # complete DIR CMD...: whether every CMD is an executable in DIR.
 complete() {
@@ -112,6 +118,24 @@ lock() {
     fi
 }
 
+# Stamp the version the way Kubernetes' hack/lib/version.sh does, so
+# `--version`, `kubectl version` and the apiserver's /version tell the truth.
+k8s_ldflags() {
+    local ver="${k8s_version#v}" major minor
+    major="${ver%%.*}"
+    minor="${ver#*.}"
+    minor="${minor%%.*}"
+    local vpkg=k8s.io/component-base/version
+    local ldflags="-s -w"
+    ldflags+=" -X $vpkg.gitVersion=$k8s_version"
+    ldflags+=" -X $vpkg.gitMajor=$major"
+    ldflags+=" -X $vpkg.gitMinor=$minor"
+    ldflags+=" -X $vpkg.gitCommit=${K8S_GIT_COMMIT:-}"
+    ldflags+=" -X $vpkg.gitTreeState=clean"
+    ldflags+=" -X $vpkg.buildDate=$build_date"
+    printf '%s' "$ldflags"
+}
+
 gobuild() {
     # nice: the machine's cores are shared with other builds.
     nice -n 10 "$go_cmd" build -trimpath -buildvcs=false -mod=readonly "$@"
@@ -133,20 +157,8 @@ build_k8s() {
     mkdir -p "$staging"
     stagings+=("$staging")
 
-    # Stamp the version the way Kubernetes' hack/lib/version.sh does, so
-    # `--version`, `kubectl version` and the apiserver's /version tell the truth.
-    local ver="${k8s_version#v}" major minor
-    major="${ver%%.*}"
-    minor="${ver#*.}"
-    minor="${minor%%.*}"
-    local vpkg=k8s.io/component-base/version
-    local ldflags="-s -w"
-    ldflags+=" -X $vpkg.gitVersion=$k8s_version"
-    ldflags+=" -X $vpkg.gitMajor=$major"
-    ldflags+=" -X $vpkg.gitMinor=$minor"
-    ldflags+=" -X $vpkg.gitCommit=${K8S_GIT_COMMIT:-}"
-    ldflags+=" -X $vpkg.gitTreeState=clean"
-    ldflags+=" -X $vpkg.buildDate=$build_date"
+    local ldflags
+    ldflags="$(k8s_ldflags)"
 
     local start=$SECONDS t c pkgs
     log "building Kubernetes $k8s_version: ${k8s_cmds[*]}"
@@ -230,11 +242,47 @@ build_helm() {
     log "helm built in $((SECONDS - start)) s; $(du -sh "$helm_bin" | cut -f1) in $helm_bin"
 }
 
+build_kubelet() {
+    if complete "$kubelet_bin" kubelet; then
+        log "kubelet $k8s_version is cached"
+        return 0
+    fi
+    lock "$kubelet_dest" 6
+    if complete "$kubelet_bin" kubelet; then
+        log "kubelet $k8s_version is cached"
+        return 0
+    fi
+    find_go
+    local staging="$kubelet_dest/.staging.$$"
+    rm -rf "$staging"
+    mkdir -p "$staging"
+    stagings+=("$staging")
+    local ldflags
+    ldflags="$(k8s_ldflags)"
+    local start=$SECONDS
+    log "building kubelet $k8s_version"
+    (
+        cd "$here/k8s"
+        gobuild -ldflags "$ldflags" -o "$staging/kubelet" ./cmd/kubelet
+    )
+    local got
+    got="$("$staging/kubelet" --version 2>&1 || true)"
+    [[ "$got" == "Kubernetes $k8s_version" ]] || die "kubelet --version says '$got', expected 'Kubernetes $k8s_version'"
+    mkdir -p "$kubelet_bin"
+    mv -f "$staging/kubelet" "$kubelet_bin/kubelet"
+    log "kubelet built in $((SECONDS - start)) s; $(du -sh "$kubelet_bin" | cut -f1) in $kubelet_bin"
+}
+
 case "$what" in
     all)
         build_k8s
         build_helm
+        build_kubelet
         echo "$k8s_bin"
+        ;;
+    kubelet)
+        build_kubelet
+        echo "$kubelet_bin"
         ;;
     helm)
         build_helm

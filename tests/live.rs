@@ -8,6 +8,11 @@
 //!
 //! Tests run one at a time: some pause the controller, stop a node or the
 //! scheduler, which would disturb the others.
+//!
+//! The cluster has a real node too (containerd and a kubelet, see
+//! harness/src/node/), so the binary runs itself again inside network,
+//! mount and PID namespaces of its own (`node::ns::reexec`): it needs root,
+//! and when the namespaces end nothing of the cluster is left.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -15,7 +20,9 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use mdiag_harness::cluster::{self, Layout};
+use mdiag_harness::cluster::{self, Layout, UpOptions};
+use mdiag_harness::images::Images;
+use mdiag_harness::node::ns;
 use mdiag_harness::{
     ModelServiceSpec, Sim, SimOptions, apply_model_service_spec, client_from_kubeconfig,
     ensure_namespace, install_crd, pause_controller, stop_node,
@@ -24,6 +31,8 @@ use serde_json::Value;
 
 #[path = "live/gate.rs"]
 mod gate;
+#[path = "live/real_node.rs"]
+mod real_node;
 #[path = "live/triage_scale.rs"]
 mod triage_scale;
 
@@ -36,6 +45,8 @@ struct World {
     runtime: tokio::runtime::Runtime,
     admin: kube::Client,
     sim: Mutex<Option<Sim>>,
+    /// The images on the cluster's local registries (for the real node).
+    images: Images,
 }
 
 static WORLD: OnceLock<World> = OnceLock::new();
@@ -50,21 +61,36 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Names this run's files: the namespace set's tag (`live-<outer pid>`;
+/// inside the PID namespace every run's pid would be the same), else the pid.
+fn run_id() -> String {
+    ns::tag()
+        .and_then(|t| t.strip_prefix("live-").map(str::to_owned))
+        .unwrap_or_else(|| std::process::id().to_string())
+}
+
 impl World {
     fn start() -> anyhow::Result<World> {
         let dir = repo()
             .join("target")
-            .join(format!("live-cluster-{}", std::process::id()));
+            .join(format!("live-cluster-{}", run_id()));
         let layout = Layout::at(dir)?;
-        if let Err(e) = cluster::up(&layout) {
+        let up = match cluster::up_with(&layout, UpOptions { real_node: true }) {
+            Ok(up) => up,
+            Err(e) => {
+                let _ = cluster::down(&layout);
+                return Err(e);
+            }
+        };
+        let Some(images) = up.images else {
             let _ = cluster::down(&layout);
-            return Err(e);
-        }
-        Self::prepare(layout)
+            anyhow::bail!("the cluster came up without the registries' images");
+        };
+        Self::prepare(layout, images)
     }
 
     /// Everything after the control plane is up; stops it on failure.
-    fn prepare(layout: Layout) -> anyhow::Result<World> {
+    fn prepare(layout: Layout, images: Images) -> anyhow::Result<World> {
         let built = Self::prepare_on(&layout);
         if built.is_err() {
             let _ = cluster::down(&layout);
@@ -75,6 +101,7 @@ impl World {
             runtime,
             admin,
             sim: Mutex::new(Some(sim)),
+            images,
         })
     }
 
@@ -244,7 +271,7 @@ fn dump(ns: &str) -> Result<PathBuf, Failed> {
     ];
     let path = repo()
         .join("target")
-        .join(format!("live-dump-{}-{ns}.yaml", std::process::id()));
+        .join(format!("live-dump-{}-{ns}.yaml", run_id()));
     std::fs::write(&path, parts.join("---\n")).map_err(|e| e.to_string())?;
     Ok(path)
 }
@@ -344,6 +371,7 @@ fn with_controller_paused(body: impl FnOnce() -> Result<(), Failed>) -> Result<(
 
 fn trials() -> Vec<Trial> {
     let mut all = scenario_trials();
+    all.extend(real_node::trials());
     all.extend(gate::trials());
     all.extend(triage_scale::trials());
     // Last: it stops the scheduler of the whole cluster for a while.
@@ -688,7 +716,7 @@ fn scheduler_stopped() -> Trial {
 fn snapshot_file(ns: &str, target: &[&str], kubeconfig: &Path) -> Result<PathBuf, Failed> {
     let file = repo()
         .join("target")
-        .join(format!("live-snapshot-{}-{ns}.yaml.gz", std::process::id()));
+        .join(format!("live-snapshot-{}-{ns}.yaml.gz", run_id()));
     let mut args = vec![
         "--kubeconfig",
         kubeconfig.to_str().unwrap(),
@@ -785,6 +813,30 @@ fn any_selected(args: &Arguments, trials: &[Trial]) -> bool {
 /// `cargo test` lists its trials as ignored and says how to run them.
 const LIVE_ENV: &str = "MDIAG_LIVE";
 
+/// The Go binaries (control plane, kubelet) and the harness's helper
+/// binaries, before the namespaces cut the network off.
+fn prebuild() -> anyhow::Result<()> {
+    let layout = Layout::at(repo().join("target").join("live-prebuild"))?;
+    cluster::build_all(&layout)?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(repo())
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "mdiag-harness",
+            "--bin",
+            "mdiag-blackhole",
+        ])
+        .status()?;
+    anyhow::ensure!(
+        status.success(),
+        "building mdiag-blackhole failed ({status})"
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let mut args = Arguments::from_args();
     let trials = trials();
@@ -803,6 +855,21 @@ fn main() -> ExitCode {
     }
     if args.list || !any_selected(&args, &trials) {
         return libtest_mimic::run(&args, trials).exit_code();
+    }
+    if !ns::inside() {
+        // Inside there is no network: build (or find) what needs it first.
+        if let Err(e) = prebuild() {
+            eprintln!("cannot build the live cluster's binaries: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    }
+    match ns::reexec("live") {
+        Ok(ns::Stage::Run) => {}
+        Ok(ns::Stage::Done(code)) => return ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("cannot start the live cluster with its real node: {e:#}");
+            return ExitCode::FAILURE;
+        }
     }
     let t0 = Instant::now();
     match World::start() {

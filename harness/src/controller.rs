@@ -4,6 +4,14 @@
 //! `modeldock-system/modeldock-controller`, and can be paused through the
 //! ConfigMap `modeldock-system/modeldock-controller-control` (data
 //! `paused: "true"`): paused, it neither reconciles nor renews its Lease.
+//!
+//! Besides image, replicas, modelName, port, readinessPath, args and
+//! resources, it passes through what real-node trials need: `nodeSelector`,
+//! `tolerations`, `volumes` and `imagePullSecrets` to the Pod spec, `env`
+//! (after `MODEL_NAME`) and `volumeMounts` to the container, and the
+//! `readinessProbe` timings (`initialDelaySeconds`, `periodSeconds`,
+//! `timeoutSeconds`, `successThreshold`, `failureThreshold`) over the
+//! defaults. Absent fields leave the Deployment as before.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -389,11 +397,48 @@ pub fn desired_deployment(ms: &DynamicObject) -> Value {
             "failureThreshold": 3,
         },
     });
-    if let Some(m) = model {
-        container["env"] = json!([{"name": "MODEL_NAME", "value": m}]);
+    // The spec's env after MODEL_NAME; an entry of the spec named
+    // MODEL_NAME wins (env is a list keyed by name).
+    let spec_env: Vec<Value> = array(&spec, "env");
+    let mut env: Vec<Value> = Vec::new();
+    if let Some(m) = model
+        && !spec_env.iter().any(|e| e["name"] == "MODEL_NAME")
+    {
+        env.push(json!({"name": "MODEL_NAME", "value": m}));
+    }
+    env.extend(spec_env);
+    if !env.is_empty() {
+        container["env"] = json!(env);
     }
     if let Some(r) = spec.get("resources").filter(|r| r.is_object()) {
         container["resources"] = r.clone();
+    }
+    let mounts = array(&spec, "volumeMounts");
+    if !mounts.is_empty() {
+        container["volumeMounts"] = json!(mounts);
+    }
+    if let Some(o) = spec.get("readinessProbe").and_then(Value::as_object) {
+        for k in [
+            "initialDelaySeconds",
+            "periodSeconds",
+            "timeoutSeconds",
+            "successThreshold",
+            "failureThreshold",
+        ] {
+            if let Some(v) = o.get(k).filter(|v| v.is_i64()) {
+                container["readinessProbe"][k] = v.clone();
+            }
+        }
+    }
+    let mut pod_spec = json!({"containers": [container]});
+    if let Some(sel) = spec.get("nodeSelector").filter(|v| v.is_object()) {
+        pod_spec["nodeSelector"] = sel.clone();
+    }
+    for k in ["tolerations", "volumes", "imagePullSecrets"] {
+        let v = array(&spec, k);
+        if !v.is_empty() {
+            pod_spec[k] = json!(v);
+        }
     }
     let sim_annotations: serde_json::Map<String, Value> = ms
         .annotations()
@@ -419,10 +464,19 @@ pub fn desired_deployment(ms: &DynamicObject) -> Value {
             "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
             "template": {
                 "metadata": template_meta,
-                "spec": {"containers": [container]},
+                "spec": pod_spec,
             },
         },
     })
+}
+
+/// The objects of a list field of the spec (nothing when absent or not a
+/// list).
+fn array(spec: &Value, key: &str) -> Vec<Value> {
+    spec.get(key)
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter(|v| v.is_object()).cloned().collect())
+        .unwrap_or_default()
 }
 
 /// The Service the controller wants for a ModelService.
@@ -681,11 +735,83 @@ mod tests {
             json!({"sim.mdiag.dev/behavior": "oom"})
         );
         assert_eq!(d["metadata"]["ownerReferences"][0]["uid"], "u-1");
+        // Without the pass-through fields the Pod spec and container are as
+        // they always were.
+        let pod = d["spec"]["template"]["spec"].as_object().unwrap();
+        assert_eq!(pod.keys().collect::<Vec<_>>(), ["containers"]);
+        let keys: BTreeSet<&str> = c.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            BTreeSet::from([
+                "args",
+                "env",
+                "image",
+                "imagePullPolicy",
+                "name",
+                "ports",
+                "readinessProbe",
+                "resources"
+            ])
+        );
+        assert_eq!(c["env"], json!([{"name": "MODEL_NAME", "value": "tiny"}]));
+        assert_eq!(
+            c["readinessProbe"],
+            json!({"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
+                "initialDelaySeconds": 5, "periodSeconds": 5, "timeoutSeconds": 1,
+                "successThreshold": 1, "failureThreshold": 3})
+        );
         let s = desired_service(&ms());
         assert_eq!(s["spec"]["ports"][0]["targetPort"], 8080);
         assert_eq!(
             s["spec"]["selector"]["app.kubernetes.io/name"],
             "chart-demo"
+        );
+    }
+
+    #[test]
+    fn real_node_fields_pass_through() {
+        let mut m = ms();
+        m.data["spec"]["nodeSelector"] = json!({"mdiag.dev/node": "real"});
+        m.data["spec"]["tolerations"] = json!([{"key": "mdiag.dev/node", "operator": "Equal",
+            "value": "real", "effect": "NoSchedule"}]);
+        m.data["spec"]["env"] = json!([
+            {"name": "MODEL_PATH", "valueFrom": {"configMapKeyRef": {"name": "chart-demo-config", "key": "MODEL_PATH"}}},
+            {"name": "LOG_LEVEL", "value": "debug"},
+        ]);
+        m.data["spec"]["volumes"] =
+            json!([{"name": "model-cache", "configMap": {"name": "model-cache"}}]);
+        m.data["spec"]["volumeMounts"] = json!([{"name": "model-cache", "mountPath": "/models"}]);
+        m.data["spec"]["imagePullSecrets"] = json!([{"name": "registry-auth"}]);
+        m.data["spec"]["readinessProbe"] = json!({"initialDelaySeconds": 0, "periodSeconds": 1,
+            "failureThreshold": 1, "bogus": 7});
+        let d = desired_deployment(&m);
+        let pod = &d["spec"]["template"]["spec"];
+        assert_eq!(pod["nodeSelector"], json!({"mdiag.dev/node": "real"}));
+        assert_eq!(pod["tolerations"][0]["effect"], "NoSchedule");
+        assert_eq!(pod["volumes"][0]["configMap"]["name"], "model-cache");
+        assert_eq!(pod["imagePullSecrets"], json!([{"name": "registry-auth"}]));
+        let c = &pod["containers"][0];
+        assert_eq!(c["env"][0], json!({"name": "MODEL_NAME", "value": "tiny"}));
+        assert_eq!(
+            c["env"][1]["valueFrom"]["configMapKeyRef"]["key"],
+            "MODEL_PATH"
+        );
+        assert_eq!(c["env"][2], json!({"name": "LOG_LEVEL", "value": "debug"}));
+        assert_eq!(c["volumeMounts"][0]["mountPath"], "/models");
+        let p = &c["readinessProbe"];
+        assert_eq!(p["initialDelaySeconds"], 0);
+        assert_eq!(p["periodSeconds"], 1);
+        assert_eq!(p["failureThreshold"], 1);
+        assert_eq!(p["timeoutSeconds"], 1, "unset timings keep the default");
+        assert!(p.get("bogus").is_none());
+        assert_eq!(p["httpGet"]["path"], "/healthz");
+
+        // The spec's own MODEL_NAME replaces the controller's.
+        m.data["spec"]["env"] = json!([{"name": "MODEL_NAME", "value": "other"}]);
+        let d = desired_deployment(&m);
+        assert_eq!(
+            d["spec"]["template"]["spec"]["containers"][0]["env"],
+            json!([{"name": "MODEL_NAME", "value": "other"}])
         );
     }
 

@@ -173,7 +173,14 @@ pub struct ModelServiceSpec {
     pub labels: BTreeMap<String, String>,
     /// The field manager of the apply (default `helm`, as a chart would).
     pub field_manager: Option<String>,
+    /// More spec fields, set as they are (env, nodeSelector, tolerations,
+    /// volumes, volumeMounts, imagePullSecrets, readinessProbe, ...).
+    pub spec_fields: BTreeMap<String, Value>,
 }
+
+/// The label of the real node (`mdiag.dev/node=real`); it also carries the
+/// taint `mdiag.dev/node=real:NoSchedule`.
+pub const REAL_NODE_LABEL: (&str, &str) = ("mdiag.dev/node", "real");
 
 impl ModelServiceSpec {
     pub fn new(image: &str) -> Self {
@@ -222,6 +229,20 @@ impl ModelServiceSpec {
         self.field_manager = Some(m.to_owned());
         self
     }
+    /// Sets one more spec field, e.g. `("env", json!([...]))`.
+    pub fn spec_field(mut self, k: &str, v: Value) -> Self {
+        self.spec_fields.insert(k.to_owned(), v);
+        self
+    }
+    /// Pins the Pods to the real node: its label as nodeSelector and a
+    /// toleration of its taint.
+    pub fn on_real_node(self) -> Self {
+        let (k, v) = REAL_NODE_LABEL;
+        self.spec_field("nodeSelector", json!({ k: v })).spec_field(
+            "tolerations",
+            json!([{"key": k, "operator": "Equal", "value": v, "effect": "NoSchedule"}]),
+        )
+    }
 
     /// The object to apply.
     pub fn to_object(&self, ns: &str, name: &str) -> Value {
@@ -247,6 +268,9 @@ impl ModelServiceSpec {
         }
         if let Some(r) = &self.resources {
             spec["resources"] = r.clone();
+        }
+        for (k, v) in &self.spec_fields {
+            spec[k] = v.clone();
         }
         let mut meta = json!({"name": name, "namespace": ns});
         if !annotations.is_empty() {
@@ -341,6 +365,23 @@ mod tests {
     fn crd_parses() {
         let crd: Value = serde_saphyr::from_str(MODELSERVICE_CRD_YAML).unwrap();
         assert_eq!(crd["metadata"]["name"], "modelservices.modeldock.io");
+        // The fields the controller passes through are in the schema.
+        let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+        for f in [
+            "env",
+            "nodeSelector",
+            "tolerations",
+            "volumes",
+            "volumeMounts",
+            "imagePullSecrets",
+            "readinessProbe",
+        ] {
+            assert!(spec.get(f).is_some(), "{f} missing from the CRD schema");
+        }
+        assert_eq!(
+            spec["env"]["items"]["properties"]["valueFrom"]["properties"]["configMapKeyRef"]["required"],
+            json!(["key"])
+        );
     }
 
     #[test]
@@ -356,6 +397,14 @@ mod tests {
         );
         assert_eq!(o["spec"]["replicas"], 2);
         assert_eq!(o["spec"]["resources"]["limits"]["memory"], "1Gi");
+        assert!(o["spec"].get("nodeSelector").is_none());
+        let o = ModelServiceSpec::new("img:v1")
+            .on_real_node()
+            .spec_field("imagePullSecrets", json!([{"name": "pull"}]))
+            .to_object("ns", "m");
+        assert_eq!(o["spec"]["nodeSelector"], json!({"mdiag.dev/node": "real"}));
+        assert_eq!(o["spec"]["tolerations"][0]["effect"], "NoSchedule");
+        assert_eq!(o["spec"]["imagePullSecrets"][0]["name"], "pull");
     }
 
     #[tokio::test]

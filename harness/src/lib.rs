@@ -11,6 +11,9 @@
 //!   Deployment + Service + status), with a leader-election Lease, that can
 //!   be paused.
 //! - [`helpers`]: what tests need around them.
+//! - [`images`]: OCI images made from busybox-static (pause, the
+//!   model-server stand-in) and local registries (open, htpasswd, one that
+//!   never answers) for the real node.
 //! - [`cluster`]: the control plane itself (etcd, apiserver, controller-manager,
 //!   scheduler built from Go modules by `harness/build.sh`).
 //!
@@ -35,7 +38,9 @@ pub mod controller;
 pub mod events;
 pub mod helm;
 pub mod helpers;
+pub mod images;
 pub mod load;
+pub mod node;
 pub mod sim;
 pub mod util;
 

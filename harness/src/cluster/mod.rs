@@ -1,7 +1,10 @@
 //! A real Kubernetes control plane (etcd, kube-apiserver,
 //! kube-controller-manager, kube-scheduler) on 127.0.0.1 for the live tests,
 //! behind `cargo xtask cluster up|down|env|status` and the live test
-//! binary. There are no kubelets: the simulator ([`crate::sim`]) adds nodes.
+//! binary. The simulator ([`crate::sim`]) adds fake nodes; with
+//! [`UpOptions::real_node`] the cluster also gets the local registries and
+//! one real node ([`crate::node`]), and then runs inside namespaces of its
+//! own ([`crate::node::ns`]).
 //!
 //! The binaries come from `harness/build.sh` (see harness/README.md). All
 //! state lives in `$MDIAG_CLUSTER_DIR` (default `<repo>/target/cluster`):
@@ -14,6 +17,8 @@
 //! pki/                 ca.{crt,key}, apiserver.{crt,key}, sa.{key,pub}, client certs
 //! logs/<name>.log      output of each component
 //! etcd/                etcd's data
+//! registry/            the local registries (real node only, see crate::images)
+//! node/                the real node's containerd, CNI and kubelet files
 //! ```
 
 mod kubeconfig;
@@ -31,6 +36,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use crate::node::{self, NodeConfig, ns};
 use pki::Pki;
 use procs::{Record, Started};
 
@@ -139,20 +145,58 @@ impl Layout {
     }
 }
 
+/// The start time of a pid (field 22 of /proc/<pid>/stat), while it is
+/// alive and not a zombie.
+pub fn proc_start_time(pid: i32) -> Option<u64> {
+    procs::start_time_if_alive(pid)
+}
+
 // ---------------------------------------------------------------- up
+
+/// What `up` starts besides the control plane.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UpOptions {
+    /// The local registries (with the images pushed) and a real node
+    /// (containerd + kubelet). Only inside the cluster's own namespaces:
+    /// see [`crate::node::ns`].
+    pub real_node: bool,
+}
 
 /// Starts the cluster (or finds it running), building the binaries first
 /// when they are not cached.
 pub fn up(layout: &Layout) -> anyhow::Result<()> {
+    up_with(layout, UpOptions::default()).map(|_| ())
+}
+
+/// What a started cluster offers beyond the control plane.
+#[derive(Debug, Default)]
+pub struct Up {
+    /// The images on the local registries (with a real node, when `up`
+    /// started it; also written to `images.json` in the state dir).
+    pub images: Option<crate::images::Images>,
+}
+
+/// [`up`], with options.
+pub fn up_with(layout: &Layout, opts: UpOptions) -> anyhow::Result<Up> {
     let t0 = Instant::now();
     let records = procs::read_records(&layout.pids())?;
     if !records.is_empty() {
         let alive = records.iter().filter(|r| r.is_alive()).count();
+        let want_node = [node::CONTAINERD, node::KUBELET];
         if alive == records.len()
             && COMPONENTS
                 .iter()
                 .all(|c| records.iter().any(|r| r.name == *c))
+            && (!opts.real_node
+                || want_node
+                    .iter()
+                    .all(|c| records.iter().any(|r| r.name == *c)))
         {
+            let images = if opts.real_node {
+                Some(crate::images::Images::load(&layout.dir)?)
+            } else {
+                None
+            };
             let bin = PathBuf::from(
                 layout
                     .read_env()
@@ -163,7 +207,7 @@ pub fn up(layout: &Layout) -> anyhow::Result<()> {
             if readyz(&bin, &layout.admin_kubeconfig()) {
                 eprintln!("cluster is already up (state in {})", layout.dir.display());
                 print_env(layout);
-                return Ok(());
+                return Ok(Up { images });
             }
             eprintln!("cluster processes are running but /readyz does not answer ok; restarting");
         } else if alive > 0 {
@@ -173,6 +217,7 @@ pub fn up(layout: &Layout) -> anyhow::Result<()> {
             );
         }
         procs::stop(&stop_order(&records), Duration::from_secs(5))?;
+        cleanup_node(layout)?;
     }
     if layout.dir.exists() {
         fs::remove_dir_all(&layout.dir)
@@ -180,6 +225,13 @@ pub fn up(layout: &Layout) -> anyhow::Result<()> {
     }
 
     let bin = binaries(layout)?;
+    let kubelet = if opts.real_node {
+        let k = kubelet_binary(layout)?;
+        node::preflight(&k)?;
+        Some(k)
+    } else {
+        None
+    };
     let t_build = t0.elapsed();
     let t1 = Instant::now();
 
@@ -188,7 +240,8 @@ pub fn up(layout: &Layout) -> anyhow::Result<()> {
     let server = format!("https://127.0.0.1:{}", ports.apiserver);
 
     let pki = Pki::new(layout.path("pki"));
-    pki.generate(SERVICE_IP).context("making certificates")?;
+    pki.generate(SERVICE_IP, (node::NODE_NAME, ns::NODE_IP))
+        .context("making certificates")?;
     kubeconfig::write(&layout.admin_kubeconfig(), &server, &pki, &pki::ADMIN)?;
     kubeconfig::write(&layout.viewer_kubeconfig(), &server, &pki, &pki::VIEWER)?;
     let kcm_kubeconfig = layout.path("controller-manager.kubeconfig");
@@ -198,6 +251,8 @@ pub fn up(layout: &Layout) -> anyhow::Result<()> {
     write_cluster_env(layout, &bin, &ports, &server)?;
 
     let mut started: Vec<Started> = Vec::new();
+    let mut images = None;
+    let mut t_node = None;
     let result = start_all(
         layout,
         &bin,
@@ -206,7 +261,16 @@ pub fn up(layout: &Layout) -> anyhow::Result<()> {
         &kcm_kubeconfig,
         &sched_kubeconfig,
         &mut started,
-    );
+    )
+    .and_then(|()| match &kubelet {
+        Some(k) => {
+            let t = Instant::now();
+            images = Some(start_node(layout, &bin, k, &pki, &server, &mut started)?);
+            t_node = Some(t.elapsed());
+            Ok(())
+        }
+        None => Ok(()),
+    });
     if let Err(e) = result {
         eprintln!("\ncluster up failed: {e:#}\n");
         for s in &started {
@@ -214,6 +278,11 @@ pub fn up(layout: &Layout) -> anyhow::Result<()> {
             eprintln!("{}\n", procs::tail(&s.log, 40));
         }
         procs::stop_started(&mut started);
+        if kubelet.is_some()
+            && let Err(c) = cleanup_node(layout)
+        {
+            eprintln!("cleaning up the node: {c:#}");
+        }
         let _ = fs::remove_file(layout.pids());
         eprintln!(
             "stopped what was started; logs are kept in {}",
@@ -221,13 +290,252 @@ pub fn up(layout: &Layout) -> anyhow::Result<()> {
         );
         return Err(e);
     }
+    let node_note = t_node
+        .map(|t| format!(", the real node's part {:.1} s", t.as_secs_f64()))
+        .unwrap_or_default();
     eprintln!(
-        "cluster is up in {:.1} s (plus {:.1} s finding the binaries): {server}",
+        "cluster is up in {:.1} s{node_note} (plus {:.1} s finding the binaries): {server}",
         t1.elapsed().as_secs_f64(),
         t_build.as_secs_f64()
     );
     print_env(layout);
+    Ok(Up { images })
+}
+
+/// How long the node may take to report Ready.
+const NODE_READY_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The registries (with the images pushed), containerd and the kubelet;
+/// waits for the Node to be Ready.
+fn start_node(
+    layout: &Layout,
+    bin: &Path,
+    kubelet: &Path,
+    pki: &Pki,
+    server: &str,
+    started: &mut Vec<Started>,
+) -> anyhow::Result<crate::images::Images> {
+    let plan = crate::images::plan(&layout.path("registry")).context("planning the registries")?;
+    for p in &plan.processes {
+        spawn_exe(layout, &p.name, &p.exe, &p.args, &p.log, started)?;
+    }
+    let images = crate::images::push_all(&plan).context("pushing the images")?;
+    images.save(&layout.dir)?;
+
+    let cfg = node_config(layout, kubelet.to_owned(), pki, server, &images)?;
+    ns::make_cgroups(&cfg.cgroup_root)?;
+    let [containerd, kubelet_launch] = node::prepare(&cfg)?;
+    spawn_exe(
+        layout,
+        containerd.name,
+        &containerd.exe,
+        &containerd.args,
+        &format!("{}.log", containerd.name),
+        started,
+    )?;
+    wait_for(started, "containerd's socket", || {
+        node::containerd_listening(&cfg)
+    })?;
+    spawn_exe(
+        layout,
+        kubelet_launch.name,
+        &kubelet_launch.exe,
+        &kubelet_launch.args,
+        &format!("{}.log", kubelet_launch.name),
+        started,
+    )?;
+    let admin = layout.admin_kubeconfig();
+    wait_for_within(
+        started,
+        &format!("node {} to be Ready", node::NODE_NAME),
+        NODE_READY_TIMEOUT,
+        || {
+            kubectl(
+                bin,
+                &admin,
+                &[
+                    "get",
+                    "node",
+                    node::NODE_NAME,
+                    "-o",
+                    "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
+                ],
+                None,
+                Duration::from_secs(5),
+            )
+            .is_ok_and(|s| s.trim() == "True")
+        },
+    )?;
+    Ok(images)
+}
+
+/// The real node's config as `up` made it (the cgroup root is recorded in
+/// cluster.env).
+fn node_config(
+    layout: &Layout,
+    kubelet: PathBuf,
+    pki: &Pki,
+    server: &str,
+    images: &crate::images::Images,
+) -> anyhow::Result<NodeConfig> {
+    Ok(NodeConfig {
+        dir: layout.path("node"),
+        server: server.to_owned(),
+        ca_crt: pki.ca_crt(),
+        client_crt: pki.client_crt(&pki::NODE),
+        client_key: pki.client_key(&pki::NODE),
+        serving_crt: pki.kubelet_serving_crt(),
+        serving_key: pki.kubelet_serving_key(),
+        kubelet,
+        sandbox_image: images.pause.clone(),
+        registries: images.containerd.hosts.clone(),
+        cgroup_root: node_cgroup_root()?,
+    })
+}
+
+/// The kubelet's cgroup root, named by the namespace set's tag.
+fn node_cgroup_root() -> anyhow::Result<String> {
+    let tag = ns::tag().context(
+        "the real node runs only inside the cluster's namespaces (MDIAG_NS_TAG is not set)",
+    )?;
+    Ok(ns::cgroup_root(&tag))
+}
+
+/// After the node's processes are stopped: what they left (shims, pod
+/// processes, mounts, pod netns, cgroups). Nothing to do without a node.
+fn cleanup_node(layout: &Layout) -> anyhow::Result<()> {
+    let dir = layout.path("node");
+    if !dir.exists() {
+        return Ok(());
+    }
+    let server = layout.read_env().get("SERVER").cloned().unwrap_or_default();
+    let pki = Pki::new(layout.path("pki"));
+    let cfg = NodeConfig {
+        dir,
+        server,
+        ca_crt: pki.ca_crt(),
+        client_crt: pki.client_crt(&pki::NODE),
+        client_key: pki.client_key(&pki::NODE),
+        serving_crt: pki.kubelet_serving_crt(),
+        serving_key: pki.kubelet_serving_key(),
+        kubelet: PathBuf::new(),
+        sandbox_image: String::new(),
+        registries: Vec::new(),
+        cgroup_root: node_cgroup_root()?,
+    };
+    node::cleanup(&cfg)
+}
+
+/// What a stopped real node left inside the namespaces (see
+/// [`node::leftovers`]); empty when it is fully gone.
+pub fn node_leftovers(layout: &Layout) -> anyhow::Result<Vec<String>> {
+    let pki = Pki::new(layout.path("pki"));
+    let cfg = NodeConfig {
+        dir: layout.path("node"),
+        server: String::new(),
+        ca_crt: pki.ca_crt(),
+        client_crt: PathBuf::new(),
+        client_key: PathBuf::new(),
+        serving_crt: PathBuf::new(),
+        serving_key: PathBuf::new(),
+        kubelet: PathBuf::new(),
+        sandbox_image: String::new(),
+        registries: Vec::new(),
+        cgroup_root: node_cgroup_root()?,
+    };
+    let mut left = node::leftovers(&cfg);
+    for name in [node::KUBELET, node::CONTAINERD] {
+        if running(layout, name) {
+            left.push(format!("{name} is running"));
+        }
+    }
+    Ok(left)
+}
+
+/// Stops the real node (kubelet, then containerd) and removes everything
+/// it left, so that [`start_node_again`] starts it from nothing. The Node
+/// object stays (it goes NotReady, then Unknown, as a lost node does).
+pub fn stop_node(layout: &Layout) -> anyhow::Result<()> {
+    let records = procs::read_records(&layout.pids())?;
+    let (stopped, kept): (Vec<Record>, Vec<Record>) = records
+        .into_iter()
+        .partition(|r| r.name == node::KUBELET || r.name == node::CONTAINERD);
+    if stopped.is_empty() {
+        bail!("no real node recorded in {}", layout.pids().display());
+    }
+    procs::stop(&stop_order(&stopped), Duration::from_secs(10))?;
+    procs::write_records(&layout.pids(), &kept)?;
+    cleanup_node(layout)?;
+    // The next start finds no state of the old containerd and kubelet.
+    for d in [
+        "containerd/root",
+        "containerd/state",
+        "kubelet/root",
+        "cni/ipam",
+        "pod-logs",
+    ] {
+        let p = layout.path("node").join(d);
+        if p.exists() {
+            fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
+        }
+        fs::create_dir_all(&p)?;
+    }
     Ok(())
+}
+
+/// Starts the real node again after [`stop_node`] and waits for Ready.
+pub fn start_node_again(layout: &Layout) -> anyhow::Result<()> {
+    let cfg_dir = layout.path("node");
+    if !cfg_dir.exists() {
+        bail!("this cluster has no real node");
+    }
+    let t = Instant::now();
+    let bin = layout.bin_dir().context("no BIN_DIR in cluster.env")?;
+    let admin = layout.admin_kubeconfig();
+    let old_beat = node_ready_heartbeat(&bin, &admin).map(|(_, beat)| beat);
+    start_component(layout, node::CONTAINERD)?;
+    let sock = cfg_dir.join("containerd").join("containerd.sock");
+    let mut none: Vec<Started> = Vec::new();
+    wait_for(&mut none, "containerd's socket", || {
+        std::os::unix::net::UnixStream::connect(&sock).is_ok()
+    })?;
+    start_component(layout, node::KUBELET)?;
+    // Ready counts once the new kubelet has written it: with a heartbeat
+    // other than the one the stopped kubelet left.
+    wait_for_within(
+        &mut none,
+        &format!("node {} to be Ready", node::NODE_NAME),
+        NODE_READY_TIMEOUT,
+        || {
+            node_ready_heartbeat(&bin, &admin)
+                .is_some_and(|(status, beat)| status == "True" && Some(&beat) != old_beat.as_ref())
+        },
+    )?;
+    eprintln!(
+        "  the real node is Ready again after {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The Node's Ready status and its last heartbeat, as kubectl prints them.
+fn node_ready_heartbeat(bin: &Path, kubeconfig: &Path) -> Option<(String, String)> {
+    let out = kubectl(
+        bin,
+        kubeconfig,
+        &[
+            "get",
+            "node",
+            node::NODE_NAME,
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Ready\")].status} {.status.conditions[?(@.type==\"Ready\")].lastHeartbeatTime}",
+        ],
+        None,
+        Duration::from_secs(5),
+    )
+    .ok()?;
+    let mut it = out.split_whitespace();
+    Some((it.next()?.to_owned(), it.next()?.to_owned()))
 }
 
 const COMPONENTS: [&str; 4] = [
@@ -318,6 +626,18 @@ fn start_all(
         // could advertise is 127.0.0.1, which Endpoints may not hold.
         "--endpoint-reconciler-type=none".to_owned(),
         "--enable-admission-plugins=NodeRestriction".to_owned(),
+        // How it authenticates to a kubelet (the real node checks the
+        // client certificate; the simulator's log servers ignore it). The
+        // kubelet's serving certificate is not verified: the simulator's
+        // nodes serve self-signed ones.
+        format!(
+            "--kubelet-client-certificate={}",
+            p(pki.client_crt(&pki::APISERVER_KUBELET_CLIENT))
+        ),
+        format!(
+            "--kubelet-client-key={}",
+            p(pki.client_key(&pki::APISERVER_KUBELET_CLIENT))
+        ),
         "--allow-privileged=true".to_owned(),
         "--profiling=false".to_owned(),
         format!("--cert-dir={}", p(layout.path("kube-apiserver"))),
@@ -462,11 +782,49 @@ fn spawn(
     Ok(())
 }
 
+/// Starts a process that is not in BIN_DIR (registries, containerd, the
+/// kubelet), recording its exe so `start_component` can start it again.
+fn spawn_exe(
+    layout: &Layout,
+    name: &str,
+    exe: &Path,
+    args: &[String],
+    log: &str,
+    started: &mut Vec<Started>,
+) -> anyhow::Result<()> {
+    eprintln!("starting {name}");
+    fs::write(layout.path(&format!("{name}.args")), args.join("\n"))?;
+    fs::write(
+        layout.path(&format!("{name}.exe")),
+        exe.display().to_string(),
+    )?;
+    fs::write(layout.path(&format!("{name}.logname")), log)?;
+    let s = procs::spawn(
+        name,
+        exe,
+        args,
+        &layout.dir,
+        &layout.path("logs").join(log),
+        &layout.pids(),
+    )?;
+    started.push(s);
+    Ok(())
+}
+
 /// Polls `ready` until it holds, failing early when a started process exits
 /// and after READY_TIMEOUT.
 fn wait_for(
     started: &mut [Started],
     what: &str,
+    ready: impl FnMut() -> bool,
+) -> anyhow::Result<()> {
+    wait_for_within(started, what, READY_TIMEOUT, ready)
+}
+
+fn wait_for_within(
+    started: &mut [Started],
+    what: &str,
+    timeout: Duration,
     mut ready: impl FnMut() -> bool,
 ) -> anyhow::Result<()> {
     let t = Instant::now();
@@ -483,11 +841,8 @@ fn wait_for(
             eprintln!("  {what}: ready after {:.1} s", t.elapsed().as_secs_f64());
             return Ok(());
         }
-        if t.elapsed() > READY_TIMEOUT {
-            bail!(
-                "timed out after {} s waiting for {what}",
-                READY_TIMEOUT.as_secs()
-            );
+        if t.elapsed() > timeout {
+            bail!("timed out after {} s waiting for {what}", timeout.as_secs());
         }
         sleep(Duration::from_millis(250));
     }
@@ -545,30 +900,58 @@ fn kubectl(
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Runs harness/build.sh (with `what`, or none) and returns the bin dir it
+/// prints last.
+fn build_sh(layout: &Layout, what: Option<&str>) -> anyhow::Result<PathBuf> {
+    let script = layout.repo.join("harness").join("build.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .args(what)
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("running {}", script.display()))?;
+    if !out.status.success() {
+        bail!("{} failed ({})", script.display(), out.status);
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .context("build.sh printed no bin dir")?;
+    Ok(PathBuf::from(last.trim()))
+}
+
+/// Builds (or finds cached) every binary `up` needs, the kubelet too: for
+/// a caller that is about to enter namespaces with no network.
+pub fn build_all(layout: &Layout) -> anyhow::Result<()> {
+    binaries(layout)?;
+    kubelet_binary(layout)?;
+    Ok(())
+}
+
+/// The kubelet: `$MDIAG_KUBELET` when set, else `harness/build.sh kubelet`.
+pub fn kubelet_binary(layout: &Layout) -> anyhow::Result<PathBuf> {
+    let exe = match std::env::var_os("MDIAG_KUBELET") {
+        Some(k) if !k.is_empty() => PathBuf::from(k),
+        _ => build_sh(layout, Some("kubelet"))?.join("kubelet"),
+    };
+    if !exe.is_file() {
+        bail!(
+            "the kubelet is missing: {} (build it with `harness/build.sh kubelet`)",
+            exe.display()
+        );
+    }
+    Ok(exe)
+}
+
 /// Finds the binaries: `$MDIAG_HARNESS_BIN` when set, else whatever
 /// harness/build.sh builds or has cached (its last stdout line).
 fn binaries(layout: &Layout) -> anyhow::Result<PathBuf> {
     let bin = match std::env::var_os("MDIAG_HARNESS_BIN") {
         Some(b) if !b.is_empty() => PathBuf::from(b),
-        _ => {
-            let script = layout.repo.join("harness").join("build.sh");
-            let out = Command::new("bash")
-                .arg(&script)
-                .stdin(Stdio::null())
-                .stderr(Stdio::inherit())
-                .output()
-                .with_context(|| format!("running {}", script.display()))?;
-            if !out.status.success() {
-                bail!("{} failed ({})", script.display(), out.status);
-            }
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            let last = stdout
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .context("build.sh printed no bin dir")?;
-            PathBuf::from(last.trim())
-        }
+        _ => build_sh(layout, None)?,
     };
     for name in COMPONENTS.iter().chain(&["kubectl"]) {
         if !bin.join(name).is_file() {
@@ -651,6 +1034,11 @@ pub fn down(layout: &Layout) -> anyhow::Result<()> {
     }
     let records = procs::read_records(&layout.pids())?;
     procs::stop(&stop_order(&records), Duration::from_secs(5))?;
+    cleanup_node(layout)?;
+    if ns::inside() {
+        // Anything else mounted in the state dir (in our own mount namespace).
+        ns::unmount_under(&layout.dir)?;
+    }
     fs::remove_dir_all(&layout.dir)
         .with_context(|| format!("removing {}", layout.dir.display()))?;
     eprintln!("cluster stopped; removed {}", layout.dir.display());
@@ -763,14 +1151,11 @@ pub fn start_component(layout: &Layout, name: &str) -> anyhow::Result<()> {
             .context("no BIN_DIR in cluster.env")?
             .join(name),
     };
-    procs::spawn(
-        name,
-        &exe,
-        &args,
-        &layout.dir,
-        &layout.log(name),
-        &layout.pids(),
-    )?;
+    let log = match fs::read_to_string(layout.path(&format!("{name}.logname"))) {
+        Ok(l) => layout.path("logs").join(l.trim()),
+        Err(_) => layout.log(name),
+    };
+    procs::spawn(name, &exe, &args, &layout.dir, &log, &layout.pids())?;
     eprintln!("started {name}");
     Ok(())
 }

@@ -44,7 +44,30 @@ pub const SCHEDULER: Identity = Identity {
     groups: &[],
 };
 
-pub const IDENTITIES: [&Identity; 4] = [&ADMIN, &VIEWER, &CONTROLLER_MANAGER, &SCHEDULER];
+/// The real node's kubelet (see `crate::node`): the Node authorizer and
+/// NodeRestriction know it by this name and group.
+pub const NODE: Identity = Identity {
+    file: "kubelet-client",
+    user: "system:node:mdiag-real-node",
+    groups: &["system:nodes"],
+};
+/// The apiserver, when it calls a kubelet (logs, exec): the real kubelet
+/// authenticates it by this certificate and asks the apiserver whether
+/// it may (system:masters may).
+pub const APISERVER_KUBELET_CLIENT: Identity = Identity {
+    file: "apiserver-kubelet-client",
+    user: "kube-apiserver-kubelet-client",
+    groups: &["system:masters"],
+};
+
+pub const IDENTITIES: [&Identity; 6] = [
+    &ADMIN,
+    &VIEWER,
+    &CONTROLLER_MANAGER,
+    &SCHEDULER,
+    &NODE,
+    &APISERVER_KUBELET_CLIENT,
+];
 
 /// Paths of the generated files.
 pub struct Pki {
@@ -79,6 +102,13 @@ impl Pki {
     pub fn front_proxy_client_key(&self) -> PathBuf {
         self.path("front-proxy-client.key")
     }
+    /// The real kubelet's serving certificate (for the node address).
+    pub fn kubelet_serving_crt(&self) -> PathBuf {
+        self.path("kubelet.crt")
+    }
+    pub fn kubelet_serving_key(&self) -> PathBuf {
+        self.path("kubelet.key")
+    }
     pub fn sa_key(&self) -> PathBuf {
         self.path("sa.key")
     }
@@ -93,8 +123,9 @@ impl Pki {
     }
 
     /// Makes every key and certificate. `service_ip` is the first address of
-    /// the service range (the `kubernetes` Service's ClusterIP).
-    pub fn generate(&self, service_ip: &str) -> anyhow::Result<()> {
+    /// the service range (the `kubernetes` Service's ClusterIP); `node` the
+    /// real node's name and address (for the kubelet's serving certificate).
+    pub fn generate(&self, service_ip: &str, node: (&str, &str)) -> anyhow::Result<()> {
         fs::create_dir_all(&self.dir)?;
         fs::write(self.path("openssl.cnf"), OPENSSL_CNF)?;
 
@@ -102,6 +133,7 @@ impl Pki {
         let mut keys = vec![
             self.ca_key(),
             self.serving_key(),
+            self.kubelet_serving_key(),
             self.sa_key(),
             self.path("front-proxy-ca.key"),
             self.front_proxy_client_key(),
@@ -165,6 +197,13 @@ impl Pki {
             "/CN=kube-apiserver",
             "serverAuth",
             Some(&sans.join(",")),
+        )?;
+        self.leaf(
+            "ca",
+            "kubelet",
+            &format!("/O=system:nodes/CN=system:node:{}", node.0),
+            "serverAuth",
+            Some(&format!("IP:{},DNS:{}", node.1, node.0)),
         )?;
         self.leaf(
             "front-proxy-ca",
@@ -317,11 +356,17 @@ mod tests {
     }
 
     #[test]
+    fn the_node_identity_names_the_real_node() {
+        assert_eq!(NODE.user, format!("system:node:{}", crate::node::NODE_NAME));
+    }
+
+    #[test]
     fn generates_a_ca_and_leaves_signed_by_it() {
         let dir = std::env::temp_dir().join(format!("mdiag-pki-test-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let pki = Pki::new(dir.clone());
-        pki.generate("10.96.0.1").unwrap();
+        pki.generate("10.96.0.1", ("mdiag-real-node", "10.123.0.1"))
+            .unwrap();
 
         let ca = openssl_out(&dir, &["x509", "-in", "ca.crt", "-noout", "-text"]);
         assert!(ca.contains("CA:TRUE"), "{ca}");
@@ -344,6 +389,22 @@ mod tests {
                 "-purpose",
                 "sslserver",
                 "apiserver.crt",
+            ],
+        );
+        assert!(verified.contains("OK"), "{verified}");
+
+        let kubelet = openssl_out(&dir, &["x509", "-in", "kubelet.crt", "-noout", "-text"]);
+        assert!(kubelet.contains("IP Address:10.123.0.1"), "{kubelet}");
+        assert!(kubelet.contains("DNS:mdiag-real-node"), "{kubelet}");
+        let verified = openssl_out(
+            &dir,
+            &[
+                "verify",
+                "-CAfile",
+                "ca.crt",
+                "-purpose",
+                "sslserver",
+                "kubelet.crt",
             ],
         );
         assert!(verified.contains("OK"), "{verified}");

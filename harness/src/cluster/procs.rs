@@ -80,6 +80,14 @@ fn proc_stat(pid: i32) -> Option<(char, u64)> {
     Some((state, start))
 }
 
+/// The start time of `pid` while it is alive (not a zombie).
+pub fn start_time_if_alive(pid: i32) -> Option<u64> {
+    match proc_stat(pid) {
+        Some((state, start)) if state != 'Z' && state != 'X' => Some(start),
+        _ => None,
+    }
+}
+
 /// Reads the `pids` file; a missing file means nothing was started.
 pub fn read_records(path: &Path) -> anyhow::Result<Vec<Record>> {
     match fs::read_to_string(path) {
