@@ -54,6 +54,19 @@ fn gate_on(
     Ok((code, report, stderr))
 }
 
+/// The gate failed on `image-pull-not-found` within 15 s of the first
+/// pull-failure Event; returns how long after it.
+fn failed_on_pull_within_budget(ns: &str, run: &(i32, Value, String)) -> Result<f64, Failed> {
+    if decided_by(&run.1) != "image-pull-not-found" {
+        return Err(format!("decided by {:?}", decided_by(&run.1)).into());
+    }
+    let lag = seconds(first_event(ns, "Failed")?, judged_at(&run.1)?);
+    if lag > 15.0 {
+        return Err(format!("failed {lag:.1}s after the first pull failure (budget 15 s)").into());
+    }
+    Ok(lag)
+}
+
 fn viewer() -> PathBuf {
     world().layout.viewer_kubeconfig()
 }
@@ -216,15 +229,7 @@ pub fn trials() -> Vec<Trial> {
             apply(&ns, &spec("pull-not-found").arg("--v2"))?;
             let run = gate(&viewer(), &ns, &["--timeout", "120s"])?;
             expect("image not found", &run, 1, "failed")?;
-            if decided_by(&run.1) != "image-pull-not-found" {
-                return Err(format!("decided by {:?}", decided_by(&run.1)).into());
-            }
-            let lag = seconds(first_event(&ns, "Failed")?, judged_at(&run.1)?);
-            if lag > 15.0 {
-                return Err(
-                    format!("failed {lag:.1}s after the first pull failure (budget 15 s)").into(),
-                );
-            }
+            let lag = failed_on_pull_within_budget(&ns, &run)?;
             eprintln!(
                 "  image not found: verdict {lag:.1}s after the first pull failure, {:.1}s after the upgrade",
                 started.elapsed().as_secs_f64()
@@ -255,15 +260,7 @@ pub fn trials() -> Vec<Trial> {
                 .map_err(|e| format!("{e:#}"))?;
             let run = gate_on(&viewer(), &ns, "deploy/bad", &["--timeout", "90s"])?;
             expect("plain Deployment, image not found", &run, 1, "failed")?;
-            if decided_by(&run.1) != "image-pull-not-found" {
-                return Err(format!("decided by {:?}", decided_by(&run.1)).into());
-            }
-            let lag = seconds(first_event(&ns, "Failed")?, judged_at(&run.1)?);
-            if lag > 15.0 {
-                return Err(
-                    format!("failed {lag:.1}s after the first pull failure (budget 15 s)").into(),
-                );
-            }
+            let lag = failed_on_pull_within_budget(&ns, &run)?;
             eprintln!("  deploy/bad: failed {lag:.1}s after the first pull failure");
             Ok(())
         }),
