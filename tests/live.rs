@@ -121,6 +121,9 @@ impl World {
             &layout.admin_kubeconfig(),
             SimOptions {
                 backoff_scale: 0.1,
+                // Well inside the short node grace of a real-node cluster
+                // (cluster::NODE_MONITOR_GRACE).
+                heartbeat: Duration::from_secs(5),
                 ..SimOptions::default()
             },
         )?;

@@ -200,7 +200,13 @@ pub fn run(cmd: ClusterCommand) -> anyhow::Result<()> {
             if !cluster::running(&layout, SIM) {
                 let exe = build_sim()?;
                 let kubeconfig = layout.admin_kubeconfig().display().to_string();
-                cluster::start_extra(&layout, SIM, &exe, &["--kubeconfig".into(), kubeconfig])?;
+                let mut args = vec!["--kubeconfig".into(), kubeconfig];
+                if real_node {
+                    // The node lifecycle controller's grace is short there
+                    // (cluster::NODE_MONITOR_GRACE): heartbeat well inside it.
+                    args.extend(["--heartbeat-seconds".into(), "5".into()]);
+                }
+                cluster::start_extra(&layout, SIM, &exe, &args)?;
                 eprintln!(
                     "started {SIM}: nodes kind-worker, kind-worker2 and the modeldock-controller stand-in"
                 );

@@ -260,6 +260,7 @@ pub fn up_with(layout: &Layout, opts: UpOptions) -> anyhow::Result<Up> {
         &pki,
         &kcm_kubeconfig,
         &sched_kubeconfig,
+        opts,
         &mut started,
     )
     .and_then(|()| match &kubelet {
@@ -301,6 +302,10 @@ pub fn up_with(layout: &Layout, opts: UpOptions) -> anyhow::Result<Up> {
     print_env(layout);
     Ok(Up { images })
 }
+
+/// The node lifecycle controller's grace period in a cluster with a real
+/// node (see [`UpOptions::real_node`]).
+pub const NODE_MONITOR_GRACE: Duration = Duration::from_secs(20);
 
 /// How long the node may take to report Ready.
 const NODE_READY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -559,6 +564,7 @@ fn start_all(
     pki: &Pki,
     kcm_kubeconfig: &Path,
     sched_kubeconfig: &Path,
+    opts: UpOptions,
     started: &mut Vec<Started>,
 ) -> anyhow::Result<()> {
     let p = |path: PathBuf| path.display().to_string();
@@ -689,6 +695,17 @@ fn start_all(
         "--cluster-name=mdiag".to_owned(),
         "--profiling=false".to_owned(),
     ];
+    let mut args = args;
+    if opts.real_node {
+        // A lost real node is marked NotReady 20 s after its last Lease
+        // renewal (default 50 s); its kubelet renews every 5 s
+        // (nodeLeaseDurationSeconds 20) and the simulator's nodes heartbeat
+        // every 5 s in that cluster, so neither flaps on a busy machine.
+        args.push(format!(
+            "--node-monitor-grace-period={}s",
+            NODE_MONITOR_GRACE.as_secs()
+        ));
+    }
     spawn(layout, bin, "kube-controller-manager", &args, started)?;
 
     let args = vec![

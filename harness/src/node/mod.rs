@@ -295,6 +295,9 @@ cgroupRoot: {cgroup_root}
 cgroupsPerQOS: true
 failSwapOn: false
 registerNode: true
+# The Lease is renewed every quarter of this (5 s): with the harness's
+# 20 s --node-monitor-grace-period, a stopped kubelet is NotReady in 20 s.
+nodeLeaseDurationSeconds: 20
 registerWithTaints:
 - key: {key}
   value: {role}
