@@ -33,6 +33,8 @@ use serde_json::Value;
 mod gate;
 #[path = "live/real_node.rs"]
 mod real_node;
+#[path = "live/real_scenarios.rs"]
+mod real_scenarios;
 #[path = "live/triage_scale.rs"]
 mod triage_scale;
 
@@ -375,6 +377,7 @@ fn with_controller_paused(body: impl FnOnce() -> Result<(), Failed>) -> Result<(
 fn trials() -> Vec<Trial> {
     let mut all = scenario_trials();
     all.extend(real_node::trials());
+    all.extend(real_scenarios::trials());
     all.extend(gate::trials());
     all.extend(triage_scale::trials());
     // Last: it stops the scheduler of the whole cluster for a while.

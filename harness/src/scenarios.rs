@@ -48,6 +48,9 @@ pub struct GateExpect {
     pub outcome: &'static str,
     /// The finding id that decided it (empty: none, as for a convergence).
     pub decided_by: &'static str,
+    /// The gate's `--timeout`: long for what must be decided before it,
+    /// just long enough for the symptom to show when it times out.
+    pub timeout_secs: u64,
 }
 
 /// The kubelet's (or scheduler's) first report of a definitive failure:
@@ -120,6 +123,7 @@ const CONVERGED: GateExpect = GateExpect {
     exit_code: 0,
     outcome: "converged",
     decided_by: "",
+    timeout_secs: 120,
 };
 
 const fn fails(id: &'static str) -> GateExpect {
@@ -127,16 +131,18 @@ const fn fails(id: &'static str) -> GateExpect {
         exit_code: 1,
         outcome: "failed",
         decided_by: id,
+        timeout_secs: 120,
     }
 }
 
-/// The gate times out (the trials give it 30 s): the finding is not one
-/// the default policy fails on at once.
-const fn times_out(id: &'static str) -> GateExpect {
+/// The gate times out after `timeout_secs`: the finding is not one the
+/// default policy fails on at once.
+const fn times_out(id: &'static str, timeout_secs: u64) -> GateExpect {
     GateExpect {
         exit_code: 3,
         outcome: "timed-out",
         decided_by: id,
+        timeout_secs,
     }
 }
 
@@ -273,7 +279,7 @@ pub fn all() -> Vec<Scenario> {
                 "image-pull-timeout",
                 "i/o timeout",
                 FirstReport::None,
-                times_out("image-pull-timeout"),
+                times_out("image-pull-timeout", 60),
             ),
         },
         Scenario {
@@ -286,7 +292,7 @@ pub fn all() -> Vec<Scenario> {
                 "readiness-failing",
                 "statuscode: 503",
                 FirstReport::None,
-                times_out("readiness-failing"),
+                times_out("readiness-failing", 40),
             ),
         },
         Scenario {
@@ -329,7 +335,7 @@ pub fn all() -> Vec<Scenario> {
                 "pod-not-started",
                 "configmap \"model-files\" not found",
                 FirstReport::None,
-                times_out("pod-not-started"),
+                times_out("pod-not-started", 40),
             ),
         },
         Scenario {
@@ -355,7 +361,7 @@ pub fn all() -> Vec<Scenario> {
                 "selector-mismatch",
                 "",
                 FirstReport::None,
-                times_out("selector-mismatch"),
+                times_out("selector-mismatch", 40),
             ),
         },
         Scenario {
@@ -368,7 +374,7 @@ pub fn all() -> Vec<Scenario> {
                 "pods-not-created",
                 "exceeded quota: pods-per-namespace",
                 FirstReport::None,
-                times_out("pods-not-created"),
+                times_out("pods-not-created", 40),
             ),
         },
         Scenario {
@@ -381,7 +387,7 @@ pub fn all() -> Vec<Scenario> {
                 "node-not-ready",
                 "NodeStatusUnknown",
                 FirstReport::None,
-                times_out("node-not-ready"),
+                times_out("node-not-ready", 40),
             ),
         },
     ]
@@ -418,7 +424,10 @@ mod tests {
 
     #[test]
     fn objects_land_in_the_scenario_namespace() {
-        let quota = all().into_iter().find(|s| s.name == "quota-blocks-pods").unwrap();
+        let quota = all()
+            .into_iter()
+            .find(|s| s.name == "quota-blocks-pods")
+            .unwrap();
         let yaml = objects_yaml(&quota, "live-real-quota");
         assert!(yaml.contains("namespace: 'live-real-quota'"), "{yaml}");
         assert!(yaml.contains(QUOTA));

@@ -19,7 +19,11 @@ use super::{apply, namespace, spec, with_controller_paused, world};
 
 /// Runs `mdiag gate` and returns its exit code, the JSON report on stdout,
 /// and its stderr (the progress lines).
-fn gate(kubeconfig: &Path, ns: &str, extra: &[&str]) -> Result<(i32, Value, String), Failed> {
+pub(super) fn gate(
+    kubeconfig: &Path,
+    ns: &str,
+    extra: &[&str],
+) -> Result<(i32, Value, String), Failed> {
     gate_on(kubeconfig, ns, "chart-demo", extra)
 }
 
@@ -67,11 +71,11 @@ fn failed_on_pull_within_budget(ns: &str, run: &(i32, Value, String)) -> Result<
     Ok(lag)
 }
 
-fn viewer() -> PathBuf {
+pub(super) fn viewer() -> PathBuf {
     world().layout.viewer_kubeconfig()
 }
 
-fn expect(
+pub(super) fn expect(
     what: &str,
     (code, report, stderr): &(i32, Value, String),
     want_code: i32,
@@ -87,30 +91,30 @@ fn expect(
     Ok(())
 }
 
-fn decided_by(report: &Value) -> &str {
+pub(super) fn decided_by(report: &Value) -> &str {
     report["gate"]["decided_by"].as_str().unwrap_or("")
 }
 
-fn judged_at(report: &Value) -> Result<Timestamp, Failed> {
+pub(super) fn judged_at(report: &Value) -> Result<Timestamp, Failed> {
     report["clock"]["now"]
         .as_str()
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| Failed::from("the report has no clock"))
 }
 
-fn parse_time(v: &Value) -> Option<Timestamp> {
+pub(super) fn parse_time(v: &Value) -> Option<Timestamp> {
     v.as_str().and_then(|s| s.parse().ok())
 }
 
 /// Seconds from `from` to `to`.
-fn seconds(from: Timestamp, to: Timestamp) -> f64 {
+pub(super) fn seconds(from: Timestamp, to: Timestamp) -> f64 {
     (to.as_millisecond() - from.as_millisecond()) as f64 / 1000.0
 }
 
 /// The newest write to the Service's EndpointSlices: when the last endpoint
 /// turned ready (the slice keeps no per-endpoint time; its managedFields
 /// time is the write, to the second).
-fn last_slice_write(ns: &str) -> Result<Timestamp, Failed> {
+pub(super) fn last_slice_write(ns: &str) -> Result<Timestamp, Failed> {
     let out = world().kubectl(&[
         "get",
         "endpointslices",
@@ -139,7 +143,7 @@ fn last_slice_write(ns: &str) -> Result<Timestamp, Failed> {
 }
 
 /// The first time an Event with `reason` was recorded about the namespace's Pods.
-fn first_event(ns: &str, reason: &str) -> Result<Timestamp, Failed> {
+pub(super) fn first_event(ns: &str, reason: &str) -> Result<Timestamp, Failed> {
     let out = world().kubectl(&["get", "events", "-n", ns, "-o", "json"])?;
     let list: Value = serde_json::from_str(&out).map_err(|e| e.to_string())?;
     list["items"]

@@ -244,8 +244,8 @@ pub fn up_with(layout: &Layout, opts: UpOptions) -> anyhow::Result<Up> {
         .context("making certificates")?;
     kubeconfig::write(&layout.admin_kubeconfig(), &server, &pki, &pki::ADMIN)?;
     kubeconfig::write(&layout.viewer_kubeconfig(), &server, &pki, &pki::VIEWER)?;
-    let kcm_kubeconfig = layout.path("controller-manager.kubeconfig");
-    let sched_kubeconfig = layout.path("scheduler.kubeconfig");
+    let kcm_kubeconfig = layout.path(KCM_KUBECONFIG);
+    let sched_kubeconfig = layout.path(SCHEDULER_KUBECONFIG);
     kubeconfig::write(&kcm_kubeconfig, &server, &pki, &pki::CONTROLLER_MANAGER)?;
     kubeconfig::write(&sched_kubeconfig, &server, &pki, &pki::SCHEDULER)?;
     write_cluster_env(layout, &bin, &ports, &server)?;
@@ -253,25 +253,16 @@ pub fn up_with(layout: &Layout, opts: UpOptions) -> anyhow::Result<Up> {
     let mut started: Vec<Started> = Vec::new();
     let mut images = None;
     let mut t_node = None;
-    let result = start_all(
-        layout,
-        &bin,
-        &ports,
-        &pki,
-        &kcm_kubeconfig,
-        &sched_kubeconfig,
-        opts,
-        &mut started,
-    )
-    .and_then(|()| match &kubelet {
-        Some(k) => {
-            let t = Instant::now();
-            images = Some(start_node(layout, &bin, k, &pki, &server, &mut started)?);
-            t_node = Some(t.elapsed());
-            Ok(())
-        }
-        None => Ok(()),
-    });
+    let result =
+        start_all(layout, &bin, &ports, &pki, opts, &mut started).and_then(|()| match &kubelet {
+            Some(k) => {
+                let t = Instant::now();
+                images = Some(start_node(layout, &bin, k, &pki, &server, &mut started)?);
+                t_node = Some(t.elapsed());
+                Ok(())
+            }
+            None => Ok(()),
+        });
     if let Err(e) = result {
         eprintln!("\ncluster up failed: {e:#}\n");
         for s in &started {
@@ -302,6 +293,9 @@ pub fn up_with(layout: &Layout, opts: UpOptions) -> anyhow::Result<Up> {
     print_env(layout);
     Ok(Up { images })
 }
+
+const KCM_KUBECONFIG: &str = "controller-manager.kubeconfig";
+const SCHEDULER_KUBECONFIG: &str = "scheduler.kubeconfig";
 
 /// The node lifecycle controller's grace period in a cluster with a real
 /// node (see [`UpOptions::real_node`]).
@@ -504,6 +498,36 @@ pub fn start_node_again(layout: &Layout) -> anyhow::Result<()> {
     wait_for(&mut none, "containerd's socket", || {
         std::os::unix::net::UnixStream::connect(&sock).is_ok()
     })?;
+    start_kubelet_after(layout, &bin, old_beat)?;
+    eprintln!(
+        "  the real node is Ready again after {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Stops only the real node's kubelet: its containers go on running under
+/// containerd, as when a kubelet dies on a live machine. The node lifecycle
+/// controller marks the Node NotReady after [`NODE_MONITOR_GRACE`].
+pub fn stop_kubelet(layout: &Layout) -> anyhow::Result<()> {
+    stop_component(layout, node::KUBELET)
+}
+
+/// Starts the kubelet again after [`stop_kubelet`] and waits for the Node
+/// to be Ready.
+pub fn start_kubelet_again(layout: &Layout) -> anyhow::Result<()> {
+    let bin = layout.bin_dir().context("no BIN_DIR in cluster.env")?;
+    let old_beat = node_ready_heartbeat(&bin, &layout.admin_kubeconfig()).map(|(_, beat)| beat);
+    start_kubelet_after(layout, &bin, old_beat)
+}
+
+fn start_kubelet_after(
+    layout: &Layout,
+    bin: &Path,
+    old_beat: Option<String>,
+) -> anyhow::Result<()> {
+    let admin = layout.admin_kubeconfig();
+    let mut none: Vec<Started> = Vec::new();
     start_component(layout, node::KUBELET)?;
     // Ready counts once the new kubelet has written it: with a heartbeat
     // other than the one the stopped kubelet left.
@@ -512,15 +536,10 @@ pub fn start_node_again(layout: &Layout) -> anyhow::Result<()> {
         &format!("node {} to be Ready", node::NODE_NAME),
         NODE_READY_TIMEOUT,
         || {
-            node_ready_heartbeat(&bin, &admin)
+            node_ready_heartbeat(bin, &admin)
                 .is_some_and(|(status, beat)| status == "True" && Some(&beat) != old_beat.as_ref())
         },
-    )?;
-    eprintln!(
-        "  the real node is Ready again after {:.1} s",
-        t.elapsed().as_secs_f64()
-    );
-    Ok(())
+    )
 }
 
 /// The Node's Ready status and its last heartbeat, as kubectl prints them.
@@ -562,12 +581,12 @@ fn start_all(
     bin: &Path,
     ports: &Ports,
     pki: &Pki,
-    kcm_kubeconfig: &Path,
-    sched_kubeconfig: &Path,
     opts: UpOptions,
     started: &mut Vec<Started>,
 ) -> anyhow::Result<()> {
     let p = |path: PathBuf| path.display().to_string();
+    let kcm_kubeconfig = &layout.path(KCM_KUBECONFIG);
+    let sched_kubeconfig = &layout.path(SCHEDULER_KUBECONFIG);
 
     // etcd, without TLS: it listens on the loopback only.
     let etcd_client = format!("http://127.0.0.1:{}", ports.etcd_client);
