@@ -407,3 +407,72 @@ fn a_container_running_long_after_its_last_crash_is_no_crash_loop() {
     let d = diagnose(&s);
     assert!(!ids(&d).contains(&"crash-loop"), "{:?}", ids(&d));
 }
+
+/// The current run terminated `ago` before the file's clock with `code`
+/// (the kubelet has not written CrashLoopBackOff yet), after `restarts`.
+fn terminated_now(s: &mut Snapshot, code: i32, reason: &str, restarts: i32) {
+    let now = clock(s).now;
+    for pod in &mut s.objects.pods {
+        for c in statuses(pod) {
+            if c.state.as_ref().is_some_and(|st| st.waiting.is_some()) {
+                c.state = Some(k8s_openapi::api::core::v1::ContainerState {
+                    terminated: Some(k8s_openapi::api::core::v1::ContainerStateTerminated {
+                        exit_code: code,
+                        reason: Some(reason.to_string()),
+                        started_at: Some(Time(now - SignedDuration::from_secs(5))),
+                        finished_at: Some(Time(now - SignedDuration::from_secs(3))),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                });
+                c.ready = false;
+                c.started = Some(false);
+                c.restart_count = restarts;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_crash_loop_caught_terminated_before_its_back_off_is_still_a_crash_loop() {
+    // What the real kubelet 1.35 writes for minutes after a crash.
+    let mut s = load("crash-loop");
+    terminated_now(&mut s, 1, "Error", 4);
+    let d = diagnose(&s);
+    assert_eq!(d.lead().unwrap().id.as_str(), "crash-loop", "{:?}", ids(&d));
+    let f = finding(&d, "crash-loop");
+    assert!(
+        f.detail.contains("exits with code 1 (Error)"),
+        "{}",
+        f.detail
+    );
+    assert!(
+        f.detail.contains("waiting for its next restart"),
+        "{}",
+        f.detail
+    );
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.field.ends_with(".state.terminated") && e.value.contains("exitCode 1")),
+        "{:?}",
+        f.evidence
+    );
+}
+
+#[test]
+fn a_terminated_exit_zero_that_is_restarted_keeps_exiting() {
+    let mut s = load("crash-loop");
+    terminated_now(&mut s, 0, "Completed", 2);
+    let d = diagnose(&s);
+    let f = finding(&d, "crash-loop");
+    assert!(f.detail.contains("exiting with code 0"), "{}", f.detail);
+}
+
+#[test]
+fn a_first_exit_before_any_restart_is_not_yet_a_loop() {
+    let mut s = load("crash-loop");
+    terminated_now(&mut s, 1, "Error", 0);
+    let d = diagnose(&s);
+    assert!(!ids(&d).contains(&"crash-loop"), "{:?}", ids(&d));
+}

@@ -10,7 +10,7 @@
 #   --ready-after=N    load for N seconds (503), then ready (200); default 1
 #   --never-ready      keep loading forever: /healthz answers 503
 #   --crash=N          exit N: N != 0 after a FATAL line, before listening;
-#                      N = 0 after serving for a while (a clean exit)
+#                      N = 0 at --crash-after, loaded or not (a clean exit)
 #   --crash-after=S    when --crash acts, in seconds from the start (default 2)
 #   --oom              PID 1 allocates until the memory limit kills it
 #                      (reason OOMKilled, exit code 137)
@@ -152,6 +152,11 @@ while [ "$i" -lt "$ready_after" ]; do
 	nap 1
 	i=$((i + 1))
 	log INFO "loading $model: $i/$ready_after s"
+	if [ "$crash" = 0 ] && [ "$(elapsed)" -ge "$crash_after" ]; then
+		log INFO "exiting with 0 before the model loaded (--crash=0)"
+		kill "$httpd_pid" 2>/dev/null
+		exit 0
+	fi
 done
 echo ready >"$state_dir/state"
 log INFO "model $model loaded in $(elapsed) s; ready"

@@ -349,6 +349,11 @@ async fn worker(ctl: Arc<Ctl>, mut rx: mpsc::UnboundedReceiver<(String, String)>
                 continue;
             }
             if let Err(e) = reconcile(&ctl, &ns, &name).await {
+                // A namespace being deleted refuses new objects until its
+                // ModelService is gone too: nothing to reconcile, no noise.
+                if namespace_terminating(&e) {
+                    continue;
+                }
                 eprintln!("mdiag-sim: controller: reconciling {ns}/{name}: {e:#}");
                 let q = ctl.queue.clone();
                 tokio::spawn(async move {
@@ -467,6 +472,20 @@ pub fn desired_deployment(ms: &DynamicObject) -> Value {
                 "spec": pod_spec,
             },
         },
+    })
+}
+
+/// Whether the apiserver refused a write because the namespace is being
+/// terminated (reason `NamespaceTerminating` in the status causes).
+fn namespace_terminating(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<kube::Error>().is_some_and(|k| match k {
+            kube::Error::Api(s) => s
+                .details
+                .as_ref()
+                .is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating")),
+            _ => false,
+        })
     })
 }
 

@@ -15,6 +15,7 @@
 //! harness/SIM.md compares with the simulator.
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use libtest_mimic::{Failed, Trial};
@@ -95,7 +96,14 @@ fn change_and_judge(s: &Scenario, ns: &str) -> Result<(), Failed> {
             });
         }
         Change::KubeletStopped => {
+            let t = Instant::now();
             cluster::stop_kubelet(&w.layout).map_err(|e| format!("{e:#}"))?;
+            wait_node_not_ready()?;
+            eprintln!(
+                "  {}: the Node was NotReady {:.1} s after its kubelet stopped",
+                s.name,
+                t.elapsed().as_secs_f64()
+            );
             gate(&viewer(), ns, &gate_args)?
         }
     };
@@ -161,14 +169,23 @@ fn judge(s: &Scenario, ns: &str, run: &(i32, Value, String)) -> Result<(), Faile
         )
         .into());
     }
-    if s.expect.previous_log {
+    if !s.expect.previous_log.is_empty() {
         let doc: Value =
             serde_saphyr::from_str(&read_snapshot_text(&file)?).map_err(|e| e.to_string())?;
         let previous = doc["logs"].as_array().into_iter().flatten().any(|l| {
-            l["previous"] == true && l["text"].as_str().is_some_and(|t| !t.trim().is_empty())
+            l["previous"] == true
+                && l["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(s.expect.previous_log))
         });
         if !previous {
-            return Err(format!("{}: no previous log in {}", s.name, file.display()).into());
+            return Err(format!(
+                "{}: no previous log with {:?} in {}",
+                s.name,
+                s.expect.previous_log,
+                file.display()
+            )
+            .into());
         }
     }
     let _ = std::fs::remove_file(file);
@@ -250,6 +267,28 @@ fn gate_lag(s: &Scenario, ns: &str, report: &Value) -> Result<Option<f64>, Faile
         .into());
     }
     Ok(Some(lag))
+}
+
+/// Waits (up to 90 s) until the node lifecycle controller has marked the
+/// real node's Ready condition other than True.
+fn wait_node_not_ready() -> Result<(), Failed> {
+    let t = Instant::now();
+    loop {
+        let ready = world().kubectl(&[
+            "get",
+            "node",
+            mdiag_harness::node::NODE_NAME,
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Ready\")].status}",
+        ])?;
+        if ready.trim() != "True" {
+            return Ok(());
+        }
+        if t.elapsed() > Duration::from_secs(90) {
+            return Err("the real node stayed Ready 90 s after its kubelet stopped".into());
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }
 
 fn pods(ns: &str) -> Result<Vec<Value>, Failed> {

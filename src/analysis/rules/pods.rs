@@ -179,8 +179,9 @@ pub fn container_failures(ctx: &Ctx) -> Vec<Finding> {
     for (p, _) in ctx.current_pods() {
         let pod = p.pod;
         for s in facts::all_container_statuses(pod) {
-            if let Some(f) =
-                container_failure(ctx, p, s).or_else(|| running_between_crashes(ctx, p, s))
+            if let Some(f) = container_failure(ctx, p, s)
+                .or_else(|| running_between_crashes(ctx, p, s))
+                .or_else(|| terminated_before_restart(ctx, p, s))
             {
                 out.push(f);
             }
@@ -246,6 +247,79 @@ fn running_between_crashes(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Opti
                 ),
             )
             .at(last.finished_at.as_ref().map(|t| t.0)),
+        )
+        .evidence(Evidence::new(
+            pod_label(pod),
+            format!("{}.restartCount", container_label(s)),
+            s.restart_count.to_string(),
+        ));
+    if let Some(e) = pod_events(ctx, pod)
+        .into_iter()
+        .rev()
+        .find(|e| e.reason() == "BackOff")
+    {
+        f = f.evidence(event_evidence(pod, e));
+    }
+    Some(f)
+}
+
+/// A crash loop caught just after a crash: the real kubelet (1.35) leaves
+/// `state.terminated` in the status until its next sync of the Pod hits
+/// the back-off and writes `waiting: CrashLoopBackOff`, which can take
+/// minutes. A container that is terminated now, has been restarted before
+/// and will be restarted again (restartPolicy Always, or OnFailure after a
+/// failure) is looping.
+fn terminated_before_restart(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Finding> {
+    let pod = p.pod;
+    let now = s.state.as_ref()?.terminated.as_ref()?;
+    let reason = now.reason.as_deref().unwrap_or("");
+    let policy = pod
+        .spec
+        .as_ref()
+        .and_then(|spec| spec.restart_policy.as_deref())
+        .unwrap_or("Always");
+    let restarts_again = policy == "Always" || (policy == "OnFailure" && now.exit_code != 0);
+    // OOM kills have their own rule; a first exit may be a one-off.
+    if s.restart_count < 1 || !restarts_again || reason == "OOMKilled" {
+        return None;
+    }
+    let how = match now.exit_code {
+        0 => "keeps exiting with code 0 (it finishes, it does not fail)".to_string(),
+        code => format!(
+            "exits with code {code}{}",
+            if reason.is_empty() {
+                String::new()
+            } else {
+                format!(" ({reason})")
+            }
+        ),
+    };
+    let id = if matches!(now.exit_code, 126 | 127) {
+        FindingId::CONTAINER_CANNOT_RUN
+    } else {
+        FindingId::CRASH_LOOP
+    };
+    let detail = format!(
+        "container {} {how}, {} restarts; terminated, waiting for its next restart",
+        s.name, s.restart_count
+    );
+    let mut f = pod_finding(ctx, id, pod, Step::Started, detail)
+        .var("container", s.name.clone())
+        .evidence(
+            Evidence::new(
+                pod_label(pod),
+                format!("{}.state.terminated", container_label(s)),
+                format!(
+                    "exitCode {} reason {}{}",
+                    now.exit_code,
+                    if reason.is_empty() { "(none)" } else { reason },
+                    now.message
+                        .as_deref()
+                        .map(|m| format!(": {}", m.trim()))
+                        .unwrap_or_default()
+                ),
+            )
+            .at(now.finished_at.as_ref().map(|t| t.0)),
         )
         .evidence(Evidence::new(
             pod_label(pod),
