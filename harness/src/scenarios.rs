@@ -83,9 +83,11 @@ pub struct Expect {
     /// The moment the gate's decision is timed from.
     pub first_report: FirstReport,
     pub gate: GateExpect,
-    /// Words the snapshot's previous container log must hold (empty: no
-    /// previous log is asked for).
-    pub previous_log: &'static str,
+    /// Words the log of a crashed run must hold in the snapshot: the
+    /// current log while the container is terminated, the previous one once
+    /// it runs again (the kubelet keeps one dead container per name, so the
+    /// run before a terminated one has no log any more). Empty: not asked.
+    pub crash_log: &'static str,
 }
 
 pub struct Scenario {
@@ -162,7 +164,7 @@ const fn broken(
         quotes,
         first_report,
         gate,
-        previous_log: "",
+        crash_log: "",
     }
 }
 
@@ -195,7 +197,7 @@ pub fn all() -> Vec<Scenario> {
                 quotes: "",
                 first_report: FirstReport::None,
                 gate: CONVERGED,
-                previous_log: "",
+                crash_log: "",
             },
         },
         // The container is not running between crashes (the kubelet shows
@@ -206,7 +208,7 @@ pub fn all() -> Vec<Scenario> {
             upgrade: |i| v150(i).arg("--crash=1"),
             objects: "",
             expect: Expect {
-                previous_log: "FATAL missing env MODEL_PATH",
+                crash_log: "FATAL missing env MODEL_PATH",
                 ..broken(
                     "bound",
                     "crash-loop",
@@ -224,7 +226,7 @@ pub fn all() -> Vec<Scenario> {
             upgrade: |i| v150(i).arg("--crash=0").arg("--ready-after=10"),
             objects: "",
             expect: Expect {
-                previous_log: "exiting with 0 before the model loaded",
+                crash_log: "exiting with 0 before the model loaded",
                 ..broken(
                     "bound",
                     "crash-loop",
@@ -244,7 +246,7 @@ pub fn all() -> Vec<Scenario> {
             },
             objects: "",
             expect: Expect {
-                previous_log: "loading model",
+                crash_log: "loading model",
                 ..broken(
                     "bound",
                     "oom-killed",
@@ -392,7 +394,8 @@ pub fn all() -> Vec<Scenario> {
             ),
         },
         // The gate starts once the Node is NotReady: the node lifecycle
-        // controller has then set the Pods' Ready to False.
+        // controller has then set the Pods' Ready to False. The view-only
+        // user cannot read Nodes: the Pods' NodeNotReady Events say it.
         Scenario {
             name: "node-lost",
             change: Change::KubeletStopped,
@@ -401,7 +404,7 @@ pub fn all() -> Vec<Scenario> {
             expect: broken(
                 "started",
                 "node-not-ready",
-                "NodeStatusUnknown",
+                "NodeNotReady: Node is not ready",
                 FirstReport::None,
                 times_out("replicas-available", 40),
             ),

@@ -63,6 +63,10 @@ fn run(s: &Scenario) -> Result<(), Failed> {
         cluster::start_kubelet_again(&w.layout).map_err(|e| format!("{e:#}"))?;
     }
     let _ = w.kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+    // Said at once too: the harness prints failures only at the end.
+    if let Err(e) = &result {
+        eprintln!("  {}: {}", s.name, e.message().unwrap_or_default());
+    }
     result
 }
 
@@ -123,7 +127,13 @@ fn judge(s: &Scenario, ns: &str, run: &(i32, Value, String)) -> Result<(), Faile
         )
         .into());
     }
-    if let Some(lag) = gate_lag(s, ns, &run.1)? {
+    if let Some(lag) = gate_lag(s, ns, &run.1).map_err(|e| {
+        format!(
+            "{}\nthe gate's progress lines:\n{}",
+            e.message().unwrap_or_default(),
+            run.2
+        )
+    })? {
         eprintln!(
             "  {}: the gate decided {lag:.1} s after {}",
             s.name,
@@ -169,20 +179,19 @@ fn judge(s: &Scenario, ns: &str, run: &(i32, Value, String)) -> Result<(), Faile
         )
         .into());
     }
-    if !s.expect.previous_log.is_empty() {
+    if !s.expect.crash_log.is_empty() {
         let doc: Value =
             serde_saphyr::from_str(&read_snapshot_text(&file)?).map_err(|e| e.to_string())?;
-        let previous = doc["logs"].as_array().into_iter().flatten().any(|l| {
-            l["previous"] == true
-                && l["text"]
-                    .as_str()
-                    .is_some_and(|t| t.contains(s.expect.previous_log))
+        let kept = doc["logs"].as_array().into_iter().flatten().any(|l| {
+            l["text"]
+                .as_str()
+                .is_some_and(|t| t.contains(s.expect.crash_log))
         });
-        if !previous {
+        if !kept {
             return Err(format!(
-                "{}: no previous log with {:?} in {}",
+                "{}: no log with {:?} in {}",
                 s.name,
-                s.expect.previous_log,
+                s.expect.crash_log,
                 file.display()
             )
             .into());

@@ -102,6 +102,10 @@ pub async fn read_logs(
     let mut gaps: Vec<Gap> = Vec::new();
     for (r, result) in results {
         match result {
+            // The kubelet answers 200 with this one line when the run's
+            // container is gone (it keeps one dead container per name): not
+            // a log, and the run it names is not in any other read either.
+            Ok(text) if kubelet_lost_the_log(&text) => {}
             Ok(text) => {
                 let truncated =
                     text.len() as i64 >= caps.bytes || text.lines().count() as i64 >= caps.lines;
@@ -143,7 +147,43 @@ pub async fn read_logs(
     (logs, gaps)
 }
 
+/// `unable to retrieve container logs for containerd://<id>` (kubelet
+/// 1.35, `GetContainerLogs` when the runtime no longer knows the container).
+fn kubelet_lost_the_log(text: &str) -> bool {
+    let line = text.trim_end();
+    !line.contains('\n')
+        && line
+            .strip_prefix("unable to retrieve container logs for ")
+            .is_some_and(|id| id.contains("://") && !id.contains(' '))
+}
+
 /// How many log reads `read_logs` will make for these Pods.
 pub fn log_request_count(pods: &[Pod]) -> usize {
     log_requests(pods).len()
+}
+
+#[cfg(test)]
+mod lost_log_tests {
+    use super::kubelet_lost_the_log;
+
+    #[test]
+    fn the_kubelets_lost_container_answer_is_not_a_log() {
+        assert!(kubelet_lost_the_log(
+            "unable to retrieve container logs for containerd://86ce2d48b971a9a07c780505f35ad4edbb922c98026bb77b5379da2406432fdc"
+        ));
+        assert!(kubelet_lost_the_log(
+            "unable to retrieve container logs for containerd://86ce\n"
+        ));
+    }
+
+    #[test]
+    fn a_log_that_mentions_it_among_other_lines_is_kept() {
+        assert!(!kubelet_lost_the_log(
+            "2026-12-01T14:51:45Z FATAL missing env MODEL_PATH\nunable to retrieve container logs for containerd://86ce"
+        ));
+        assert!(!kubelet_lost_the_log(
+            "unable to retrieve container logs for the model store"
+        ));
+        assert!(!kubelet_lost_the_log(""));
+    }
 }
