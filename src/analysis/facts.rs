@@ -42,7 +42,11 @@ pub struct RollingLimits {
 pub fn rolling_limits(d: &Deployment, desired: i32) -> Option<RollingLimits> {
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
     let strategy = d.spec.as_ref().and_then(|s| s.strategy.as_ref());
-    if strategy.and_then(|s| s.type_.as_deref()).unwrap_or("RollingUpdate") != "RollingUpdate" {
+    if strategy
+        .and_then(|s| s.type_.as_deref())
+        .unwrap_or("RollingUpdate")
+        != "RollingUpdate"
+    {
         return None;
     }
     let rolling = strategy
