@@ -26,7 +26,7 @@ fn quota() -> Snapshot {
     case("pods-not-created-quota")
 }
 
-fn finding<'a>(d: &'a Diagnosis) -> &'a Finding {
+fn finding(d: &Diagnosis) -> &Finding {
     d.findings
         .iter()
         .find(|f| f.id.as_str() == "pods-not-created")
