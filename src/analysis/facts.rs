@@ -29,6 +29,43 @@ pub fn deployment_condition<'a>(d: &'a Deployment, kind: &str) -> Option<&'a Dep
         .find(|c| c.type_ == kind)
 }
 
+/// A RollingUpdate's limits resolved against the desired replicas, as the
+/// Deployment controller resolves them: maxSurge rounds up, maxUnavailable
+/// rounds down (25 % of 2 is 1 surge Pod and 0 unavailable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RollingLimits {
+    pub surge: i32,
+    pub unavailable: i32,
+}
+
+/// `None` for a Recreate Deployment.
+pub fn rolling_limits(d: &Deployment, desired: i32) -> Option<RollingLimits> {
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    let strategy = d.spec.as_ref().and_then(|s| s.strategy.as_ref());
+    if strategy
+        .and_then(|s| s.type_.as_deref())
+        .unwrap_or("RollingUpdate")
+        != "RollingUpdate"
+    {
+        return None;
+    }
+    let rolling = strategy
+        .and_then(|s| s.rolling_update.clone())
+        .unwrap_or_default();
+    let percent = |s: &str| s.trim_end_matches('%').parse::<i32>().unwrap_or(0);
+    let surge = match rolling.max_surge.as_ref() {
+        Some(IntOrString::Int(i)) => *i,
+        Some(IntOrString::String(s)) => (percent(s) * desired + 99) / 100,
+        None => (25 * desired + 99) / 100,
+    };
+    let unavailable = match rolling.max_unavailable.as_ref() {
+        Some(IntOrString::Int(i)) => *i,
+        Some(IntOrString::String(s)) => percent(s) * desired / 100,
+        None => 25 * desired / 100,
+    };
+    Some(RollingLimits { surge, unavailable })
+}
+
 pub fn container_statuses(pod: &Pod) -> &[ContainerStatus] {
     pod.status
         .as_ref()

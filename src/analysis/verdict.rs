@@ -83,10 +83,17 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
 
 /// (specific, general): when both hold, the specific one says why the
 /// general one happens, so it leads.
-const MORE_SPECIFIC: &[(FindingId, FindingId)] = &[(
-    FindingId::ROLLOUT_SURGE_BLOCKED,
-    FindingId::POD_UNSCHEDULABLE,
-)];
+const MORE_SPECIFIC: &[(FindingId, FindingId)] = &[
+    (
+        FindingId::ROLLOUT_SURGE_BLOCKED,
+        FindingId::POD_UNSCHEDULABLE,
+    ),
+    // The deadline is a statement about time; the refused create is why.
+    (
+        FindingId::PODS_NOT_CREATED,
+        FindingId::PROGRESS_DEADLINE_EXCEEDED,
+    ),
+];
 
 fn outranked(id: FindingId, present: &[FindingId]) -> bool {
     MORE_SPECIFIC

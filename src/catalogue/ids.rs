@@ -41,6 +41,7 @@ finding_ids! {
     CONTROLLER_NOT_CONVERGING = "controller-not-converging",
     DEPLOYMENT_NOT_OBSERVED = "deployment-not-observed",
     DEPLOYMENT_MISSING = "deployment-missing",
+    PODS_NOT_CREATED = "pods-not-created",
     ROLLOUT_SURGE_BLOCKED = "rollout-surge-blocked",
     PROGRESS_DEADLINE_EXCEEDED = "progress-deadline-exceeded",
     MANAGED_DEPLOYMENT_EDITED = "managed-deployment-edited",

@@ -242,6 +242,7 @@ mod tests {
         "controller-not-converging",
         "deployment-not-observed",
         "deployment-missing",
+        "pods-not-created",
         "rollout-surge-blocked",
         "progress-deadline-exceeded",
         "managed-deployment-edited",

@@ -279,24 +279,6 @@ pub fn progress_deadline_exceeded(ctx: &Ctx) -> Vec<Finding> {
     vec![f]
 }
 
-/// `25%` of 4 -> 1 (rounded up, as maxSurge is), `1` -> 1.
-fn resolve_int_or_percent(
-    value: Option<&k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
-    of: i32,
-    default_percent: i32,
-) -> i32 {
-    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-    match value {
-        Some(IntOrString::Int(i)) => *i,
-        Some(IntOrString::String(s)) => s
-            .trim_end_matches('%')
-            .parse::<i32>()
-            .map(|p| (p * of + 99) / 100)
-            .unwrap_or(0),
-        None => (default_percent * of + 99) / 100,
-    }
-}
-
 /// The resource a FailedScheduling message says is short: `Insufficient
 /// nvidia.com/gpu.` gives `nvidia.com/gpu`.
 fn insufficient_resource(message: &str) -> Option<String> {
@@ -353,23 +335,10 @@ pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
     let Some((p, message)) = blocked else {
         return Vec::new();
     };
-    let spec = d.spec.as_ref();
-    let rolling = spec
-        .and_then(|s| s.strategy.as_ref())
-        .filter(|s| s.type_.as_deref().unwrap_or("RollingUpdate") == "RollingUpdate")
-        .map(|s| s.rolling_update.clone().unwrap_or_default());
-    let Some(rolling) = rolling else {
-        return Vec::new();
-    };
     let desired = ctx.chain.desired_replicas();
-    let surge = resolve_int_or_percent(rolling.max_surge.as_ref(), desired, 25);
-    // maxUnavailable rounds down.
-    let unavailable = match rolling.max_unavailable.as_ref() {
-        None => 25 * desired / 100,
-        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s)) => {
-            s.trim_end_matches('%').parse::<i32>().unwrap_or(0) * desired / 100
-        }
-        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(i)) => *i,
+    let Some(facts::RollingLimits { surge, unavailable }) = facts::rolling_limits(d, desired)
+    else {
+        return Vec::new();
     };
     if surge <= 0 {
         return Vec::new();

@@ -3,6 +3,7 @@
 
 mod controller;
 mod pods;
+mod replicasets;
 mod scaling;
 mod service;
 
@@ -40,6 +41,10 @@ const RULES: &[(&[FindingId], Rule)] = &[
     (
         &[FindingId::DEPLOYMENT_NOT_OBSERVED],
         controller::deployment_not_observed,
+    ),
+    (
+        &[FindingId::PODS_NOT_CREATED],
+        replicasets::pods_not_created,
     ),
     (
         &[FindingId::PROGRESS_DEADLINE_EXCEEDED],
