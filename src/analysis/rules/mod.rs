@@ -153,9 +153,8 @@ fn merge_or_push(
             }
             std::mem::swap(existing, &mut finding);
             let mut evidence = std::mem::take(&mut existing.evidence);
-            evidence.extend(finding.evidence.drain(..));
+            evidence.append(&mut finding.evidence);
             existing.evidence = evidence;
-            finding.evidence = Vec::new();
             let others = existing
                 .vars
                 .entry("also".into())
