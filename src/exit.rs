@@ -1,8 +1,8 @@
 //! Exit codes, the same for every command (SPEC section 6), and the one
 //! place errors are mapped onto them.
 
-use crate::analysis::Diagnosis;
 use crate::analysis::gate::Outcome;
+use crate::analysis::{Diagnosis, State};
 use crate::catalogue::Severity;
 use crate::chain::TargetNotFound;
 use crate::model::TargetParseError;
@@ -20,8 +20,9 @@ pub enum Exit {
     Problem = 1,
     /// The command line or an input file is wrong.
     Usage = 2,
-    /// Timed out while the rollout was still progressing.
-    TimedOut = 3,
+    /// Still progressing: trace and triage saw a rollout moving with no
+    /// problem found; the gate timed out while it was.
+    Progressing = 3,
     /// The cluster could not be reached, or access was denied.
     Unreachable = 4,
     /// The target does not exist.
@@ -46,8 +47,8 @@ Exit codes:
   0  healthy / converged
   1  a problem was found, or the rollout failed
   2  usage error (bad flags, unreadable or invalid input file)
-  3  timed out while still progressing
-  4  cluster unreachable, or access denied
+  3  still progressing (gate: timed out while progressing)
+  4  cluster unreachable, access denied, or a gap that hides the answer
   5  target not found";
 
 /// Maps an error to its exit code by the typed errors in its chain.
@@ -83,29 +84,31 @@ pub fn for_live_error(err: &LiveError) -> Exit {
     }
 }
 
-/// One workload: healthy is 0; a problem is 1; when the chain could not be
-/// read and no problem was found, health is unproven: access denied (4).
+/// One workload (SPEC sections 3 and 6): a warning or error finding is 1,
+/// whatever the state; otherwise the state decides: serving 0,
+/// progressing 3, unknown (a gap hides what serving depends on) 4, and
+/// not-serving 1 (no ready endpoint is a problem even before a rule says
+/// why). Degraded always has a warning or error behind it.
 pub fn for_diagnosis(d: &Diagnosis) -> Exit {
-    if d.healthy {
-        Exit::Healthy
-    } else if d.chain_incomplete() && !d.findings.iter().any(|f| f.severity != Severity::Info) {
-        Exit::Unreachable
-    } else {
-        Exit::Problem
+    if d.findings.iter().any(|f| f.severity != Severity::Info) {
+        return Exit::Problem;
+    }
+    match d.verdict.state {
+        State::Serving => Exit::Healthy,
+        State::Progressing => Exit::Progressing,
+        State::Unknown => Exit::Unreachable,
+        State::Degraded | State::NotServing => Exit::Problem,
     }
 }
 
-/// Several workloads, each decided as [`for_diagnosis`]: any problem is 1;
-/// else any workload whose chain could not be read is 4; else 0.
+/// Several workloads, the worst of each one's [`for_diagnosis`]: any
+/// problem is 1; else any unknown is 4; else any progressing is 3; else 0.
 pub fn for_diagnoses<'a>(items: impl IntoIterator<Item = &'a Diagnosis>) -> Exit {
     let codes: Vec<Exit> = items.into_iter().map(for_diagnosis).collect();
-    if codes.contains(&Exit::Problem) {
-        Exit::Problem
-    } else if codes.contains(&Exit::Unreachable) {
-        Exit::Unreachable
-    } else {
-        Exit::Healthy
-    }
+    [Exit::Problem, Exit::Unreachable, Exit::Progressing]
+        .into_iter()
+        .find(|worse| codes.contains(worse))
+        .unwrap_or(Exit::Healthy)
 }
 
 /// How a gate's wait ended.
@@ -113,7 +116,7 @@ pub fn for_outcome(outcome: Outcome) -> Exit {
     match outcome {
         Outcome::Converged => Exit::Healthy,
         Outcome::Failed => Exit::Problem,
-        Outcome::TimedOut => Exit::TimedOut,
+        Outcome::TimedOut => Exit::Progressing,
         Outcome::CouldNotDecide => Exit::Unreachable,
     }
 }

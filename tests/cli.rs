@@ -30,9 +30,11 @@ fn trace_json(file: &str) -> Value {
         .args(["trace", "chart-demo", "--snapshot", file, "-o", "json"])
         .output()
         .unwrap();
+    // 0 serving, 1 a problem, 3 progressing, 4 unknown: never a usage error.
     assert!(
-        out.status.code() == Some(0) || out.status.code() == Some(1),
-        "{}",
+        matches!(out.status.code(), Some(0 | 1 | 3 | 4)),
+        "{:?}: {}",
+        out.status.code(),
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
@@ -60,12 +62,112 @@ fn healthy_exits_zero_and_broken_exits_one() {
         .args(["trace", "chart-demo", "--snapshot", &fixture("healthy")])
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("HEALTHY"));
+        .stdout(
+            predicate::str::starts_with("ModelService").and(predicate::str::contains(
+                "\n✔ SERVING  2/2 on revision 2, rollout complete\n",
+            )),
+        );
     mdiag()
         .args(["trace", "chart-demo", "--snapshot", &fixture("crash-loop")])
         .assert()
         .code(1)
-        .stdout(predicate::str::contains("crash-loop"));
+        .stdout(predicate::str::contains(
+            "\n✘ NOT SERVING  0/2 ready endpoints; stopped at bound: CrashLoopBackOff [crash-loop]\n",
+        ));
+}
+
+#[test]
+fn the_headline_and_the_exit_code_follow_the_state() {
+    // (fixture, exit, first line of the verdict)
+    for (file, code, headline) in [
+        (
+            fixture("oom-killed"),
+            1,
+            "! ROLLOUT STUCK  revision 2 stopped at bound: OOMKilled [oom-killed]; revision 1 still serving 2/2",
+        ),
+        (
+            fixture("rollout-in-progress"),
+            3,
+            "⧗ PROGRESSING  revision 2: 1/2 ready; revision 1 still serving 1/2 [rollout-in-progress]",
+        ),
+        (
+            "fixtures/cases/hpa-at-max.yaml".to_string(),
+            1,
+            "✔ SERVING  6/6 on revision 1, rollout complete, 1 warning: HPA is capped at maxReplicas [hpa-at-max]",
+        ),
+        (
+            "fixtures/cases/endpointslices-forbidden.yaml".to_string(),
+            4,
+            "? UNKNOWN  EndpointSlices could not be read (forbidden); last known step: ready",
+        ),
+    ] {
+        let out = mdiag()
+            .args(["trace", "chart-demo", "--snapshot", &file])
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(out.status.code(), Some(code), "{file}: {text}");
+        assert_eq!(text.lines().nth(2), Some(headline), "{file}:\n{text}");
+    }
+}
+
+#[test]
+fn json_verdict_carries_the_state_what_serves_and_the_next_command() {
+    let r = trace_json(&fixture("oom-killed"));
+    let v = &r["verdict"];
+    assert_eq!(v["state"], "degraded");
+    assert_eq!(v["serving"]["ready_endpoints"], 2);
+    assert_eq!(v["serving"]["desired"], 2);
+    assert_eq!(v["serving"]["worker"], false);
+    let revisions: Vec<(i64, bool, i64)> = v["serving"]["revisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["revision"].as_i64().unwrap(),
+                r["current"].as_bool().unwrap(),
+                r["ready_endpoints"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(revisions, [(2, true, 0), (1, false, 2)]);
+    let next = v["next"].as_str().unwrap();
+    let lead_pod = r["findings"][0]["subject"]["name"].as_str().unwrap();
+    assert!(next.starts_with("kubectl -n modeldock-lab "), "{next}");
+    assert!(next.contains(lead_pod), "{next} names {lead_pod}");
+    assert_eq!(
+        v["next"], r["findings"][0]["check"][0],
+        "the lead's first check"
+    );
+    assert!(
+        v["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("ROLLOUT STUCK  revision 2")
+    );
+
+    // Unread slices: unknown, and no count pretends to be 0.
+    let r = trace_json("fixtures/cases/endpointslices-forbidden.yaml");
+    assert_eq!(r["verdict"]["state"], "unknown");
+    assert_eq!(r["verdict"]["serving"]["ready_endpoints"], Value::Null);
+    assert_eq!(
+        r["verdict"]["serving"]["revisions"][0]["ready_endpoints"],
+        Value::Null
+    );
+    assert_eq!(r["healthy"], false);
+    assert!(
+        r["verdict"]["next"]
+            .as_str()
+            .unwrap()
+            .contains("endpointslices"),
+        "{}",
+        r["verdict"]["next"]
+    );
+
+    let r = trace_json(&fixture("healthy"));
+    assert_eq!(r["verdict"]["state"], "serving");
+    assert_eq!(r["verdict"]["next"], Value::Null);
 }
 
 #[test]

@@ -14,6 +14,12 @@ use serde::Deserialize;
 struct Expected {
     #[serde(default)]
     target: Option<String>,
+    /// `verdict.state`: what users get now.
+    state: String,
+    /// The headline's first word(s), as a person reads them.
+    headline: String,
+    /// The exit code of `mdiag trace`.
+    exit: u8,
     healthy: bool,
     #[serde(default)]
     last_step: Option<String>,
@@ -68,6 +74,21 @@ fn every_fixture_gets_the_expected_verdict_and_findings() {
             let d = diagnose_target(&snapshot, want.target.as_deref().unwrap_or("chart-demo"));
             let got_ids = ids(&d);
             let mut problems = Vec::new();
+            if d.verdict.state.as_str() != want.state {
+                problems.push(format!(
+                    "state {} want {}",
+                    d.verdict.state.as_str(),
+                    want.state
+                ));
+            }
+            let word = mdiag::render::headline::word(&d, mdiag::catalogue::Lang::En);
+            if word != want.headline {
+                problems.push(format!("headline {word:?} want {:?}", want.headline));
+            }
+            let code = mdiag::exit::for_diagnosis(&d).code();
+            if code != want.exit {
+                problems.push(format!("exit {code} want {}", want.exit));
+            }
             if d.healthy != want.healthy {
                 problems.push(format!("healthy {} want {}", d.healthy, want.healthy));
             }
@@ -242,4 +263,107 @@ fn a_target_can_be_the_deployment_or_a_pod() {
     // From the Deployment the ladder starts there.
     assert_eq!(by_deploy.steps[0].step, Step::Declared);
     assert_eq!(by_deploy.target.kind, "ModelService");
+}
+
+/// Every fixture with expectations, diagnosed as `trace` does.
+fn every_diagnosis() -> Vec<(String, mdiag::analysis::Diagnosis)> {
+    let mut out = Vec::new();
+    for folder in FOLDERS {
+        for (name, want) in expected(folder) {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(folder)
+                .join(format!("{name}.yaml"));
+            let snapshot = mdiag::source::read_snapshot_file(&path).unwrap();
+            let d = diagnose_target(&snapshot, want.target.as_deref().unwrap_or("chart-demo"));
+            out.push((format!("{folder}/{name}"), d));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_headline_says_not_serving_while_any_replica_serves() {
+    use mdiag::analysis::State;
+    use mdiag::catalogue::Lang;
+    let mut checked = 0;
+    for (name, d) in every_diagnosis() {
+        let serving = d.pods.iter().filter(|p| p.serving).count();
+        let text = mdiag::render::headline::text(&d, Lang::En);
+        if serving > 0 {
+            checked += 1;
+            assert_ne!(d.verdict.state, State::NotServing, "{name}: {text}");
+            assert!(!text.contains("NOT SERVING"), "{name}: {text}");
+        }
+        // What the headline counts is what the slices say, per revision.
+        if let Some(n) = d.verdict.serving.ready_endpoints {
+            assert_eq!(n as usize, serving, "{name}: {text}");
+        }
+    }
+    assert!(checked > 20, "only {checked} fixtures with a serving Pod");
+}
+
+#[test]
+fn the_headline_names_the_lead_finding_and_a_next_command_that_pastes() {
+    use mdiag::catalogue::{Lang, Severity, catalogue};
+    for (name, d) in every_diagnosis() {
+        let text = mdiag::render::headline::text(&d, Lang::En);
+        let Some(lead) = d.lead() else {
+            continue;
+        };
+        if lead.severity != Severity::Info || !d.healthy {
+            assert!(
+                text.contains(&format!("[{}]", lead.id)),
+                "{name}: the headline does not name {}: {text}",
+                lead.id
+            );
+        }
+        if d.healthy {
+            assert_eq!(d.verdict.next, None, "{name}: healthy needs no next");
+            continue;
+        }
+        let next = d.verdict.next.as_deref().unwrap_or_else(|| {
+            panic!("{name}: no next command for {}", lead.id);
+        });
+        // Every name filled in: nothing left to replace before pasting.
+        assert!(!next.contains('<'), "{name}: {next}");
+        // The command is about the object the evidence is about.
+        let template = catalogue().get(lead.id).unwrap().check.first().unwrap();
+        if lead.subject.kind == "Pod" && template.contains("{pod}") {
+            assert!(
+                next.contains(&lead.subject.name),
+                "{name}: {next} does not name {}",
+                lead.subject.name
+            );
+        }
+    }
+}
+
+#[test]
+fn a_workload_no_service_selects_ends_at_ready_not_at_not_serving() {
+    // The plain Deployment `web` without its Service (and slices): a worker.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/cases/plain-deployment-healthy.yaml");
+    let mut list: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    list["items"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|i| !matches!(i["kind"].as_str(), Some("Service" | "EndpointSlice")));
+    let text = serde_json::to_string(&list).unwrap();
+    let snapshot =
+        mdiag::source::file::parse_snapshot_text(&text, std::path::Path::new("worker.json"))
+            .unwrap();
+    let worker = diagnose_target(&snapshot, "deploy/web");
+    assert!(worker.verdict.serving.worker);
+    assert_eq!(worker.verdict.serving.ready_endpoints, None);
+    assert_eq!(worker.verdict.state, mdiag::analysis::State::Serving);
+    assert_eq!(worker.verdict.last_step, Step::Ready);
+    assert_eq!(mdiag::exit::for_diagnosis(&worker).code(), 0);
+    let text = mdiag::render::headline::text(&worker, mdiag::catalogue::Lang::En);
+    assert!(
+        text.starts_with("READY  3/3 ready on revision 1, rollout complete"),
+        "{text}"
+    );
+    assert!(text.contains("no Service selects these Pods"), "{text}");
+    assert!(!text.contains("SERVING"), "{text}");
 }

@@ -281,12 +281,37 @@ fn dump(ns: &str) -> Result<PathBuf, Failed> {
     Ok(path)
 }
 
+/// The exit code SPEC sections 3 and 6 give a trace report: 1 whenever a
+/// finding is a warning or an error; otherwise by `verdict.state`:
+/// serving 0, progressing 3, unknown 4, not-serving (and degraded) 1.
+fn exit_for(report: &Value) -> i32 {
+    let problem = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|f| f["severity"] != "info");
+    if problem {
+        return 1;
+    }
+    match report["verdict"]["state"].as_str() {
+        Some("serving") => 0,
+        Some("progressing") => 3,
+        Some("unknown") => 4,
+        _ => 1,
+    }
+}
+
 /// The live verdict, then the same verdict from a kubectl dump.
 fn check(ns: &str, want: Want) -> Result<(), Failed> {
     let (live_code, live) = until_live(ns, want)?;
-    let expected_code = if live["healthy"] == true { 0 } else { 1 };
+    let expected_code = exit_for(&live);
     if live_code != expected_code {
-        return Err(format!("live trace exited {live_code}, want {expected_code}").into());
+        return Err(format!(
+            "live trace exited {live_code}, want {expected_code} for state {} and findings {:?}",
+            live["verdict"]["state"],
+            finding_ids(&live)
+        )
+        .into());
     }
     // A dump is judged at its newest timestamp, which trails the live clock
     // by up to a heartbeat (10 s): a time-bound symptom may need a later dump.
@@ -312,7 +337,10 @@ fn check(ns: &str, want: Want) -> Result<(), Failed> {
         }
         std::thread::sleep(Duration::from_secs(2));
     };
-    if code != live_code || replay["verdict"]["last_step"] != live["verdict"]["last_step"] {
+    if code != live_code
+        || replay["verdict"]["last_step"] != live["verdict"]["last_step"]
+        || replay["verdict"]["state"] != live["verdict"]["state"]
+    {
         return Err(format!(
             "{ns}: live {} exit {live_code}, dump {} exit {code}",
             live["verdict"], replay["verdict"]

@@ -5,6 +5,7 @@ mod facts;
 pub mod gate;
 mod ladder;
 mod rules;
+pub mod state;
 pub mod summary;
 pub mod triage;
 mod verdict;
@@ -15,6 +16,7 @@ use serde::Serialize;
 pub use facts::{LeaseState, lease_state};
 pub use ladder::{Moment, Moments, PodState};
 pub use rules::rule_ids;
+pub use state::{Serving, State};
 
 use crate::catalogue::{FindingId, Severity, severity_of};
 use crate::chain::Chain;
@@ -180,6 +182,12 @@ pub struct Verdict {
     pub missing: Option<Step>,
     /// Index into `findings` of the one the verdict leads with.
     pub lead: Option<usize>,
+    /// What users get now (the headline).
+    pub state: State,
+    /// Ready endpoints and desired replicas the state was decided on.
+    pub serving: Serving,
+    /// The command to run first, with the real names filled in.
+    pub next: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -289,7 +297,7 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
         .cloned()
         .collect();
     gaps.dedup();
-    let incomplete = chain_hidden(chain, &gaps);
+    let unread = chain_hidden(chain, &gaps);
     verdict::decide(
         chain,
         now,
@@ -299,7 +307,7 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
             pods,
             findings,
             gaps,
-            incomplete,
+            unread,
         },
     )
 }
@@ -315,9 +323,9 @@ fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
     !about_controller || chain.model_service.is_some()
 }
 
-/// Whether a gap hides objects of the workload's own chain. ModelServices
-/// matter only when the workload has (or is) one.
-fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> bool {
+/// The resources of the workload's own chain a gap hides, each with the
+/// gap's reason. ModelServices matter only when the workload has (or is) one.
+fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
     const ALWAYS: &[&str] = &[
         "deployments",
         "replicasets",
@@ -334,11 +342,24 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> bool {
                     .flatten()
                     .any(|o| o.kind == "ModelService")
             }));
-    gaps.iter().any(|g| {
-        let hides = |r: &str| g.hides(r, &chain.namespace);
-        ALWAYS.iter().any(|r| hides(r))
-            || (wants_model_service && (hides("modelservices") || g.resource == "apis"))
-    })
+    let mut wanted: Vec<&str> = ALWAYS.to_vec();
+    if wants_model_service {
+        wanted.extend(["modelservices", "apis"]);
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    for r in wanted {
+        let hidden = gaps.iter().find(|g| {
+            if r == "apis" {
+                g.resource == "apis"
+            } else {
+                g.hides(r, &chain.namespace)
+            }
+        });
+        if let Some(g) = hidden {
+            out.push((r.to_string(), g.reason.clone()));
+        }
+    }
+    out
 }
 
 /// `95` -> `1m35s`, `3600` -> `1h0m`.

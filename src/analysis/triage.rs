@@ -3,24 +3,27 @@
 
 use jiff::Timestamp;
 
-use super::{Analyzer, Diagnosis};
+use super::{Analyzer, Diagnosis, State};
 use crate::catalogue::Severity;
 use crate::chain::{ControllerLocation, Index, workloads};
 use crate::model::{LabelFilter, Snapshot};
 
-/// Orders diagnoses worst first: unhealthy before healthy, then the smaller
-/// share of replicas serving, the more severe leading finding, the earlier
-/// step on the ladder.
+/// Orders diagnoses worst first: unhealthy before healthy, then by what
+/// users get (not-serving, degraded, unknown, progressing, serving), the
+/// smaller share of replicas serving, the more severe leading finding, the
+/// earlier step on the ladder.
 pub fn rank(items: &mut [Diagnosis]) {
     items.sort_by_key(rank_key);
 }
 
 /// How broken, for ranking: smaller is worse.
-fn rank_key(d: &Diagnosis) -> (bool, i64, u8, usize, String, String) {
-    let serving = if d.replicas.desired <= 0 {
+fn rank_key(d: &Diagnosis) -> (bool, State, i64, u8, usize, String, String) {
+    let s = &d.verdict.serving;
+    let serves: i32 = d.revisions.iter().map(|r| s.count_of(r)).sum();
+    let serving = if s.desired <= 0 {
         1000
     } else {
-        i64::from(d.replicas.serving.min(d.replicas.desired)) * 1000 / i64::from(d.replicas.desired)
+        i64::from(serves.min(s.desired)) * 1000 / i64::from(s.desired)
     };
     let severity = match d.lead().map(|f| f.severity) {
         Some(Severity::Error) => 0,
@@ -30,6 +33,7 @@ fn rank_key(d: &Diagnosis) -> (bool, i64, u8, usize, String, String) {
     };
     (
         d.healthy,
+        d.verdict.state,
         serving,
         severity,
         d.verdict.last_step.index(),

@@ -5,10 +5,12 @@ use crate::catalogue::FindingId;
 use jiff::Timestamp;
 
 use super::facts;
+use super::state::{self, Serving, State, StateInputs};
+use super::summary::RevisionCount;
 use super::{
     Diagnosis, Evidence, Finding, PodState, Replicas, Step, StepState, TargetInfo, Verdict,
 };
-use crate::catalogue::Severity;
+use crate::catalogue::{Severity, catalogue, fill};
 use crate::chain::Chain;
 use crate::model::{Gap, ObjectRef};
 
@@ -19,7 +21,8 @@ pub struct Observations {
     pub pods: Vec<PodState>,
     pub findings: Vec<Finding>,
     pub gaps: Vec<Gap>,
-    pub incomplete: bool,
+    /// What a gap hides of the workload's own chain: (resource, reason).
+    pub unread: Vec<(String, String)>,
 }
 
 pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
@@ -29,8 +32,9 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
         pods,
         mut findings,
         gaps,
-        incomplete,
+        unread,
     } = seen;
+    let incomplete = !unread.is_empty();
     // The rollout stands on the last step of the unbroken run from the start.
     let first_missing = steps.iter().position(|s| !s.reached);
     let (last_step, missing) = match first_missing {
@@ -39,7 +43,8 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
         Some(i) => (steps[i - 1].step, Some(steps[i].step)),
     };
 
-    if let Some(f) = rollout_in_progress(chain, &replicas, &findings, missing) {
+    // An unread chain is not "still moving": what it does is unknown.
+    if !incomplete && let Some(f) = rollout_in_progress(chain, &replicas, &findings, missing) {
         findings.push(f);
     }
 
@@ -59,26 +64,131 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
 
     let target = target_info(chain);
     let problems = findings.iter().any(|f| f.severity != Severity::Info);
-    let mut diagnosis = Diagnosis {
+    let revisions = super::summary::revision_counts(&pods);
+    let serving = serving(chain, &steps, &replicas, &revisions, unread);
+    let state = state::decide(StateInputs {
+        unreadable: !serving.unread.is_empty(),
+        observed: serving.observed,
+        desired: serving.desired,
+        current_serving: if serving.worker {
+            replicas.ready
+        } else {
+            replicas.serving
+        },
+        total_serving: revisions.iter().map(|r| serving.count_of(r)).sum(),
+        problems,
+    });
+    let healthy = state == State::Serving && !problems;
+    let next = if healthy {
+        None
+    } else {
+        next_command(chain, lead.and_then(|i| findings.get(i)), &serving)
+    };
+    Diagnosis {
         target,
         now,
-        healthy: false,
+        healthy,
         verdict: Verdict {
             last_step,
             missing,
             lead,
+            state,
+            serving,
+            next,
         },
         steps,
         replicas,
-        revisions: super::summary::revision_counts(&pods),
+        revisions,
         chain: super::summary::summarize(chain, now),
         pods,
         findings,
         gaps,
         incomplete,
-    };
-    diagnosis.healthy = missing.is_none() && !problems && !diagnosis.chain_incomplete();
-    diagnosis
+    }
+}
+
+/// What serving is counted on: ready endpoints (a worker: Ready Pods) of
+/// every revision against the desired replicas, and whether the current
+/// declaration reached every controller.
+fn serving(
+    chain: &Chain,
+    steps: &[StepState],
+    replicas: &Replicas,
+    revisions: &[RevisionCount],
+    unread: Vec<(String, String)>,
+) -> Serving {
+    // The ladder ends at ready when no Service selects the Pods.
+    let worker = chain.model_service.is_none() && chain.services.is_empty();
+    let ready_endpoints =
+        (!worker && unread.is_empty()).then(|| revisions.iter().map(|r| r.serving).sum::<i32>());
+    Serving {
+        ready_endpoints,
+        desired: replicas.desired,
+        worker,
+        current_revision: chain.current_replica_set().and_then(|r| r.revision),
+        // Declared, observed, deployment and replicaset: the chain above
+        // the Pods runs the current declaration.
+        observed: steps
+            .iter()
+            .filter(|s| s.step < Step::Stored)
+            .all(|s| s.reached),
+        unread,
+    }
+}
+
+/// The command to run first: the lead finding's first check that has
+/// every name filled in; without a lead, what would complete the read,
+/// or the rollout's own status.
+fn next_command(chain: &Chain, lead: Option<&Finding>, serving: &Serving) -> Option<String> {
+    // What cannot be read comes first, unless a problem was found anyway.
+    let lead = lead.filter(|f| serving.unread.is_empty() || f.severity != Severity::Info);
+    if let Some(f) = lead
+        && let Some(entry) = catalogue().get(f.id)
+    {
+        let filled: Vec<String> = entry.check.iter().map(|c| fill(c, &f.vars)).collect();
+        if let Some(c) = filled
+            .iter()
+            .find(|c| !has_placeholder(c))
+            .or(filled.first())
+        {
+            return Some(c.clone());
+        }
+    }
+    let ns = &chain.namespace;
+    if let Some((resource, _)) = serving.unread.first() {
+        return Some(match resource.as_str() {
+            "apis" => "kubectl api-resources".to_string(),
+            r => format!("kubectl -n {ns} auth can-i list {r}"),
+        });
+    }
+    if let Some(d) = chain.deployment {
+        return Some(format!(
+            "kubectl -n {ns} rollout status deployment/{}",
+            facts::name(&d.metadata)
+        ));
+    }
+    chain.pods.first().map(|p| {
+        format!(
+            "kubectl -n {ns} describe pod {}",
+            facts::name(&p.pod.metadata)
+        )
+    })
+}
+
+/// Whether a filled command still holds a `<placeholder>` nobody filled.
+fn has_placeholder(command: &str) -> bool {
+    let mut rest = command;
+    while let Some(start) = rest.find('<') {
+        let tail = &rest[start + 1..];
+        let name_len = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .unwrap_or(tail.len());
+        if name_len > 0 && tail[name_len..].starts_with('>') {
+            return true;
+        }
+        rest = tail;
+    }
+    false
 }
 
 /// (specific, general): when both hold, the specific one says why the

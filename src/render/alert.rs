@@ -180,6 +180,13 @@ pub fn alerts_block(alerts: &[(&Alert, Option<&str>)], d: &Diagnosis, style: &St
         if let Some(t) = a.starts_at {
             out.push_str(&format!("  started  {}\n", position(d, t)));
         }
+        // Beside where it stood then: what users get now.
+        out.push_str(&format!(
+            "  now      {} {}  {}\n",
+            super::headline::mark(d, style),
+            super::headline::painted_word(d, style),
+            super::headline::sentence(d, style.lang)
+        ));
         if let (true, Some(t)) = (a.resolved(), a.ends_at) {
             out.push_str(&format!(
                 "  resolved {} (the trace shows the rollout now)\n",

@@ -240,12 +240,10 @@ impl Progress {
     /// The rollout as it stands.
     pub fn update(&mut self, elapsed: Duration, d: &Diagnosis, view: &GateView) {
         let waiting = waiting_text(view).unwrap_or_default();
+        // What users get now and where the rollout stands, as the headline.
         let state = format!(
-            "{} {}/{} ready, {} serving{}",
-            d.verdict.last_step.as_str(),
-            d.replicas.ready,
-            d.replicas.desired,
-            d.replicas.serving,
+            "{}{}",
+            super::headline::text(d, Lang::En),
             if waiting.is_empty() {
                 String::new()
             } else {

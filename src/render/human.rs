@@ -6,8 +6,8 @@ use std::fmt::Write;
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
-use super::Style;
-use super::report::{RunInfo, detail_with_others, summary};
+use super::report::{RunInfo, detail_with_others};
+use super::{Style, headline};
 use crate::analysis::{Diagnosis, Finding, PodState, Step, format_duration};
 use crate::catalogue::{catalogue, fill};
 use crate::model::{ClockSource, OriginKind};
@@ -82,23 +82,15 @@ fn header(out: &mut String, d: &Diagnosis, run: &RunInfo, style: &Style) {
 }
 
 fn verdict(out: &mut String, d: &Diagnosis, style: &Style) {
-    let l = style.labels();
-    let badge = if d.healthy {
-        style.good(&format!("✔ {}", l.healthy))
-    } else {
-        style.bad(&format!("✘ {}", l.not_serving))
-    };
-    let _ = writeln!(out, "{badge}  {}", summary(d, style));
-    if let Some(lead) = d.lead()
-        && !d.healthy
-        && let Some(first) = catalogue().get(lead.id).and_then(|e| e.check.first())
-    {
-        let _ = writeln!(
-            out,
-            "   {} {}",
-            style.dim("next:"),
-            style.bold(&fill(first, &lead.vars))
-        );
+    let _ = writeln!(
+        out,
+        "{} {}  {}",
+        headline::mark(d, style),
+        headline::painted_word(d, style),
+        headline::sentence(d, style.lang)
+    );
+    if let Some(next) = &d.verdict.next {
+        let _ = writeln!(out, "   {} {}", style.dim("next:"), style.bold(next));
     }
     out.push('\n');
 }
@@ -165,14 +157,19 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
             lines.push((depth, pod_line(p, style)));
         }
     }
+    // Ready endpoints of every revision: an old revision still serving counts.
+    let endpoints = d
+        .verdict
+        .serving
+        .ready_endpoints
+        .map_or("?".to_string(), |n| n.to_string());
     for svc in &c.services {
         lines.push((
             depth,
             format!(
-                "Service {}  {} · {}/{} ready endpoints",
+                "Service {}  {} · {endpoints}/{} ready endpoints",
                 svc.name,
                 svc.ports.join(","),
-                d.replicas.serving,
                 d.replicas.desired
             ),
         ));

@@ -5,6 +5,7 @@
 pub mod alert;
 pub mod explain;
 pub mod gate;
+pub mod headline;
 pub mod human;
 pub mod report;
 mod text;

@@ -6,7 +6,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::Style;
-use crate::analysis::{Diagnosis, Finding, Replicas, Step};
+use crate::analysis::{Diagnosis, Finding, Replicas, State, Step};
 use crate::catalogue::{Lang, Severity, catalogue, fill};
 use crate::model::{Clock, ClockSource, Gap, ObjectRef, Origin, OriginKind};
 
@@ -42,7 +42,35 @@ pub struct ReportVerdict {
     pub missing: Option<Step>,
     /// The id of the finding the verdict leads with.
     pub lead: Option<String>,
+    /// What users get now: serving, progressing, degraded, not-serving, unknown.
+    pub state: State,
+    /// The ready endpoints the state was decided on.
+    pub serving: ReportServing,
+    /// The command to run first, as it can be pasted.
+    pub next: Option<String>,
     pub summary: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportServing {
+    /// Ready endpoints of the workload's Pods, every revision; null when
+    /// they could not be read, or for a worker.
+    pub ready_endpoints: Option<i32>,
+    pub desired: i32,
+    /// No Service selects the Pods: the state counts Ready Pods.
+    pub worker: bool,
+    /// Newest first, the current revision leading.
+    pub revisions: Vec<ReportRevision>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReportRevision {
+    pub revision: Option<i64>,
+    pub current: bool,
+    /// Pods of the revision that are not terminating.
+    pub pods: i32,
+    pub ready: i32,
+    pub ready_endpoints: Option<i32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -166,6 +194,9 @@ pub fn trace_report(d: &Diagnosis, run: &RunInfo, lang: Lang) -> TraceReport {
             last_step: d.verdict.last_step,
             missing: d.verdict.missing,
             lead: d.lead().map(|f| f.id.to_string()),
+            state: d.verdict.state,
+            serving: report_serving(d),
+            next: d.verdict.next.clone(),
             summary: summary(d, &style),
         },
         clock: ReportClock {
@@ -262,58 +293,28 @@ pub fn detail_with_others(f: &Finding, lang: Lang) -> String {
     }
 }
 
-/// The one-line verdict, in the user's language.
+/// The one-line verdict, in the user's language: the headline.
 pub fn summary(d: &Diagnosis, style: &Style) -> String {
-    let zh = style.lang == Lang::Zh;
-    if d.healthy {
-        let r = &d.replicas;
-        return if zh {
-            format!(
-                "在服务：{} 个期望副本中 {} 个就绪并有就绪的端点",
-                r.desired, r.serving
-            )
-        } else {
-            format!(
-                "serving: {} of {} desired replicas ready with a ready endpoint",
-                r.serving, r.desired
-            )
-        };
+    super::headline::text(d, style.lang)
+}
+
+fn report_serving(d: &Diagnosis) -> ReportServing {
+    let s = &d.verdict.serving;
+    let endpoints_known = s.ready_endpoints.is_some();
+    ReportServing {
+        ready_endpoints: s.ready_endpoints,
+        desired: s.desired,
+        worker: s.worker,
+        revisions: d
+            .revisions
+            .iter()
+            .map(|r| ReportRevision {
+                revision: r.revision,
+                current: r.current,
+                pods: r.pods,
+                ready: r.ready,
+                ready_endpoints: endpoints_known.then_some(r.serving),
+            })
+            .collect(),
     }
-    let mut head = match (d.verdict.missing, zh) {
-        (Some(m), false) => format!(
-            "stopped at {}, missing {}",
-            d.verdict.last_step.as_str(),
-            m.as_str()
-        ),
-        (Some(m), true) => format!("停在 {}，缺少 {}", d.verdict.last_step.as_str(), m.as_str()),
-        (None, false) => "reached serving, with problems".to_string(),
-        (None, true) => "已到达 serving，但有问题".to_string(),
-    };
-    match d.lead() {
-        Some(f) => {
-            let title = catalogue()
-                .get(f.id)
-                .map(|e| e.title.get(style.lang).to_string())
-                .unwrap_or_default();
-            head.push_str(if zh { "：" } else { ": " });
-            head.push_str(&format!(
-                "{} [{}] {}",
-                title,
-                f.id,
-                detail_with_others(f, style.lang)
-            ));
-        }
-        None => {
-            head.push_str(if zh { "；" } else { "; " });
-            head.push_str(style.labels().no_cause);
-        }
-    }
-    if d.chain_incomplete() {
-        head.push_str(if zh {
-            "（部分对象无法读取，结论不完整）"
-        } else {
-            " (parts of the chain could not be read: the verdict is incomplete)"
-        });
-    }
-    head
 }

@@ -55,7 +55,8 @@ pub fn table(items: &[Diagnosis], gaps: &[Gap], all: bool, style: &Style) -> Str
     table.set_header([
         "NAMESPACE",
         "WORKLOAD",
-        "READY",
+        "STATE",
+        "SERVING",
         "STEP",
         "LEADING FINDING",
         "FOR",
@@ -84,10 +85,23 @@ pub fn table(items: &[Diagnosis], gaps: &[Gap], all: bool, style: &Style) -> Str
                 .map(|t| format_duration((d.now.as_second() - t.as_second()).max(0)))
                 .unwrap_or_default()
         };
+        // What users get: ready endpoints of every revision (a worker: Ready
+        // Pods; unread: unknown, not 0).
+        let s = &d.verdict.serving;
+        let serving = match s.ready_endpoints {
+            _ if s.worker => format!(
+                "{}/{} ready",
+                d.revisions.iter().map(|r| r.ready).sum::<i32>(),
+                s.desired
+            ),
+            Some(n) => format!("{n}/{}", s.desired),
+            None => format!("?/{}", s.desired),
+        };
         table.add_row([
             Cell::new(&d.target.namespace),
             Cell::new(format!("{kind}/{}", d.target.name)),
-            Cell::new(format!("{}/{}", d.replicas.serving, d.replicas.desired)),
+            Cell::new(super::headline::word(d, style.lang)),
+            Cell::new(serving),
             Cell::new(step),
             Cell::new(lead),
             Cell::new(since),

@@ -305,13 +305,16 @@ pub fn trials() -> Vec<Trial> {
             expect("never ready", &run, 3, "timed-out")?;
             let report = &run.1;
             // Not a terminal: one progress line per change, ending on what it waits for.
+            // Each progress line is the headline (what users get, then where
+            // the rollout stands) and what the gate waits for.
             let progress: Vec<&str> = run
                 .2
                 .lines()
-                .filter(|l| l.starts_with('[') && l.contains(" ready, "))
+                .filter(|l| l.starts_with('[') && l.contains("; waiting for "))
                 .collect();
             if !progress.last().is_some_and(|l| {
-                l.contains("started 0/2 ready, 0 serving; waiting for replicas-available")
+                l.contains("] NOT SERVING  0/2 ready endpoints; stopped at started")
+                    && l.contains("; waiting for replicas-available")
             }) || progress
                 .windows(2)
                 .any(|w| w[0].split_once(']').map(|x| x.1) == w[1].split_once(']').map(|x| x.1))

@@ -118,23 +118,57 @@ pub fn rule_ids() -> Vec<FindingId> {
 
 pub fn run_all(ctx: &Ctx) -> Vec<Finding> {
     let mut findings: Vec<Finding> = Vec::new();
+    // Pods whose log the snapshot holds: the finding is about one of them
+    // when it can be, so its commands name the Pod the evidence is about.
+    let logged: std::collections::HashSet<&str> = ctx
+        .snapshot
+        .logs
+        .iter()
+        .filter(|l| l.namespace == ctx.chain.namespace && !l.text.is_empty())
+        .map(|l| l.pod.as_str())
+        .collect();
     for (_, rule) in RULES {
         for finding in rule(ctx) {
-            merge_or_push(&mut findings, finding);
+            merge_or_push(&mut findings, finding, &logged);
         }
     }
     findings
 }
 
 /// The same symptom on several Pods of a revision is one finding about the
-/// first Pod, with the others' evidence beside it.
-fn merge_or_push(findings: &mut Vec<Finding>, finding: Finding) {
+/// first Pod (the first whose log is held, if any), with the others'
+/// evidence beside it.
+fn merge_or_push(
+    findings: &mut Vec<Finding>,
+    mut finding: Finding,
+    logged: &std::collections::HashSet<&str>,
+) {
     const MAX_EVIDENCE: usize = 12;
     if finding.subject.kind == "Pod"
         && let Some(existing) = findings
             .iter_mut()
             .find(|f| f.id == finding.id && f.subject.kind == "Pod")
     {
+        if logged.contains(finding.subject.name.as_str())
+            && !logged.contains(existing.subject.name.as_str())
+        {
+            // The new one leads: its subject, names and evidence first.
+            if let Some(also) = existing.vars.remove("also") {
+                finding.vars.insert("also".into(), also);
+            }
+            std::mem::swap(existing, &mut finding);
+            let mut evidence = std::mem::take(&mut existing.evidence);
+            evidence.append(&mut finding.evidence);
+            existing.evidence = evidence;
+            let others = existing
+                .vars
+                .entry("also".into())
+                .or_insert_with(|| "0".into());
+            let n: usize = others.parse().unwrap_or(0) + 1;
+            *others = n.to_string();
+            existing.evidence.truncate(MAX_EVIDENCE);
+            return;
+        }
         let others = existing
             .vars
             .entry("also".into())
