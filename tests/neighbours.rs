@@ -476,3 +476,13 @@ fn a_first_exit_before_any_restart_is_not_yet_a_loop() {
     let d = diagnose(&s);
     assert!(!ids(&d).contains(&"crash-loop"), "{:?}", ids(&d));
 }
+
+#[test]
+fn a_loop_of_clean_exits_caught_running_is_still_a_crash_loop() {
+    let mut s = load("crash-loop");
+    set_last_exit(&mut s, 0, "Completed");
+    running_since(&mut s, SignedDuration::from_secs(4));
+    let d = diagnose(&s);
+    let f = finding(&d, "crash-loop");
+    assert!(f.detail.contains("keeps exiting with code 0"), "{}", f.detail);
+}

@@ -318,8 +318,11 @@ fn restart_crossing(ns: &str, max: i64) -> Result<Timestamp, Failed> {
                 .unwrap_or_default()
         })
         .filter(|c| c["restartCount"].as_i64() == Some(max))
+        // The run that made the count `max` is the current one while it
+        // runs or just ended, the last one once the kubelet waits to restart.
         .filter_map(|c| {
             parse_time(&c["state"]["running"]["startedAt"])
+                .or_else(|| parse_time(&c["state"]["terminated"]["startedAt"]))
                 .or_else(|| parse_time(&c["lastState"]["terminated"]["startedAt"]))
         })
         .min()

@@ -202,8 +202,9 @@ fn running_between_crashes(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Opti
     let running = s.state.as_ref()?.running.as_ref()?;
     let last = s.last_state.as_ref()?.terminated.as_ref()?;
     let last_reason = last.reason.as_deref().unwrap_or("");
-    // OOM kills have their own rule; a clean exit 0 is not a failure here.
-    if s.ready || s.restart_count < 2 || last.exit_code == 0 || last_reason == "OOMKilled" {
+    // OOM kills have their own rule. A clean exit 0 loops the same way
+    // under restartPolicy Always (the kubelet backs it off alike).
+    if s.ready || s.restart_count < 2 || last_reason == "OOMKilled" {
         return None;
     }
     let started = running.started_at.as_ref().map(|t| t.0)?;
@@ -211,8 +212,13 @@ fn running_between_crashes(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Opti
         return None;
     }
     let detail = format!(
-        "container {} exits with code {}{}, {} restarts; running again for {} and not ready (between two crashes)",
+        "container {} {} with code {}{}, {} restarts; running again for {} and not ready (between two crashes)",
         s.name,
+        if last.exit_code == 0 {
+            "keeps exiting"
+        } else {
+            "exits"
+        },
         last.exit_code,
         if last_reason.is_empty() {
             String::new()
