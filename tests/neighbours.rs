@@ -484,5 +484,9 @@ fn a_loop_of_clean_exits_caught_running_is_still_a_crash_loop() {
     running_since(&mut s, SignedDuration::from_secs(4));
     let d = diagnose(&s);
     let f = finding(&d, "crash-loop");
-    assert!(f.detail.contains("keeps exiting with code 0"), "{}", f.detail);
+    assert!(
+        f.detail.contains("keeps exiting with code 0"),
+        "{}",
+        f.detail
+    );
 }

@@ -73,6 +73,10 @@ pub enum FirstReport {
 #[derive(Clone, Copy, Debug)]
 pub struct Expect {
     pub healthy: bool,
+    /// The verdict's `state` (serving, progressing, degraded, not-serving,
+    /// unknown): a broken upgrade whose first release still serves is
+    /// degraded.
+    pub state: &'static str,
     /// The verdict's `last_step`.
     pub last_step: &'static str,
     /// The lead finding's id (empty for a healthy rollout).
@@ -159,6 +163,7 @@ const fn broken(
 ) -> Expect {
     Expect {
         healthy: false,
+        state: "degraded",
         last_step,
         finding,
         quotes,
@@ -192,6 +197,7 @@ pub fn all() -> Vec<Scenario> {
             objects: "",
             expect: Expect {
                 healthy: true,
+                state: "serving",
                 last_step: "serving",
                 finding: "",
                 quotes: "",
@@ -370,13 +376,16 @@ pub fn all() -> Vec<Scenario> {
             change: Change::SelectorMatchesNothing,
             upgrade: first_release,
             objects: "",
-            expect: broken(
-                "ready",
-                "selector-mismatch",
-                "",
-                FirstReport::None,
-                times_out("endpoints-ready", 40),
-            ),
+            expect: Expect {
+                state: "not-serving",
+                ..broken(
+                    "ready",
+                    "selector-mismatch",
+                    "",
+                    FirstReport::None,
+                    times_out("endpoints-ready", 40),
+                )
+            },
         },
         // The surge Pod is refused; maxUnavailable 0 keeps both old Pods,
         // so the quota never frees: the new revision stops at its ReplicaSet.
@@ -401,13 +410,16 @@ pub fn all() -> Vec<Scenario> {
             change: Change::KubeletStopped,
             upgrade: first_release,
             objects: "",
-            expect: broken(
-                "started",
-                "node-not-ready",
-                "NodeNotReady: Node is not ready",
-                FirstReport::None,
-                times_out("replicas-available", 40),
-            ),
+            expect: Expect {
+                state: "not-serving",
+                ..broken(
+                    "started",
+                    "node-not-ready",
+                    "NodeNotReady: Node is not ready",
+                    FirstReport::None,
+                    times_out("replicas-available", 40),
+                )
+            },
         },
     ]
 }

@@ -153,6 +153,13 @@ fn judge(s: &Scenario, ns: &str, run: &(i32, Value, String)) -> Result<(), Faile
         must_not: &[],
     };
     let (_, live) = until_live(ns, trace_want)?;
+    if live["verdict"]["state"] != s.expect.state {
+        return Err(format!(
+            "{}: the state is {}, want {} ({})",
+            s.name, live["verdict"]["state"], s.expect.state, live["verdict"]["summary"]
+        )
+        .into());
+    }
     check_lead_and_quote(s, &live)?;
 
     // The evidence a user keeps, replayed: the same verdict and findings.
@@ -166,6 +173,7 @@ fn judge(s: &Scenario, ns: &str, run: &(i32, Value, String)) -> Result<(), Faile
         "json",
     ])?;
     if replay["healthy"] != live["healthy"]
+        || replay["verdict"]["state"] != live["verdict"]["state"]
         || replay["verdict"]["last_step"] != live["verdict"]["last_step"]
         || finding_ids(&replay) != finding_ids(&live)
     {
