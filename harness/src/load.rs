@@ -742,7 +742,10 @@ impl Loader {
                 State::PullNotFound => (
                     false,
                     false,
-                    json!({"waiting": {"reason": "ImagePullBackOff", "message": format!("Back-off pulling image \"{image}\"")}}),
+                    json!({"waiting": {"reason": "ImagePullBackOff", "message": crate::sim::messages::pull_backoff_waiting(
+                        &image,
+                        &crate::sim::behavior::PullError::NotFound.message(&image),
+                    )}}),
                     json!({}),
                     0,
                 ),
@@ -830,7 +833,7 @@ impl Loader {
                 kubelet(
                     "Normal",
                     "Pulled",
-                    format!("Container image \"{image}\" already present on machine"),
+                    crate::sim::messages::image_present(&image),
                     runs,
                 )
                 .await?;
@@ -860,8 +863,9 @@ impl Loader {
                 kubelet(
                     "Warning",
                     "Failed",
-                    format!(
-                        "Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"
+                    crate::sim::messages::pull_failed(
+                        &image,
+                        &crate::sim::behavior::PullError::NotFound.message(&image),
                     ),
                     3,
                 )
