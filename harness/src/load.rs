@@ -743,8 +743,8 @@ impl Loader {
                     false,
                     false,
                     json!({"waiting": {"reason": "ImagePullBackOff", "message": crate::sim::messages::pull_backoff_waiting(
-                        &image,
-                        &crate::sim::behavior::PullError::NotFound.message(&image),
+                        image,
+                        &crate::sim::behavior::PullError::NotFound.message(image),
                     )}}),
                     json!({}),
                     0,
@@ -833,7 +833,7 @@ impl Loader {
                 kubelet(
                     "Normal",
                     "Pulled",
-                    crate::sim::messages::image_present(&image),
+                    crate::sim::messages::image_present(image),
                     runs,
                 )
                 .await?;
@@ -864,8 +864,8 @@ impl Loader {
                     "Warning",
                     "Failed",
                     crate::sim::messages::pull_failed(
-                        &image,
-                        &crate::sim::behavior::PullError::NotFound.message(&image),
+                        image,
+                        &crate::sim::behavior::PullError::NotFound.message(image),
                     ),
                     3,
                 )

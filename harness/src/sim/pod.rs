@@ -571,11 +571,22 @@ impl Worker {
     /// What a readiness probe of this container says when `answer` is
     /// what the server does, as the kubelet's prober words it; None when
     /// the probe passes.
-    fn probe_failure(&self, probe: &Probe, answer: Answer) -> Option<String> {
+    fn probe_failure(&self, c: Cid, probe: &Probe, answer: Answer) -> Option<String> {
         use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+        // A named port is the container's port of that name, as the prober
+        // resolves it.
         let port = |p: &IntOrString| match p {
             IntOrString::Int(p) => p.to_string(),
-            IntOrString::String(s) => s.clone(),
+            IntOrString::String(name) => self.read(|s| {
+                s.containers[c.i]
+                    .spec
+                    .ports
+                    .iter()
+                    .flatten()
+                    .find(|cp| cp.name.as_deref() == Some(name.as_str()))
+                    .map(|cp| cp.container_port.to_string())
+                    .unwrap_or_else(|| name.clone())
+            }),
         };
         let ip = || self.read(|s| s.pod_ip.clone()).unwrap_or_default();
         if let Some(h) = &probe.http_get {
@@ -623,7 +634,7 @@ impl Worker {
             .as_ref()
             .and_then(|h| h.path.clone())
             .unwrap_or_else(|| "/".to_owned());
-        let failure = self.probe_failure(&probe, answer);
+        let failure = self.probe_failure(c, &probe, answer);
         let mut next = started + delay;
         let mut n: u64 = 0;
         loop {
