@@ -731,11 +731,26 @@ impl Loader {
                     json!({}),
                     0,
                 ),
+                // Half the crash loops caught as a real kubelet 1.35 shows
+                // them for most of a back-off: terminated, the run before
+                // in lastState (harness/SIM.md); the others waiting.
+                State::CrashLoop if index % 2 == 1 => (
+                    false,
+                    false,
+                    json!({"terminated": {"exitCode": 1, "reason": "Error", "startedAt": t, "finishedAt": t, "containerID": container_id}}),
+                    json!({"terminated": {"exitCode": 1, "reason": "Error", "startedAt": t, "finishedAt": t,
+                        "containerID": format!("containerd://{}", stable_hex(&format!("{uid}/{container}/2"), 64))}}),
+                    3,
+                ),
                 State::CrashLoop => (
                     false,
                     false,
                     json!({"waiting": {"reason": "CrashLoopBackOff",
-                        "message": format!("back-off 40s restarting failed container={container} pod={pod_name}_{ns}({uid})")}}),
+                    "message": crate::sim::messages::crash_backoff_waiting(
+                        std::time::Duration::from_secs(40),
+                        container,
+                        &crate::sim::messages::pod_desc(&pod_name, ns, &uid),
+                    )}}),
                     json!({"terminated": {"exitCode": 1, "reason": "Error", "startedAt": t, "finishedAt": t, "containerID": container_id}}),
                     3,
                 ),
