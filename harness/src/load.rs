@@ -731,18 +731,36 @@ impl Loader {
                     json!({}),
                     0,
                 ),
+                // Half the crash loops caught as a real kubelet 1.35 shows
+                // them for most of a back-off: terminated, the run before
+                // in lastState (harness/SIM.md); the others waiting.
+                State::CrashLoop if index % 2 == 1 => (
+                    false,
+                    false,
+                    json!({"terminated": {"exitCode": 1, "reason": "Error", "startedAt": t, "finishedAt": t, "containerID": container_id}}),
+                    json!({"terminated": {"exitCode": 1, "reason": "Error", "startedAt": t, "finishedAt": t,
+                        "containerID": format!("containerd://{}", stable_hex(&format!("{uid}/{container}/2"), 64))}}),
+                    3,
+                ),
                 State::CrashLoop => (
                     false,
                     false,
                     json!({"waiting": {"reason": "CrashLoopBackOff",
-                        "message": format!("back-off 40s restarting failed container={container} pod={pod_name}_{ns}({uid})")}}),
+                    "message": crate::sim::messages::crash_backoff_waiting(
+                        std::time::Duration::from_secs(40),
+                        container,
+                        &crate::sim::messages::pod_desc(&pod_name, ns, &uid),
+                    )}}),
                     json!({"terminated": {"exitCode": 1, "reason": "Error", "startedAt": t, "finishedAt": t, "containerID": container_id}}),
                     3,
                 ),
                 State::PullNotFound => (
                     false,
                     false,
-                    json!({"waiting": {"reason": "ImagePullBackOff", "message": format!("Back-off pulling image \"{image}\"")}}),
+                    json!({"waiting": {"reason": "ImagePullBackOff", "message": crate::sim::messages::pull_backoff_waiting(
+                        image,
+                        &crate::sim::behavior::PullError::NotFound.message(image),
+                    )}}),
                     json!({}),
                     0,
                 ),
@@ -830,7 +848,7 @@ impl Loader {
                 kubelet(
                     "Normal",
                     "Pulled",
-                    format!("Container image \"{image}\" already present on machine"),
+                    crate::sim::messages::image_present(image),
                     runs,
                 )
                 .await?;
@@ -860,8 +878,9 @@ impl Loader {
                 kubelet(
                     "Warning",
                     "Failed",
-                    format!(
-                        "Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"
+                    crate::sim::messages::pull_failed(
+                        image,
+                        &crate::sim::behavior::PullError::NotFound.message(image),
                     ),
                     3,
                 )

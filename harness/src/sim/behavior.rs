@@ -136,28 +136,43 @@ impl PullError {
                 "rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": \
                  failed to resolve reference \"{image}\": {image}: not found"
             ),
-            PullError::Denied => format!(
-                "failed to pull and unpack image \"{image}\": failed to resolve reference \
-                 \"{image}\": pull access denied, repository does not exist or may require \
-                 authorization: server message: insufficient_scope: authorization failed"
-            ),
+            // What containerd 1.6 says for a registry's 401 (no
+            // `rpc error: code = Unknown desc =` in front: kubelet 1.35
+            // shows it bare, as a real node wrote it).
+            PullError::Denied => {
+                let (host, _) = registry_host_and_path(image);
+                format!(
+                    "failed to pull and unpack image \"{image}\": failed to resolve reference \
+                     \"{image}\": pulling from host {host} failed with status code [manifests \
+                     {tag}]: 401 Unauthorized",
+                    tag = image_tag(image)
+                )
+            }
+            // A registry whose address drops the connection attempt:
+            // containerd's dial times out. Same bare form as the 401.
             PullError::Timeout => {
                 let (host, path) = registry_host_and_path(image);
                 format!(
-                    "rpc error: code = DeadlineExceeded desc = failed to pull and unpack image \
-                     \"{image}\": failed to resolve reference \"{image}\": failed to do request: \
-                     Head \"https://{host}/v2/{path}/manifests/{tag}\": dial tcp \
-                     203.0.113.10:443: i/o timeout",
+                    "failed to pull and unpack image \"{image}\": failed to resolve reference \
+                     \"{image}\": failed to do request: Head \
+                     \"https://{host}/v2/{path}/manifests/{tag}\": dial tcp 203.0.113.10:443: \
+                     i/o timeout",
                     tag = image_tag(image)
                 )
             }
         }
     }
 
-    /// How long the failing pull takes before the error.
-    pub fn pull_time(self) -> std::time::Duration {
+    /// How long the failing pull takes before the error, at back-off
+    /// scale 1: a dial timeout is containerd's 30 s (scaled like the
+    /// back-offs, at least 3 s); a registry's answer comes at once.
+    pub fn pull_time(self, scale: f64) -> std::time::Duration {
         match self {
-            PullError::Timeout => std::time::Duration::from_secs(3),
+            PullError::Timeout => crate::util::scaled(
+                std::time::Duration::from_secs(30),
+                scale,
+                std::time::Duration::from_secs(3),
+            ),
             _ => std::time::Duration::from_millis(700),
         }
     }
@@ -263,5 +278,34 @@ mod tests {
         assert!(m.contains(
             "Head \"https://registry.example.com/v2/modeldock/chart-demo/manifests/v1\": dial tcp 203.0.113.10:443: i/o timeout"
         ));
+        assert!(!m.starts_with("rpc error"));
+    }
+
+    #[test]
+    fn pull_errors_as_the_real_node_wrote_them() {
+        // harness/SIM.md; the host differs (127.0.0.1:PORT there).
+        let img = "registry.example.com/modeldock/chart-demo:v1.4.0";
+        assert_eq!(
+            PullError::Denied.message(img),
+            "failed to pull and unpack image \"registry.example.com/modeldock/chart-demo:v1.4.0\": \
+             failed to resolve reference \"registry.example.com/modeldock/chart-demo:v1.4.0\": \
+             pulling from host registry.example.com failed with status code [manifests v1.4.0]: \
+             401 Unauthorized"
+        );
+        assert_eq!(
+            PullError::NotFound.message(img),
+            "rpc error: code = NotFound desc = failed to pull and unpack image \
+             \"registry.example.com/modeldock/chart-demo:v1.4.0\": failed to resolve reference \
+             \"registry.example.com/modeldock/chart-demo:v1.4.0\": \
+             registry.example.com/modeldock/chart-demo:v1.4.0: not found"
+        );
+        assert_eq!(
+            PullError::Timeout.pull_time(1.0),
+            std::time::Duration::from_secs(30)
+        );
+        assert_eq!(
+            PullError::Timeout.pull_time(0.1),
+            std::time::Duration::from_secs(3)
+        );
     }
 }

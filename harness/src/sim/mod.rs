@@ -3,6 +3,7 @@
 
 pub mod behavior;
 pub mod logtext;
+pub mod messages;
 pub mod node;
 pub mod pod;
 pub mod server;

@@ -12,13 +12,11 @@ use tokio::time::{Instant, sleep};
 
 use super::behavior::{Behavior, PullError};
 use super::logtext::AppInfo;
+use super::messages::{self, INITIAL_BACKOFF, MAX_BACKOFF};
 use super::node::NodeCtx;
 use super::state::{PodSim, Waiting};
 use crate::events::ObjRef;
-use crate::util::{go_duration, is_not_found, now, scaled, stable_hex};
-
-const MAX_BACKOFF: Duration = Duration::from_secs(300);
-const INITIAL_BACKOFF: Duration = Duration::from_secs(10);
+use crate::util::{is_not_found, now, scaled, stable_hex};
 
 /// A running Pod worker.
 pub struct PodHandle {
@@ -97,6 +95,16 @@ struct Worker {
     pod_ref: ObjRef,
     apps: Vec<AppInfo>,
     host_network: bool,
+}
+
+/// What the server in a container answers its readiness probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    Ok,
+    /// An HTTP status other than 2xx/3xx (503 while loading).
+    Status(u16),
+    /// Nothing listens: before the server opens its port, or after it exited.
+    Refused,
 }
 
 /// Which container: regular (false) or init (true), and its index.
@@ -203,18 +211,11 @@ impl Worker {
         self.node.recorder.core(&r, type_, reason, message).await;
     }
 
-    async fn series(&self, c: Cid, type_: &str, reason: &str, action: &str, note: &str) {
-        let r = self.cref(c);
-        self.node
-            .recorder
-            .series(&r, type_, reason, action, note)
-            .await;
-    }
-
     fn pod_desc(&self) -> String {
-        format!(
-            "{}_{}({})",
-            self.pod_ref.name, self.pod_ref.namespace, self.pod_ref.uid
+        messages::pod_desc(
+            &self.pod_ref.name,
+            &self.pod_ref.namespace,
+            &self.pod_ref.uid,
         )
     }
 
@@ -324,16 +325,15 @@ impl Worker {
         if !had_sandbox {
             sleep(Duration::from_millis(200)).await;
         }
-        let ip = if self.host_network {
-            Some(self.node.host_ip.clone())
-        } else {
-            self.read(|s| s.pod_ip.clone())
-                .or_else(|| self.node.allocate_ip())
-        };
-        self.update(|s| {
-            s.sandbox_ready = true;
-            s.pod_ip = ip;
-        });
+        // A kubelet writes the sandbox's address at the pod sync after the
+        // one that made it; that sync pulls the images, so a pull that
+        // hangs (pull-timeout) keeps the Pod without IP and
+        // PodReadyToStartContainers False until the pull ends.
+        let hangs = behaviors.contains(&Behavior::PullTimeout)
+            && !self.read(|s| s.sandbox_ready && s.pod_ip.is_some());
+        if !hangs {
+            self.update(|s| self.sandbox_up(s));
+        }
         for i in 0..n_init {
             if self.read(|s| s.init_containers[i].completed_ok()) {
                 continue;
@@ -342,6 +342,19 @@ impl Worker {
         }
         let all = (0..behaviors.len()).map(|i| self.run_container(Cid { init: false, i }));
         futures::future::join_all(all).await;
+    }
+
+    /// Marks the sandbox ready with its address (the one it had, or a new one).
+    fn sandbox_up(&self, s: &mut PodSim) {
+        if s.sandbox_ready && s.pod_ip.is_some() {
+            return;
+        }
+        s.sandbox_ready = true;
+        if self.host_network {
+            s.pod_ip = Some(self.node.host_ip.clone());
+        } else if s.pod_ip.is_none() {
+            s.pod_ip = self.node.allocate_ip();
+        }
     }
 
     /// Runs taken over from an earlier simulator have no log lines (a
@@ -380,16 +393,32 @@ impl Worker {
         });
     }
 
+    /// The volume that cannot be mounted: the Pod's first configMap volume
+    /// (what a missing ConfigMap does on a real node), else `model-cache`.
+    fn unmountable_volume(&self) -> (String, String) {
+        let live = self.live.borrow();
+        live.spec
+            .as_ref()
+            .and_then(|s| s.volumes.as_ref())
+            .and_then(|vs| {
+                vs.iter().find_map(|v| {
+                    let cm = v.config_map.as_ref()?;
+                    Some((v.name.clone(), cm.name.clone()))
+                })
+            })
+            .unwrap_or_else(|| ("model-cache".to_owned(), "model-cache".to_owned()))
+    }
+
+    /// FailedMount, retried as the kubelet's volume manager does: 500 ms
+    /// doubling up to 2m2s (scaled like the back-offs).
     async fn stuck_creating(&self) {
+        let (volume, config_map) = self.unmountable_volume();
+        let msg = messages::configmap_mount_failed(&volume, &config_map);
+        let mut wait = Duration::from_millis(500);
         loop {
-            self.event(
-                None,
-                "Warning",
-                "FailedMount",
-                "MountVolume.SetUp failed for volume \"model-cache\" : configmap \"model-cache\" not found",
-            )
-            .await;
-            sleep(self.resync()).await;
+            self.event(None, "Warning", "FailedMount", &msg).await;
+            sleep(self.backoff_wait(wait)).await;
+            wait = (wait * 2).min(Duration::from_secs(122));
         }
     }
 
@@ -452,7 +481,12 @@ impl Worker {
             Behavior::Ready { delay_secs } => {
                 self.start(c).await;
                 if delay_secs > 0 {
-                    sleep(Duration::from_secs(delay_secs)).await;
+                    // Loading: the server answers its probes 503 (a real
+                    // node's healthy rollout shows such an Unhealthy too).
+                    let t0 = Instant::now();
+                    let until = t0 + Duration::from_secs(delay_secs);
+                    self.probe_until(c, Answer::Status(503), t0, Some(until))
+                        .await;
                 }
                 self.log(c, self.apps[c.i].ready());
                 self.cupdate(c, |cs| cs.ready = true);
@@ -490,28 +524,20 @@ impl Worker {
                 Some(c),
                 "Normal",
                 "Pulled",
-                &format!("Container image \"{image}\" already present on machine"),
+                &messages::image_present(&image),
             )
             .await;
         } else {
-            self.event(
-                Some(c),
-                "Normal",
-                "Pulling",
-                &format!("Pulling image \"{image}\""),
-            )
-            .await;
+            self.event(Some(c), "Normal", "Pulling", &messages::pulling(&image))
+                .await;
             let ms = 600 + (u64::from_str_radix(&stable_hex(&image, 4), 16).unwrap_or(0) % 600);
             sleep(Duration::from_millis(ms)).await;
             let size = 100_000_000 + u64::from_str_radix(&stable_hex(&image, 7), 16).unwrap_or(0);
-            let took = go_duration(Duration::from_millis(ms));
             self.event(
                 Some(c),
                 "Normal",
                 "Pulled",
-                &format!(
-                    "Successfully pulled image \"{image}\" in {took} ({took} including waiting). Image size: {size} bytes."
-                ),
+                &messages::pulled(&image, Duration::from_millis(ms), size),
             )
             .await;
             self.node.pulled.lock().expect("pulled").insert(image);
@@ -542,15 +568,64 @@ impl Worker {
         self.read(|s| s.containers[c.i].spec.readiness_probe.clone())
     }
 
-    /// Probes every period: logs the request; on failure records Unhealthy.
-    async fn probe_loop(&self, c: Cid, code: u16) {
+    /// What a readiness probe of this container says when `answer` is
+    /// what the server does, as the kubelet's prober words it; None when
+    /// the probe passes.
+    fn probe_failure(&self, c: Cid, probe: &Probe, answer: Answer) -> Option<String> {
+        use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+        // A named port is the container's port of that name, as the prober
+        // resolves it.
+        let port = |p: &IntOrString| match p {
+            IntOrString::Int(p) => p.to_string(),
+            IntOrString::String(name) => self.read(|s| {
+                s.containers[c.i]
+                    .spec
+                    .ports
+                    .iter()
+                    .flatten()
+                    .find(|cp| cp.name.as_deref() == Some(name.as_str()))
+                    .map(|cp| cp.container_port.to_string())
+                    .unwrap_or_else(|| name.clone())
+            }),
+        };
+        let ip = || self.read(|s| s.pod_ip.clone()).unwrap_or_default();
+        if let Some(h) = &probe.http_get {
+            return match answer {
+                Answer::Ok => None,
+                Answer::Status(code) => Some(messages::probe_status(code)),
+                Answer::Refused => Some(messages::probe_refused(
+                    h.scheme.as_deref().unwrap_or("HTTP"),
+                    &h.host.clone().unwrap_or_else(ip),
+                    &port(&h.port),
+                    h.path.as_deref().unwrap_or("/"),
+                )),
+            };
+        }
+        if let Some(t) = &probe.tcp_socket {
+            return match answer {
+                Answer::Ok | Answer::Status(_) => None,
+                Answer::Refused => Some(messages::tcp_probe_refused(&ip(), &port(&t.port))),
+            };
+        }
+        match answer {
+            Answer::Ok => None,
+            _ => Some("Readiness probe failed: command exited with non-zero status 1".to_owned()),
+        }
+    }
+
+    /// Probes as the kubelet's prober does from `started` (the container's
+    /// start) until `until` (for ever when None): the first probe after
+    /// `initialDelaySeconds`, then every `periodSeconds`. Logs the server's
+    /// access lines for the requests it answers; records a Warning
+    /// Unhealthy (core/v1, count bumped) for each failure.
+    async fn probe_until(&self, c: Cid, answer: Answer, started: Instant, until: Option<Instant>) {
         let probe = self.probe(c);
         let Some(probe) = probe else {
-            if code == 200 {
-                return std::future::pending().await;
+            // No probe: nothing to report but the state.
+            match until {
+                Some(t) => return tokio::time::sleep_until(t).await,
+                None => return std::future::pending().await,
             }
-            // Never ready without a probe: nothing to report but the state.
-            return std::future::pending().await;
         };
         let period = Duration::from_secs(probe.period_seconds.unwrap_or(10).max(1) as u64);
         let delay = Duration::from_secs(probe.initial_delay_seconds.unwrap_or(0).max(0) as u64);
@@ -559,25 +634,22 @@ impl Worker {
             .as_ref()
             .and_then(|h| h.path.clone())
             .unwrap_or_else(|| "/".to_owned());
-        let failure = if probe.http_get.is_some() {
-            format!("Readiness probe failed: HTTP probe failed with statuscode: {code}")
-        } else if let Some(t) = &probe.tcp_socket {
-            let ip = self.read(|s| s.pod_ip.clone()).unwrap_or_default();
-            let port = match &t.port {
-                k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(p) => p.to_string(),
-                k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s) => s.clone(),
-            };
-            format!("Readiness probe failed: dial tcp {ip}:{port}: connect: connection refused")
-        } else {
-            "Readiness probe failed: command exited with non-zero status 1".to_owned()
-        };
-        if code != 200 {
-            sleep(delay).await;
-        }
+        let failure = self.probe_failure(c, &probe, answer);
+        let mut next = started + delay;
         let mut n: u64 = 0;
         loop {
+            if until.is_some_and(|t| next >= t) {
+                return tokio::time::sleep_until(until.unwrap_or(next)).await;
+            }
+            tokio::time::sleep_until(next).await;
             n += 1;
-            if probe.http_get.is_some() {
+            if probe.http_get.is_some()
+                && let Answer::Ok | Answer::Status(_) = answer
+            {
+                let code = match answer {
+                    Answer::Status(code) => code,
+                    _ => 200,
+                };
                 let mut lines = Vec::new();
                 if code != 200 {
                     lines.push(self.apps[c.i].still_loading(n));
@@ -585,12 +657,35 @@ impl Worker {
                 lines.push(self.apps[c.i].probe(&path, code, n));
                 self.log(c, lines);
             }
-            if code != 200 {
-                self.series(c, "Warning", "Unhealthy", "Probe", &failure)
-                    .await;
+            if let Some(f) = &failure {
+                self.event(Some(c), "Warning", "Unhealthy", f).await;
             }
-            sleep(period).await;
+            next += period;
         }
+    }
+
+    /// Probes for ever a container that answers `code`.
+    async fn probe_loop(&self, c: Cid, code: u16) {
+        let answer = if code == 200 {
+            Answer::Ok
+        } else {
+            Answer::Status(code)
+        };
+        // Passing probes are logged from the first period on; failing ones
+        // start after the initial delay.
+        let started = if code == 200 {
+            let delay = self
+                .probe(c)
+                .and_then(|p| p.initial_delay_seconds)
+                .unwrap_or(0)
+                .max(0) as u64;
+            Instant::now()
+                .checked_sub(Duration::from_secs(delay))
+                .unwrap_or_else(Instant::now)
+        } else {
+            Instant::now()
+        };
+        self.probe_until(c, answer, started, None).await
     }
 
     async fn crash_loop(&self, c: Cid, behavior: &Behavior, adopted: bool) {
@@ -602,7 +697,7 @@ impl Worker {
         };
         let name = self.cname(c);
         let policy = self.read(|s| s.restart_policy.clone());
-        let mut backoff: Option<Duration> = None;
+        let mut crashes: u32 = 0;
         let mut first = true;
         loop {
             if !first {
@@ -612,49 +707,62 @@ impl Worker {
                 self.start(c).await;
             }
             first = false;
-            if matches!(behavior, Behavior::Oom) {
-                for line in self.apps[c.i].oom_loading() {
-                    sleep(Duration::from_millis(350)).await;
-                    self.log(c, [line]);
+            let started = Instant::now();
+            let run = async {
+                if matches!(behavior, Behavior::Oom) {
+                    for line in self.apps[c.i].oom_loading() {
+                        sleep(Duration::from_millis(350)).await;
+                        self.log(c, [line]);
+                    }
+                    sleep(Duration::from_millis(250)).await;
+                } else {
+                    sleep(Duration::from_millis(1500)).await;
+                    self.log(c, self.apps[c.i].crash(exit_code));
+                    sleep(Duration::from_millis(500)).await;
                 }
-                sleep(Duration::from_millis(250)).await;
-            } else {
-                sleep(Duration::from_millis(1500)).await;
-                self.log(c, self.apps[c.i].crash(exit_code));
-                sleep(Duration::from_millis(500)).await;
+            };
+            // The server never opens its port: a probe due within the run
+            // is refused, as on a real node.
+            let probes = async {
+                self.probe_until(c, Answer::Refused, started, None).await;
+            };
+            tokio::select! {
+                _ = run => {}
+                _ = probes => {}
             }
             self.cupdate(c, |cs| cs.finish_run(now(), exit_code, reason));
+            crashes += 1;
             if policy == "Never" || (policy == "OnFailure" && exit_code == 0) {
                 return std::future::pending().await;
             }
-            // The next pod sync.
+            // The pod sync the exit triggers: the status it writes shows
+            // the container terminated.
             sleep(Duration::from_millis(500)).await;
-            match backoff {
-                None => backoff = Some(INITIAL_BACKOFF),
-                Some(b) => {
-                    let msg = format!(
-                        "back-off {} restarting failed container={name} pod={}",
-                        go_duration(b),
-                        self.pod_desc()
-                    );
-                    self.cupdate(c, |cs| {
-                        cs.waiting = Some(Waiting {
-                            reason: "CrashLoopBackOff".to_owned(),
-                            message: Some(msg),
-                        })
-                    });
-                    let note = format!(
-                        "Back-off restarting failed container {name} in pod {}",
-                        self.pod_desc()
-                    );
-                    let deadline = Instant::now() + self.backoff_wait(b);
-                    self.wait_with(deadline, || {
-                        self.series(c, "Warning", "BackOff", "StartContainer", &note)
-                    })
-                    .await;
-                    backoff = Some((b * 2).min(MAX_BACKOFF));
-                }
-            }
+            let Some(b) = messages::crash_backoff(crashes) else {
+                // The first exit: restarted at once.
+                continue;
+            };
+            // That sync finds the container in back-off: a BackOff event,
+            // and the reason it keeps for the next status. The status still
+            // says terminated (restartCount not yet bumped) until the next
+            // sync, seconds or minutes later on a real node; then waiting
+            // CrashLoopBackOff until the restart.
+            let phases = messages::backoff_phases(b, self.node.opts.backoff_scale);
+            let deadline = Instant::now() + phases.total;
+            let note = messages::restart_backoff(&name, &self.pod_desc());
+            self.event(Some(c), "Warning", "BackOff", &note).await;
+            tokio::time::sleep_until(Instant::now() + phases.terminated).await;
+            let msg = messages::crash_backoff_waiting(b, &name, &self.pod_desc());
+            self.cupdate(c, |cs| {
+                cs.waiting = Some(Waiting {
+                    reason: "CrashLoopBackOff".to_owned(),
+                    message: Some(msg),
+                })
+            });
+            self.wait_with(deadline, || {
+                self.event(Some(c), "Warning", "BackOff", &note)
+            })
+            .await;
         }
     }
 
@@ -681,22 +789,20 @@ impl Worker {
         let image = self.image(c);
         let mut backoff = INITIAL_BACKOFF;
         loop {
-            self.event(
-                Some(c),
-                "Normal",
-                "Pulling",
-                &format!("Pulling image \"{image}\""),
-            )
-            .await;
-            sleep(err.pull_time()).await;
+            self.event(Some(c), "Normal", "Pulling", &messages::pulling(&image))
+                .await;
+            sleep(err.pull_time(self.node.opts.backoff_scale)).await;
             let e = err.message(&image);
             self.event(
                 Some(c),
                 "Warning",
                 "Failed",
-                &format!("Failed to pull image \"{image}\": {e}"),
+                &messages::pull_failed(&image, &e),
             )
             .await;
+            // The pod sync that pulled ends; the next status shows the
+            // sandbox (a pull that hangs holds the first one back).
+            self.update(|s| self.sandbox_up(s));
             self.cupdate(c, |cs| {
                 cs.waiting = Some(Waiting {
                     reason: "ErrImagePull".to_owned(),
@@ -706,16 +812,16 @@ impl Worker {
             self.event(Some(c), "Warning", "Failed", "Error: ErrImagePull")
                 .await;
             sleep(Duration::from_secs(1)).await;
-            let note = format!("Back-off pulling image \"{image}\"");
+            let note = messages::pull_backoff(&image);
             self.cupdate(c, |cs| {
                 cs.waiting = Some(Waiting {
                     reason: "ImagePullBackOff".to_owned(),
-                    message: Some(format!("{note}: ErrImagePull: {e}")),
+                    message: Some(messages::pull_backoff_waiting(&image, &e)),
                 })
             });
             let deadline = Instant::now() + self.backoff_wait(backoff);
             self.wait_with(deadline, || async {
-                self.series(c, "Normal", "BackOff", "Pulling", &note).await;
+                self.event(Some(c), "Normal", "BackOff", &note).await;
                 self.event(Some(c), "Warning", "Failed", "Error: ImagePullBackOff")
                     .await;
             })

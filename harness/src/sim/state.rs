@@ -280,7 +280,9 @@ impl ContainerSim {
         let mut v = json!({
             "name": self.name,
             "image": self.image,
-            "imageID": if self.image_pulled { self.image_id() } else { String::new() },
+            // The runtime's image of a container that exists: empty until
+            // one was created (ErrImagePull, CreateContainerConfigError).
+            "imageID": if self.runs.is_empty() { String::new() } else { self.image_id() },
             "ready": self.ready && self.running(),
             "restartCount": (self.attempts - 1).max(0),
             "started": self.running(),
@@ -755,6 +757,83 @@ mod tests {
             st["status"]["conditions"][2]["message"],
             "containers with unready status: [server]"
         );
+    }
+
+    /// The states a crash loop shows, in order, as a real kubelet 1.35
+    /// wrote them (harness/SIM.md): running; terminated with the run
+    /// before as lastState; waiting CrashLoopBackOff with the crashed run
+    /// as lastState; running again.
+    #[test]
+    fn crash_loop_shows_terminated_before_back_off() {
+        let t = |s: &str| -> Timestamp { format!("2026-12-01T14:0{s}Z").parse().unwrap() };
+        let mut p = PodSim::new(&pod(), "kind-worker", "127.0.0.1", t("4:24"));
+        let c = &mut p.containers[0];
+        assert_eq!(c.status_json()["imageID"], "", "no container yet");
+        for (start, end) in [("4:24", "4:26"), ("4:27", "4:29")] {
+            c.start_run(t(start));
+            c.log(t(start), format!("run at {start}"));
+            c.finish_run(t(end), 1, "Error");
+        }
+        // The sync after the second exit: terminated, restartCount 1.
+        let s = c.status_json();
+        assert_eq!(s["state"]["terminated"]["reason"], "Error");
+        assert_eq!(
+            s["state"]["terminated"]["startedAt"],
+            "2026-12-01T14:04:27Z"
+        );
+        assert_eq!(
+            s["lastState"]["terminated"]["startedAt"],
+            "2026-12-01T14:04:24Z"
+        );
+        assert_eq!(s["restartCount"], 1);
+        assert_eq!(s["started"], false);
+        assert_eq!(s["ready"], false);
+        assert!(s["imageID"].as_str().unwrap().contains("@sha256:"));
+        assert_eq!(s["containerID"], s["state"]["terminated"]["containerID"]);
+        // Logs resolve as the kubelet's do: state, then lastState.
+        assert_eq!(c.logs("p", false).unwrap()[0].text, "run at 4:27");
+        assert_eq!(c.logs("p", true).unwrap()[0].text, "run at 4:24");
+        // The next sync: waiting, the crashed run is lastState now.
+        c.waiting = Some(Waiting {
+            reason: "CrashLoopBackOff".into(),
+            message: Some("back-off 10s restarting failed container=server pod=p_ns(u1)".into()),
+        });
+        let s = c.status_json();
+        assert_eq!(s["state"]["waiting"]["reason"], "CrashLoopBackOff");
+        assert!(s["state"].get("terminated").is_none());
+        assert_eq!(
+            s["lastState"]["terminated"]["startedAt"],
+            "2026-12-01T14:04:27Z"
+        );
+        assert_eq!(s["restartCount"], 1);
+        assert_eq!(c.logs("p", true).unwrap()[0].text, "run at 4:27");
+        // Restarted: running, restartCount 2.
+        c.start_run(t("4:40"));
+        let s = c.status_json();
+        assert!(s["state"]["running"].is_object());
+        assert_eq!(
+            s["lastState"]["terminated"]["startedAt"],
+            "2026-12-01T14:04:27Z"
+        );
+        assert_eq!(s["restartCount"], 2);
+        assert_eq!(p.phase(), "Running");
+    }
+
+    #[test]
+    fn no_image_id_before_a_container_exists() {
+        let t0: Timestamp = "2026-12-01T14:15:33Z".parse().unwrap();
+        let mut p = PodSim::new(&pod(), "kind-worker", "127.0.0.1", t0);
+        let c = &mut p.containers[0];
+        // The image is on the node, the container cannot be made.
+        c.image_pulled = true;
+        c.waiting = Some(Waiting {
+            reason: "CreateContainerConfigError".into(),
+            message: Some("couldn't find key model-path in ConfigMap ns/model-config".into()),
+        });
+        let s = c.status_json();
+        assert_eq!(s["imageID"], "");
+        assert_eq!(s["lastState"], json!({}));
+        assert_eq!(s["started"], false);
     }
 
     #[test]
