@@ -152,9 +152,9 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l request-timeout -d 'Seconds to wait for each API request' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l list -d 'List every finding id'
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l list -d 'List every finding id with its title (as with no argument)'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s A -l all-namespaces -d 'Look in every namespace'
-complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s h -l help -d 'Print help'
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
 complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "triage" -d 'Rank every ModelService (and plain Deployment) of a namespace, or of all with -A, by how broken it is: one line each, worst first'

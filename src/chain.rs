@@ -26,20 +26,28 @@ pub const CONTROLLER_NAME: &str = "modeldock-controller";
 
 /// The target named something that is not in the snapshot.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{kind} {name:?} not found in namespace {namespace:?}{}", hint(.available))]
+#[error("{kind} {name:?} not found {}{}", place(.namespace), hint(.available))]
 pub struct TargetNotFound {
     pub kind: TargetKind,
-    pub namespace: String,
+    /// `None`: in no namespace of a file.
+    pub namespace: Option<String>,
     pub name: String,
     /// Targets that do exist there, as `msvc/NAME` or `deploy/NAME`.
     pub available: Vec<String>,
 }
 
+fn place(namespace: &Option<String>) -> String {
+    match namespace {
+        Some(ns) => format!("in namespace {ns:?}"),
+        None => "in any namespace of the file".into(),
+    }
+}
+
 fn hint(available: &[String]) -> String {
     if available.is_empty() {
-        "; nothing to trace there (wrong namespace or context?)".into()
+        "; there is nothing to trace there: check the namespace (-n) and the context".into()
     } else {
-        format!("; it has: {}", available.join(", "))
+        format!("; trace one of these instead: {}", available.join(", "))
     }
 }
 
@@ -449,7 +457,7 @@ impl<'a> Index<'a> {
         let snapshot = self.snapshot;
         let not_found = || TargetNotFound {
             kind: target.kind,
-            namespace: namespace.to_string(),
+            namespace: Some(namespace.to_string()),
             name: target.name.clone(),
             available: available_targets(snapshot, namespace),
         };

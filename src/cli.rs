@@ -191,11 +191,18 @@ pub struct SnapshotArgs {
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// A finding id (`crash-loop`) or a symptom (`CrashLoopBackOff`).
-    #[arg(required_unless_present = "list")]
+    /// A finding id (`crash-loop`), a symptom or reason (`CrashLoopBackOff`,
+    /// `ErrImagePull`, `Pending`), a word for it (`crashloop`, `OOM`) or an
+    /// exit code (`137`). Without it, every id is listed with its title.
+    #[arg(value_name = "ID|SYMPTOM")]
     pub symptom: Option<String>,
-    /// List every finding id.
-    #[arg(long)]
+    /// Fill the real names of this target into the check commands: NAME (a
+    /// ModelService), msvc/NAME, deploy/NAME or pod/NAME, read live or from
+    /// --snapshot.
+    #[arg(value_name = "TARGET", requires = "symptom")]
+    pub target: Option<String>,
+    /// List every finding id with its title (as with no argument).
+    #[arg(long, conflicts_with = "symptom")]
     pub list: bool,
 }
 

@@ -54,7 +54,7 @@ Exit codes:
 /// Maps an error to its exit code by the typed errors in its chain.
 pub fn for_error(err: &anyhow::Error) -> Exit {
     for cause in err.chain() {
-        if cause.is::<TargetNotFound>() {
+        if cause.is::<TargetNotFound>() || cause.is::<crate::cmd::triage::NoWorkloads>() {
             return Exit::NotFound;
         }
         if cause.is::<TargetParseError>()

@@ -1,11 +1,17 @@
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
+use mdiag::catalogue;
 use mdiag::cli::Cli;
 use mdiag::exit;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Run as the kubectl plugin (`kubectl-mdiag`), the commands it prints,
+    // and its usage lines, say `kubectl mdiag`.
+    let program = catalogue::program_for(&std::env::args_os().next().unwrap_or_default());
+    catalogue::set_program(program);
+    let matches = Cli::command().bin_name(program).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -13,14 +19,14 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("mdiag: cannot start the async runtime: {e}");
+            eprintln!("{program}: cannot start the async runtime: {e}");
             return ExitCode::from(exit::Exit::Problem.code());
         }
     };
     match runtime.block_on(mdiag::cmd::run(cli)) {
         Ok(code) => code.into(),
         Err(err) => {
-            eprintln!("mdiag: {err:#}");
+            eprintln!("{program}: {err:#}");
             exit::for_error(&err).into()
         }
     }

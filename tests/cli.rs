@@ -728,7 +728,10 @@ fn triage_ranks_every_workload_worst_first_and_folds_the_healthy() {
         "{text}"
     );
     assert!(!text.contains("team-b"), "healthy folded: {text}");
-    assert!(text.contains("1 healthy workload(s) not shown"));
+    assert!(
+        text.contains("1 healthy workload not shown (--all shows it)"),
+        "{text}"
+    );
     assert!(text.contains("next: mdiag trace chart-demo -n team-a"));
 }
 
@@ -740,7 +743,7 @@ fn triage_filters_by_namespace_and_selector() {
         .args(["triage", "-n", "team-b", "--snapshot", f])
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("all 1 workload(s) healthy"));
+        .stdout("the one workload is healthy (--all lists it)\n");
     let out = mdiag()
         .args([
             "triage",
@@ -786,4 +789,249 @@ fn triage_json_lists_what_could_not_be_read() {
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["gaps"][0]["resource"], "nodes", "{}", r["gaps"]);
     assert_eq!(r["gaps"][0]["verb"], "list");
+}
+
+/// Runs mdiag and returns (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = mdiag().args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn each_bad_input_is_one_sentence_naming_the_problem_and_what_to_do() {
+    let (_dir, teams) = two_namespaces();
+    let teams = teams.to_str().unwrap();
+    let (_gz_dir, not_gzip) = temp_with("plain.yaml.gz", b"plain text");
+    let not_gzip = not_gzip.to_str().unwrap();
+    let healthy = fixture("healthy");
+    let cases: Vec<(Vec<&str>, i32, String)> = vec![
+        (
+            vec!["trace", "chart-demo", "--snapshot", "no/such/file.yaml"],
+            2,
+            "mdiag: no/such/file.yaml does not exist; check the path (`--snapshot -` reads standard input)".into(),
+        ),
+        (
+            vec!["trace", "chart-demo", "--snapshot", not_gzip],
+            2,
+            format!("mdiag: {not_gzip} is not valid gzip data (invalid gzip header); drop the .gz suffix if the file is not compressed"),
+        ),
+        (
+            vec!["triage", "-n", "nobody-here", "--snapshot", teams],
+            5,
+            format!("mdiag: no ModelService or Deployment in namespace \"nobody-here\" of {teams}; name another namespace, or use -A for all the file holds"),
+        ),
+        (
+            vec!["triage", "-A", "-l", "app=nothing", "--snapshot", &healthy],
+            5,
+            format!("mdiag: no ModelService or Deployment matches -l app=nothing in any namespace of {healthy}; check the selector, or leave it out to see what the file holds"),
+        ),
+        (
+            vec!["trace", "chart-demo-typo", "--snapshot", &healthy],
+            5,
+            "mdiag: ModelService \"chart-demo-typo\" not found in any namespace of the file; trace one of these instead: deploy/chart-demo -n modeldock-lab, msvc/chart-demo -n modeldock-lab, deploy/modeldock-controller -n modeldock-system".into(),
+        ),
+        (
+            vec!["explain", "crashlop"],
+            2,
+            "mdiag: no finding id or symptom matches \"crashlop\"; did you mean crash-loop? `mdiag explain` lists every id".into(),
+        ),
+        (
+            vec!["explain", "no-such-thing"],
+            2,
+            "mdiag: no finding id or symptom matches \"no-such-thing\"; `mdiag explain` lists every id".into(),
+        ),
+    ];
+    for (args, code, stderr) in cases {
+        let (got_code, _, got_stderr) = run(&args);
+        assert_eq!(got_code, Some(code), "{args:?}: {got_stderr}");
+        assert_eq!(got_stderr, format!("{stderr}\n"), "{args:?}");
+    }
+}
+
+#[test]
+fn snapshot_dash_reads_standard_input_plain_or_gzip() {
+    let path = root().join(fixture("crash-loop"));
+    let bytes = std::fs::read(&path).unwrap();
+    let from_file = trace_json(&fixture("crash-loop"));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&bytes).unwrap();
+    let gzipped = gz.finish().unwrap();
+    for input in [bytes, gzipped] {
+        let out = mdiag()
+            .args(["trace", "chart-demo", "--snapshot", "-", "-o", "json"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(finding_ids(&r), finding_ids(&from_file));
+        assert_eq!(r["verdict"], from_file["verdict"]);
+    }
+    let out = mdiag()
+        .args(["trace", "chart-demo", "--snapshot", "-"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "mdiag: standard input is empty\n"
+    );
+}
+
+#[test]
+fn explain_without_an_argument_lists_every_id_with_its_title() {
+    let (code, listed, _) = run(&["explain"]);
+    assert_eq!(code, Some(0));
+    let cat = mdiag::catalogue::catalogue();
+    assert_eq!(listed.lines().count(), cat.entries.len(), "{listed}");
+    for (line, e) in listed.lines().zip(&cat.entries) {
+        assert!(line.starts_with(&format!("{} ", e.id)), "{line}");
+        assert!(line.ends_with(e.title.en.trim()), "{line}");
+    }
+    assert_eq!(run(&["explain", "--list"]).1, listed);
+}
+
+#[test]
+fn explain_finds_symptom_words_aliases_reasons_and_exit_codes() {
+    let first_ids = |word: &str| -> Vec<String> {
+        let (code, out, err) = run(&["explain", word]);
+        assert_eq!(code, Some(0), "{word}: {err}");
+        out.split("\n---\n\n")
+            .map(|e| e.split_whitespace().next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(first_ids("crashloop"), ["crash-loop"]);
+    assert_eq!(first_ids("CrashLoopBackOff"), ["crash-loop"]);
+    assert_eq!(first_ids("Crash Loop"), ["crash-loop"]);
+    assert_eq!(first_ids("OOM"), ["oom-killed"]);
+    assert_eq!(first_ids("OOMKilled"), ["oom-killed"]);
+    assert_eq!(first_ids("127"), ["container-cannot-run"]);
+    assert_eq!(first_ids("exit 126"), ["container-cannot-run"]);
+    // 137 is a kill: OOMKilled only when the reason says so.
+    assert_eq!(first_ids("137"), ["crash-loop", "oom-killed"]);
+    let pulls = [
+        "image-pull-denied",
+        "image-pull-not-found",
+        "image-pull-timeout",
+        "image-pull-failed",
+    ];
+    assert_eq!(first_ids("ErrImagePull"), pulls);
+    assert_eq!(first_ids("ImagePullBackOff"), pulls);
+    assert_eq!(
+        first_ids("Pending"),
+        ["pod-unschedulable", "scheduler-silent"]
+    );
+}
+
+#[test]
+fn explain_crash_loop_prints_single_braced_jsonpath() {
+    let (_, out, _) = run(&["explain", "crash-loop"]);
+    assert!(
+        out.contains(
+            "-o jsonpath='{range .status.containerStatuses[*]}{.name} restarts={.restartCount}"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("{{") && !out.contains("}}"), "{out}");
+}
+
+#[test]
+fn explain_with_a_target_fills_in_its_real_names() {
+    let file = fixture("crash-loop");
+    let r = trace_json(&file);
+    let pod = r["findings"][0]["subject"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, out, err) = run(&[
+        "explain",
+        "crash-loop",
+        &format!("pod/{pod}"),
+        "--snapshot",
+        &file,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains(&format!("kubectl -n modeldock-lab logs {pod} -c ")),
+        "{out}"
+    );
+    assert!(!out.contains('<') && !out.contains("{pod}"), "{out}");
+    // The same finding's own names, through the ModelService.
+    let (_, by_msvc, _) = run(&["explain", "crash-loop", "chart-demo", "--snapshot", &file]);
+    assert!(by_msvc.contains(&pod), "{by_msvc}");
+    // A plain Deployment gets no ModelService command.
+    let (code, out, err) = run(&[
+        "explain",
+        "rollout-in-progress",
+        "deploy/web",
+        "--snapshot",
+        "fixtures/cases/plain-deployment-healthy.yaml",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        !out.contains("msvc") && !out.contains("<modelservice>"),
+        "{out}"
+    );
+    assert!(out.contains("  mdiag trace deploy/web -n shop\n"), "{out}");
+}
+
+/// The binary under the name kubectl runs it by.
+fn as_plugin() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = dir.path().join("kubectl-mdiag");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("mdiag"), &plugin).unwrap();
+    (dir, plugin)
+}
+
+#[test]
+fn run_as_the_kubectl_plugin_it_prints_kubectl_mdiag_commands() {
+    let (_dir, plugin) = as_plugin();
+    let (_teams_dir, teams) = two_namespaces();
+    let out = std::process::Command::new(&plugin)
+        .current_dir(root())
+        .env("LANG", "C")
+        .args(["triage", "-A", "--snapshot", teams.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("next: kubectl mdiag trace chart-demo -n team-a"),
+        "{text}"
+    );
+    let out = std::process::Command::new(&plugin)
+        .args(["explain", "progress-deadline-exceeded"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("  kubectl mdiag trace {target} -n {namespace}\n"),
+        "{text}"
+    );
+    let out = std::process::Command::new(&plugin)
+        .args(["explain", "no-such-thing"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "kubectl mdiag: no finding id or symptom matches \"no-such-thing\"; `kubectl mdiag explain` lists every id\n"
+    );
+    let out = std::process::Command::new(&plugin)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Usage: kubectl mdiag [OPTIONS] <COMMAND>"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -29,6 +29,8 @@ use mdiag_harness::{
 };
 use serde_json::Value;
 
+#[path = "live/commands.rs"]
+mod commands;
 #[path = "live/gate.rs"]
 mod gate;
 #[path = "live/real_node.rs"]
@@ -408,6 +410,7 @@ fn trials() -> Vec<Trial> {
     all.extend(real_scenarios::trials());
     all.extend(gate::trials());
     all.extend(triage_scale::trials());
+    all.extend(commands::trials());
     // Last: it stops the scheduler of the whole cluster for a while.
     all.push(scheduler_stopped());
     all

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 pub use facts::{LeaseState, lease_state};
 pub use ladder::{Moment, Moments, PodState};
-pub use rules::rule_ids;
+pub use rules::{chain_vars, pod_vars, rule_ids};
 pub use state::{Serving, State};
 
 use crate::catalogue::{FindingId, Severity, severity_of};

@@ -145,7 +145,8 @@ fn next_command(chain: &Chain, lead: Option<&Finding>, serving: &Serving) -> Opt
     if let Some(f) = lead
         && let Some(entry) = catalogue().get(f.id)
     {
-        let filled: Vec<String> = entry.check.iter().map(|c| fill(c, &f.vars)).collect();
+        // Without a ModelService its commands are left out.
+        let filled: Vec<String> = entry.checks_for(&f.vars);
         if let Some(c) = filled
             .iter()
             .find(|c| !has_placeholder(c))

@@ -73,6 +73,10 @@ pub struct Entry {
     pub severity: Severity,
     #[serde(default)]
     pub symptoms: Vec<String>,
+    /// Other words people type for it: short names, exit codes, reasons
+    /// (`crashloop`, `OOM`, `137`).
+    #[serde(default)]
+    pub aliases: Vec<String>,
     pub title: Text,
     pub cause: Text,
     pub judge: Text,
@@ -104,6 +108,7 @@ pub const PLACEHOLDERS: &[&str] = &[
     "hpa",
     "pdb",
     "resource",
+    "target",
 ];
 
 /// The embedded catalogue. It is checked by tests, so a parse failure here
@@ -121,17 +126,71 @@ impl Catalogue {
         self.entries.iter().find(|e| e.id == id)
     }
 
-    /// An entry by id or by a symptom word (`CrashLoopBackOff`), ignoring case.
+    /// An entry by id, symptom word (`CrashLoopBackOff`) or alias (`OOM`,
+    /// `137`), ignoring case, spaces, `-` and `_`. A word several entries
+    /// share (`Pending`) finds them all.
     pub fn lookup(&self, query: &str) -> Vec<&Entry> {
-        let q = query.trim().to_ascii_lowercase();
-        if let Some(e) = self.entries.iter().find(|e| e.id == q) {
+        let q = normalize(query);
+        if q.is_empty() {
+            return Vec::new();
+        }
+        if let Some(e) = self.entries.iter().find(|e| normalize(&e.id) == q) {
             return vec![e];
         }
         self.entries
             .iter()
-            .filter(|e| e.symptoms.iter().any(|s| s.to_ascii_lowercase() == q))
+            .filter(|e| e.words().any(|w| normalize(w) == q))
             .collect()
     }
+
+    /// For a word that finds nothing: the entries whose words are close to
+    /// it (a typo, or part of a longer word), best first, at most three,
+    /// each with the word that matched.
+    /// An exit code is never "close" to another one.
+    pub fn suggest(&self, query: &str) -> Vec<(&Entry, &str)> {
+        let q = normalize(query);
+        if q.is_empty() || q.bytes().all(|b| b.is_ascii_digit()) {
+            return Vec::new();
+        }
+        let mut scored: Vec<(usize, &Entry, &str)> = Vec::new();
+        for e in &self.entries {
+            let best = e
+                .words()
+                .filter_map(|w| {
+                    let n = normalize(w);
+                    let distance = strsim::damerau_levenshtein(&q, &n);
+                    let close = distance <= (q.len().max(n.len()) / 4).max(1);
+                    let part = q.len() >= 3 && (n.contains(&q) || (n.len() >= 3 && q.contains(&n)));
+                    (close || part).then_some((if close { distance } else { 10 + distance }, w))
+                })
+                .min_by_key(|(d, _)| *d);
+            if let Some((d, w)) = best {
+                scored.push((d, e, w));
+            }
+        }
+        scored.sort_by_key(|(d, e, _)| (*d, e.id.clone()));
+        scored.into_iter().take(3).map(|(_, e, w)| (e, w)).collect()
+    }
+}
+
+/// A word as [`Catalogue::lookup`] compares it: lowercase, without spaces,
+/// `-` or `_` (`Crash-Loop` and `crashloop` are the same word).
+/// An exit code may be asked for as `137`, `exit 137` or `exit code 137`.
+fn normalize(word: &str) -> String {
+    let word: String = word
+        .chars()
+        .filter(|c| !matches!(c, ' ' | '-' | '_' | '='))
+        .flat_map(char::to_lowercase)
+        .collect();
+    for prefix in ["exitcode", "exit"] {
+        if let Some(code) = word.strip_prefix(prefix)
+            && !code.is_empty()
+            && code.bytes().all(|b| b.is_ascii_digit())
+        {
+            return code.to_string();
+        }
+    }
+    word
 }
 
 /// The severity the catalogue gives an id (`Info` for an unknown id, which
@@ -143,53 +202,158 @@ pub fn severity_of(id: &str) -> Severity {
         .unwrap_or(Severity::Info)
 }
 
-/// Fills `{placeholder}`s from `vars`; `{{` and `}}` stand for literal
-/// braces. A placeholder without a value is shown as `<name>` so the user
-/// sees what to fill in.
+/// How this program is run, for the `mdiag ...` commands it prints:
+/// `mdiag`, or `kubectl mdiag` when it runs as the kubectl plugin
+/// (`kubectl-mdiag`). Set once at start-up by `main`.
+static PROGRAM: OnceLock<&'static str> = OnceLock::new();
+
+/// The program as a person types it: `mdiag` unless [`set_program`] said otherwise.
+pub fn program() -> &'static str {
+    PROGRAM.get().copied().unwrap_or("mdiag")
+}
+
+/// Sets [`program`] (the first call wins).
+pub fn set_program(name: &'static str) {
+    let _ = PROGRAM.set(name);
+}
+
+/// The program name for the path this binary was started as: kubectl runs
+/// a plugin named `kubectl-mdiag` for `kubectl mdiag`.
+pub fn program_for(argv0: &std::ffi::OsStr) -> &'static str {
+    let file = std::path::Path::new(argv0)
+        .file_stem()
+        .and_then(|f| f.to_str())
+        .unwrap_or("");
+    if file == "kubectl-mdiag" {
+        "kubectl mdiag"
+    } else {
+        "mdiag"
+    }
+}
+
+/// The `{name}` at the start of `text` when `name` is a placeholder, with
+/// the length of the whole `{name}`.
+fn placeholder_at(text: &str) -> Option<(&'static str, usize)> {
+    let inner = text.strip_prefix('{')?;
+    let end = inner.find('}')?;
+    let key = &inner[..end];
+    PLACEHOLDERS
+        .iter()
+        .find(|p| **p == key)
+        .map(|p| (*p, end + 2))
+}
+
+/// What mdiag itself is told to trace: the ModelService by its name, else
+/// `deploy/NAME`.
+fn target_of(vars: &BTreeMap<String, String>) -> Option<String> {
+    vars.get("target").cloned().or_else(|| {
+        vars.get("modelservice")
+            .cloned()
+            .or_else(|| vars.get("deployment").map(|d| format!("deploy/{d}")))
+    })
+}
+
+/// Fills the `{placeholder}`s (the names in [`PLACEHOLDERS`]) from `vars`;
+/// every other brace is literal, so a jsonpath stays as kubectl reads it.
+/// `{target}` defaults to the ModelService, else `deploy/DEPLOYMENT`. A
+/// placeholder without a value is shown as `<name>` so the user sees what
+/// to fill in. A command that starts with `mdiag` names the program as it
+/// was run ([`program`]).
 pub fn fill(template: &str, vars: &BTreeMap<String, String>) -> String {
     let mut out = String::with_capacity(template.len() + 32);
     let mut rest = template;
-    while let Some(pos) = rest.find(['{', '}']) {
+    while let Some(pos) = rest.find('{') {
         out.push_str(&rest[..pos]);
         let tail = &rest[pos..];
-        if tail.starts_with("{{") || tail.starts_with("}}") {
-            out.push_str(&tail[..1]);
-            rest = &tail[2..];
-        } else if tail.starts_with('{')
-            && let Some(end) = tail.find('}')
-        {
-            let key = &tail[1..end];
-            match vars.get(key) {
-                Some(value) => out.push_str(value),
-                None => {
-                    out.push('<');
-                    out.push_str(key);
-                    out.push('>');
+        match placeholder_at(tail) {
+            Some((key, len)) => {
+                let value = if key == "target" {
+                    target_of(vars)
+                } else {
+                    vars.get(key).cloned()
+                };
+                match value {
+                    Some(value) => out.push_str(&value),
+                    None => {
+                        out.push('<');
+                        out.push_str(key);
+                        out.push('>');
+                    }
                 }
+                rest = &tail[len..];
             }
-            rest = &tail[end + 1..];
-        } else {
-            out.push_str(&tail[..1]);
-            rest = &tail[1..];
+            None => {
+                out.push('{');
+                rest = &tail[1..];
+            }
         }
     }
     out.push_str(rest);
+    as_run(out)
+}
+
+/// A command as the user runs it: one that starts with `mdiag` names the
+/// program as it was run ([`program`]), such as `kubectl mdiag trace ...`.
+pub fn as_run(command: String) -> String {
+    match command.strip_prefix("mdiag ") {
+        Some(args) if program() != "mdiag" => format!("{} {args}", program()),
+        _ => command,
+    }
+}
+
+/// The placeholders a template uses: every `{word}` of lowercase letters
+/// and underscores (jsonpath's `{end}` aside), so that a misspelt one is
+/// caught by the catalogue's tests instead of being printed as it is.
+pub fn placeholders_in(template: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let inner = &rest[start + 1..];
+        let word_len = inner
+            .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+            .unwrap_or(inner.len());
+        let word = &inner[..word_len];
+        if !word.is_empty() && inner[word_len..].starts_with('}') && word != "end" {
+            out.push(word.to_string());
+        }
+        rest = inner;
+    }
     out
 }
 
-/// The placeholders a template uses (for tests of the catalogue).
-pub fn placeholders_in(template: &str) -> Vec<String> {
-    let cleaned = template.replace("{{", "").replace("}}", "");
-    let mut out = Vec::new();
-    let mut rest = cleaned.as_str();
-    while let Some(start) = rest.find('{') {
-        let Some(len) = rest[start..].find('}') else {
-            break;
-        };
-        out.push(rest[start + 1..start + len].to_string());
-        rest = &rest[start + len + 1..];
+/// Placeholders that name the ModelService: a command using one is not
+/// shown for a target that has none.
+const MODEL_SERVICE_PLACEHOLDERS: &[&str] = &["modelservice", "resource"];
+
+impl Entry {
+    /// The check commands filled in for one target: `vars` hold its real
+    /// names. Commands about the ModelService are left out when the target
+    /// has none (a plain Deployment or Pod).
+    pub fn checks_for(&self, vars: &BTreeMap<String, String>) -> Vec<String> {
+        let has_model_service = vars.contains_key("modelservice");
+        self.check
+            .iter()
+            .filter(|c| {
+                has_model_service
+                    || !placeholders_in(c)
+                        .iter()
+                        .any(|p| MODEL_SERVICE_PLACEHOLDERS.contains(&p.as_str()))
+            })
+            .map(|c| fill(c, vars))
+            .collect()
     }
-    out
+
+    /// The first check for one target (the `next` command), as [`Self::checks_for`].
+    pub fn first_check_for(&self, vars: &BTreeMap<String, String>) -> Option<String> {
+        self.checks_for(vars).into_iter().next()
+    }
+
+    /// Every word that finds this entry: its id, symptoms and aliases.
+    pub fn words(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.id.as_str())
+            .chain(self.symptoms.iter().map(String::as_str))
+            .chain(self.aliases.iter().map(String::as_str))
+    }
 }
 
 #[cfg(test)]
@@ -207,9 +371,75 @@ mod tests {
             "kubectl -n lab logs web-1 -c <container>"
         );
         assert_eq!(
-            fill("-o jsonpath='{{.status}}' {pod}", &vars),
-            "-o jsonpath='{.status}' web-1"
+            fill("-o jsonpath='{.status}{end}{.x}' {pod} {{pod}}", &vars),
+            "-o jsonpath='{.status}{end}{.x}' web-1 {web-1}"
         );
+    }
+
+    #[test]
+    fn words_people_type_find_their_entries() {
+        let cat = catalogue();
+        let ids = |q: &str| -> Vec<&str> { cat.lookup(q).iter().map(|e| e.id.as_str()).collect() };
+        assert_eq!(ids("crashloop"), ["crash-loop"]);
+        assert_eq!(ids("Crash_Loop"), ["crash-loop"]);
+        assert_eq!(ids("exit code 127"), ["container-cannot-run"]);
+        assert_eq!(ids("oom"), ["oom-killed"]);
+        assert!(ids("").is_empty());
+        assert!(ids("nothing-like-it").is_empty());
+        let first = |q: &str| cat.suggest(q).first().map(|(e, w)| (e.id.as_str(), *w));
+        assert_eq!(first("oomkiled"), Some(("oom-killed", "oom-killed")));
+        assert_eq!(
+            first("ImagePullBackof").map(|(id, _)| id),
+            Some("image-pull-denied")
+        );
+        assert_eq!(first("readyness"), Some(("readiness-failing", "readiness")));
+        assert!(
+            cat.suggest("138").is_empty(),
+            "no exit code is near another"
+        );
+        assert!(cat.suggest("zzzzzzzz").is_empty());
+    }
+
+    #[test]
+    fn a_target_without_a_model_service_gets_its_deployment_commands_only() {
+        let e = catalogue().get("rollout-in-progress").unwrap();
+        let deploy = BTreeMap::from([
+            ("namespace".to_string(), "lab".to_string()),
+            ("deployment".to_string(), "web".to_string()),
+            ("resource".to_string(), "msvc".to_string()),
+        ]);
+        let checks = e.checks_for(&deploy);
+        assert!(checks.len() < e.check.len());
+        assert!(
+            checks[0].starts_with("kubectl -n lab get deployment web "),
+            "{checks:?}"
+        );
+        assert!(checks.iter().all(|c| !c.contains("msvc")), "{checks:?}");
+        assert!(checks.contains(&"mdiag trace deploy/web -n lab".to_string()));
+        let mut msvc = deploy.clone();
+        msvc.insert("modelservice".into(), "chart".into());
+        let checks = e.checks_for(&msvc);
+        assert_eq!(checks.len(), e.check.len());
+        assert!(
+            checks[0].starts_with("kubectl -n lab get msvc chart "),
+            "{checks:?}"
+        );
+        assert!(checks.contains(&"mdiag trace chart -n lab".to_string()));
+    }
+
+    #[test]
+    fn the_plugin_is_named_as_kubectl_runs_it() {
+        use std::ffi::OsStr;
+        assert_eq!(
+            program_for(OsStr::new("/usr/local/bin/kubectl-mdiag")),
+            "kubectl mdiag"
+        );
+        assert_eq!(
+            program_for(OsStr::new("kubectl-mdiag.exe")),
+            "kubectl mdiag"
+        );
+        assert_eq!(program_for(OsStr::new("target/debug/mdiag")), "mdiag");
+        assert_eq!(program_for(OsStr::new("")), "mdiag");
     }
 
     #[test]

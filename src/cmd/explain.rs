@@ -1,30 +1,132 @@
-//! `mdiag explain ID|SYMPTOM` and `mdiag explain --list`.
+//! `mdiag explain [ID|SYMPTOM [TARGET]]`: the catalogue for people. With
+//! no argument, every id with its title; with a target, the check commands
+//! carry its real names (read live or from `--snapshot`).
 
-use crate::catalogue::catalogue;
+use jiff::Timestamp;
+
+use super::source::{SourceRequest, explain_not_found};
+use crate::analysis;
+use crate::catalogue::{Entry, catalogue, program};
+use crate::chain;
 use crate::cli::{ExplainArgs, GlobalArgs};
-use crate::exit::Exit;
+use crate::exit::{Exit, UsageError};
+use crate::model::{Clock, TargetKind, TargetSpec, TemplateVars};
 use crate::render::{Style, explain};
 
-pub fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit> {
+pub async fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit> {
     let style = Style {
         lang: super::lang(global),
         color: super::color(global),
-        now: jiff::Timestamp::now(),
+        now: Timestamp::now(),
     };
     let cat = catalogue();
-    if args.list {
+    let Some(query) = args.symptom.as_deref().filter(|_| !args.list) else {
         super::emit(&explain::list(cat, &style))?;
         return Ok(Exit::Healthy);
-    }
-    let query = args.symptom.as_deref().unwrap_or("");
+    };
     let entries = cat.lookup(query);
     if entries.is_empty() {
-        return Err(crate::exit::UsageError(format!(
-            "no symptom or finding id {query:?}; `mdiag explain --list` shows them all"
-        ))
-        .into());
+        return Err(UsageError(not_found_message(query)).into());
     }
-    let text: Vec<String> = entries.iter().map(|e| explain::entry(e, &style)).collect();
+    let target = args
+        .target
+        .as_deref()
+        .map(|t| TargetSpec::parse(t, global.namespace.as_deref()))
+        .transpose()?;
+    let text: Vec<String> = match &target {
+        None => entries.iter().map(|e| explain::entry(e, &style)).collect(),
+        Some(target) => {
+            let names = target_names(global, target, &entries).await?;
+            entries
+                .iter()
+                .zip(&names)
+                .map(|(e, vars)| explain::entry_for(e, vars, &style))
+                .collect()
+        }
+    };
     super::emit(&text.join("\n---\n\n"))?;
     Ok(Exit::Healthy)
+}
+
+/// No entry for `query`: say so, with the closest words when there are some.
+fn not_found_message(query: &str) -> String {
+    let list = format!("`{} explain` lists every id", program());
+    let suggestions = catalogue().suggest(query);
+    if suggestions.is_empty() {
+        return format!("no finding id or symptom matches {query:?}; {list}");
+    }
+    let named: Vec<String> = suggestions
+        .iter()
+        .map(|(e, word)| {
+            if *word == e.id {
+                e.id.clone()
+            } else {
+                format!("{} ({word})", e.id)
+            }
+        })
+        .collect();
+    format!(
+        "no finding id or symptom matches {query:?}; did you mean {}? {list}",
+        or_list(&named)
+    )
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn or_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// The real names of `target` for each entry: those of the target's own
+/// finding with that id when it has one (the Pod it is about, its node and
+/// container), else the chain's, with the Pod's when the target is a Pod.
+async fn target_names(
+    global: &GlobalArgs,
+    target: &TargetSpec,
+    entries: &[&Entry],
+) -> anyhow::Result<Vec<TemplateVars>> {
+    if global.all_namespaces || global.selector.is_some() {
+        return Err(UsageError(
+            "explain fills in one target in one namespace; use -n NS, not -A or -l".into(),
+        )
+        .into());
+    }
+    let source = SourceRequest::from_global(global)?;
+    let loaded = source.load(Some(target)).await?;
+    let snapshot = &loaded.snapshot;
+    let chain = chain::walk(
+        snapshot,
+        target,
+        &loaded.namespace,
+        source.controller.as_ref(),
+    )
+    .map_err(|not_found| explain_not_found(snapshot, not_found))?;
+    let clock = Clock::choose(&snapshot.origin, super::parse_at(global)?, Timestamp::now());
+    let diagnosis = analysis::analyze(snapshot, &chain, clock.now);
+    let mut base = analysis::chain_vars(&chain);
+    if target.kind == TargetKind::Pod
+        && let Some(p) = chain
+            .pods
+            .iter()
+            .find(|p| p.pod.metadata.name.as_deref() == Some(target.name.as_str()))
+    {
+        base.extend(analysis::pod_vars(p.pod));
+    }
+    Ok(entries
+        .iter()
+        .map(|e| {
+            let own = diagnosis.findings.iter().find(|f| {
+                f.id.as_str() == e.id
+                    && (target.kind != TargetKind::Pod || f.vars.get("pod") == Some(&target.name))
+            });
+            let mut vars = base.clone();
+            if let Some(f) = own {
+                vars.extend(f.vars.clone());
+            }
+            vars
+        })
+        .collect())
 }

@@ -85,7 +85,8 @@ impl GateRequest {
                 for id in ids.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
                     let Some(id) = FindingId::parse(id).filter(|i| known.contains(i)) else {
                         return Err(UsageError(format!(
-                            "--fail-on: {id:?} is not a finding id; `mdiag explain --list` shows them"
+                            "--fail-on: {id:?} is not a finding id; `{} explain` lists them",
+                            crate::catalogue::program()
                         ))
                         .into());
                     };

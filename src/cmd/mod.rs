@@ -25,7 +25,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Triage(args) => triage::run(&cli.global, args).await,
         Command::Gate(args) => gate::run(&cli.global, args).await,
         Command::Snapshot(args) => snapshot::run(&cli.global, args).await,
-        Command::Explain(args) => explain::run(&cli.global, args),
+        Command::Explain(args) => explain::run(&cli.global, args).await,
     }
 }
 

@@ -144,7 +144,7 @@ fn file_namespace(snapshot: &Snapshot, target: &TargetSpec) -> anyhow::Result<St
         [one] => Ok(one.clone()),
         [] => Err(TargetNotFound {
             kind: target.kind,
-            namespace: "(any)".into(),
+            namespace: None,
             name: target.name.clone(),
             available: all_targets(snapshot),
         }
@@ -194,7 +194,10 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
         crate::model::TargetKind::Pod => "pods",
     };
     let hidden = snapshot.gaps.iter().find(|g| {
-        g.hides(resource, &not_found.namespace)
+        not_found
+            .namespace
+            .as_deref()
+            .map_or(g.resource == resource, |ns| g.hides(resource, ns))
             || (resource == "modelservices" && g.resource == "apis")
     });
     match hidden {

@@ -6,14 +6,62 @@ use jiff::Timestamp;
 
 use super::source::SourceRequest;
 use crate::analysis::{Diagnosis, triage};
-use crate::chain::TargetNotFound;
 use crate::cli::{GlobalArgs, TriageArgs};
 use crate::exit::{Exit, UsageError};
-use crate::model::{Clock, LabelFilter, TargetKind};
+use crate::model::{Clock, LabelFilter};
 use crate::model::{Gap, Snapshot};
 use crate::render::report::RunInfo;
 use crate::render::{self, Style};
 use crate::source::live::{self, Connection, LiveError, TraceRead};
+
+/// Triage found nothing to judge where it looked (exit 5, as a target
+/// that is not there).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{}", self.message())]
+pub struct NoWorkloads {
+    /// `None`: every namespace (-A).
+    pub namespace: Option<String>,
+    pub selector: Option<String>,
+    /// The snapshot file, when read from one.
+    pub file: Option<String>,
+}
+
+impl NoWorkloads {
+    fn message(&self) -> String {
+        let place = match &self.namespace {
+            Some(ns) => format!("in namespace {ns:?}"),
+            None => "in any namespace".into(),
+        };
+        let place = match &self.file {
+            Some(file) => format!("{place} of {file}"),
+            None => place,
+        };
+        let scope = match &self.namespace {
+            Some(ns) => format!("-n {ns}"),
+            None => "-A".into(),
+        };
+        match (&self.selector, &self.file) {
+            (Some(sel), None) => format!(
+                "no ModelService or Deployment matches -l {sel} {place}; compare the selector with their labels: kubectl get msvc,deploy {scope} --show-labels"
+            ),
+            (Some(sel), Some(_)) => format!(
+                "no ModelService or Deployment matches -l {sel} {place}; check the selector, or leave it out to see what the file holds"
+            ),
+            (None, None) if self.namespace.is_some() => format!(
+                "no ModelService or Deployment {place}; check the namespace and the context (kubectl config current-context), or look in every namespace with -A"
+            ),
+            (None, None) => format!(
+                "no ModelService or Deployment {place}; check the context (kubectl config current-context)"
+            ),
+            (None, Some(_)) if self.namespace.is_some() => format!(
+                "no ModelService or Deployment {place}; name another namespace, or use -A for all the file holds"
+            ),
+            (None, Some(_)) => {
+                format!("no ModelService or Deployment {place}; it holds no workload to triage")
+            }
+        }
+    }
+}
 
 /// Set to print how long loading and analysis took (on stderr), for
 /// benchmarks.
@@ -48,14 +96,10 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
         analysis_time,
     } = judge(&source, global, filter.as_ref(), at).await?;
     if items.is_empty() {
-        return Err(TargetNotFound {
-            kind: TargetKind::ModelService,
-            namespace: namespace.unwrap_or_else(|| "(all)".into()),
-            name: global
-                .selector
-                .clone()
-                .unwrap_or_else(|| "any workload".into()),
-            available: Vec::new(),
+        return Err(NoWorkloads {
+            namespace,
+            selector: global.selector.clone(),
+            file: global.snapshot.as_ref().map(|p| p.display().to_string()),
         }
         .into());
     }

@@ -3,9 +3,23 @@
 use std::fmt::Write;
 
 use super::Style;
-use crate::catalogue::{Catalogue, Entry};
+use crate::catalogue::{Catalogue, Entry, as_run};
+use crate::model::TemplateVars;
 
+/// An entry as the catalogue holds it: the check commands with their
+/// `{placeholders}` for the names.
 pub fn entry(e: &Entry, style: &Style) -> String {
+    let checks: Vec<String> = e.check.iter().cloned().map(as_run).collect();
+    render_entry(e, &checks, style)
+}
+
+/// An entry about one target: `vars` hold its real names, filled into the
+/// check commands (those about a ModelService left out when it has none).
+pub fn entry_for(e: &Entry, vars: &TemplateVars, style: &Style) -> String {
+    render_entry(e, &e.checks_for(vars), style)
+}
+
+fn render_entry(e: &Entry, checks: &[String], style: &Style) -> String {
     let l = style.labels();
     let mut out = String::new();
     let _ = writeln!(
@@ -31,7 +45,7 @@ pub fn entry(e: &Entry, style: &Style) -> String {
         let _ = writeln!(out, "\n{}\n{}", style.bold(label), indent(text));
     }
     let _ = writeln!(out, "\n{}", style.bold(l.check));
-    for c in &e.check {
+    for c in checks {
         let _ = writeln!(out, "  {c}");
     }
     for (label, text) in [

@@ -9,7 +9,7 @@ use jiff::tz::TimeZone;
 use super::report::{RunInfo, detail_with_others};
 use super::{Style, headline};
 use crate::analysis::{Diagnosis, Finding, PodState, Step, format_duration};
-use crate::catalogue::{catalogue, fill};
+use crate::catalogue::catalogue;
 use crate::model::{ClockSource, OriginKind};
 
 /// Width of the waterfall bars, in characters.
@@ -618,7 +618,7 @@ fn finding(out: &mut String, f: &Finding, style: &Style) {
     }
     if let Some(e) = entry {
         labelled(out, l.cause, e.cause.get(style.lang), style);
-        let checks: Vec<String> = e.check.iter().map(|c| fill(c, &f.vars)).collect();
+        let checks = e.checks_for(&f.vars);
         for (i, c) in checks.iter().enumerate() {
             let label = if i == 0 { l.check } else { "" };
             let _ = writeln!(out, "    {:<7} {}", style.dim(label), style.bold(c));

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::Style;
 use crate::analysis::{Diagnosis, Finding, Replicas, State, Step};
-use crate::catalogue::{Lang, Severity, catalogue, fill};
+use crate::catalogue::{Lang, Severity, catalogue};
 use crate::model::{Clock, ClockSource, Gap, ObjectRef, Origin, OriginKind};
 
 pub const SCHEMA: &str = "mdiag/v1";
@@ -270,9 +270,7 @@ pub fn report_finding(f: &Finding, lang: Lang) -> ReportFinding {
             })
             .collect(),
         cause: text(|e| &e.cause),
-        check: entry
-            .map(|e| e.check.iter().map(|c| fill(c, &f.vars)).collect())
-            .unwrap_or_default(),
+        check: entry.map(|e| e.checks_for(&f.vars)).unwrap_or_default(),
         fix: text(|e| &e.fix),
         verify: text(|e| &e.verify),
     }

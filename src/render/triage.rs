@@ -113,9 +113,12 @@ pub fn table(items: &[Diagnosis], gaps: &[Gap], all: bool, style: &Style) -> Str
         out.push('\n');
     }
     let healthy = items.iter().filter(|d| d.healthy).count();
-    if !all && healthy > 0 {
+    let everything_healthy = !items.is_empty() && healthy == items.len();
+    if !all && healthy > 0 && !everything_healthy {
         out.push_str(&style.dim(&format!(
-            "{healthy} healthy workload(s) not shown (--all shows them)\n"
+            "{} not shown (--all shows {})\n",
+            count(healthy, "healthy workload"),
+            if healthy == 1 { "it" } else { "them" }
         )));
     }
     if let Some(worst) = items.iter().find(|d| !d.healthy) {
@@ -125,16 +128,35 @@ pub fn table(items: &[Diagnosis], gaps: &[Gap], all: bool, style: &Style) -> Str
             "deploy/"
         };
         out.push_str(&format!(
-            "{} mdiag trace {kind}{} -n {}\n",
+            "{} {} trace {kind}{} -n {}\n",
             style.dim("next:"),
+            crate::catalogue::program(),
             worst.target.name,
             worst.target.namespace
         ));
     } else if items.is_empty() {
         out.push_str("no workloads\n");
     } else {
-        out.push_str(&style.good(&format!("all {} workload(s) healthy\n", items.len())));
+        let what = match items.len() {
+            1 => "the one workload is healthy".to_string(),
+            n => format!("all {n} workloads are healthy"),
+        };
+        let hint = match (all, items.len()) {
+            (true, _) => "",
+            (false, 1) => " (--all lists it)",
+            (false, _) => " (--all lists them)",
+        };
+        out.push_str(&style.good(&format!("{what}{hint}\n")));
     }
     out.push_str(&super::human::gap_lines(gaps, style));
     out
+}
+
+/// `1 healthy workload`, `2 healthy workloads`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }

@@ -18,19 +18,20 @@ pub const MAX_SNAPSHOT_BYTES: u64 = 1 << 30;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
-    #[error("cannot read {path}: {source}")]
+    /// The cause is part of the one sentence, not a source below it, so
+    /// that the printed chain does not say it twice.
+    #[error("{}", io_message(.path, .cause))]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error(
-        "{path} is not valid gzip data ({source}); drop the .gz suffix if the file is not compressed"
+        "{} is not valid gzip data ({cause}); drop the .gz suffix if the file is not compressed",
+        .path.display()
     )]
     Gzip {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{path} is larger than {limit} bytes; capture a smaller target or namespace")]
     TooLarge { path: PathBuf, limit: u64 },
@@ -58,27 +59,83 @@ pub enum SourceError {
     },
     #[error("{path} is not a valid mdiag snapshot: {detail}")]
     BadSnapshot { path: PathBuf, detail: String },
-    #[error("{path}: {source}")]
-    BadObject {
-        path: PathBuf,
-        #[source]
-        source: ObjectError,
-    },
+    #[error("{}: {cause}", .path.display())]
+    BadObject { path: PathBuf, cause: ObjectError },
 }
 
-/// Reads any supported file into a [`Snapshot`].
+/// The path that means standard input (`--snapshot -`).
+pub const STDIN_PATH: &str = "-";
+
+/// What messages call standard input.
+const STDIN_LABEL: &str = "standard input";
+
+/// One sentence for a file that cannot be read: what is wrong and what to do.
+fn io_message(path: &Path, cause: &std::io::Error) -> String {
+    let path = path.display();
+    match cause.kind() {
+        std::io::ErrorKind::NotFound => {
+            format!("{path} does not exist; check the path (`--snapshot -` reads standard input)")
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            format!("{path} may not be read (permission denied); check its permissions")
+        }
+        std::io::ErrorKind::IsADirectory => {
+            format!("{path} is a directory; name a snapshot file in it")
+        }
+        _ => format!("cannot read {path}: {cause}"),
+    }
+}
+
+/// Reads any supported file into a [`Snapshot`]; `-` reads standard input
+/// (gzip is recognised by its first bytes there, as there is no name).
 pub fn read_snapshot_file(path: &Path) -> Result<Snapshot, SourceError> {
-    let bytes = read_bytes(path)?;
+    let (bytes, path) = if path == Path::new(STDIN_PATH) {
+        let label = Path::new(STDIN_LABEL);
+        (read_stdin(label)?, label)
+    } else {
+        (read_bytes(path)?, path)
+    };
     let text = String::from_utf8(bytes).map_err(|_| SourceError::NotText {
         path: path.to_path_buf(),
     })?;
     parse_snapshot_text(&text, path)
 }
 
+/// Standard input, whole, inflated when it starts with gzip's magic bytes.
+fn read_stdin(label: &Path) -> Result<Vec<u8>, SourceError> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_SNAPSHOT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|cause| SourceError::Io {
+            path: label.to_path_buf(),
+            cause,
+        })?;
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut inflated = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes.as_slice())
+            .take(MAX_SNAPSHOT_BYTES + 1)
+            .read_to_end(&mut inflated)
+            .map_err(|cause| SourceError::Gzip {
+                path: label.to_path_buf(),
+                cause,
+            })?;
+        bytes = inflated;
+    }
+    if bytes.len() as u64 > MAX_SNAPSHOT_BYTES {
+        return Err(SourceError::TooLarge {
+            path: label.to_path_buf(),
+            limit: MAX_SNAPSHOT_BYTES,
+        });
+    }
+    Ok(bytes)
+}
+
 fn read_bytes(path: &Path) -> Result<Vec<u8>, SourceError> {
-    let io = |source| SourceError::Io {
+    let io = |cause| SourceError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let file = std::fs::File::open(path).map_err(io)?;
     let gz = path.extension().is_some_and(|e| e == "gz");
@@ -89,9 +146,9 @@ fn read_bytes(path: &Path) -> Result<Vec<u8>, SourceError> {
         flate2::read::MultiGzDecoder::new(file)
             .take(limit)
             .read_to_end(&mut bytes)
-            .map_err(|source| SourceError::Gzip {
+            .map_err(|cause| SourceError::Gzip {
                 path: path.to_path_buf(),
-                source,
+                cause,
             })?;
     } else {
         file.take(limit).read_to_end(&mut bytes).map_err(io)?;
@@ -230,9 +287,9 @@ fn add_object(
         object["kind"] = Value::String(kind.to_string());
     }
     track_newest(&mut snapshot.origin, &object);
-    sort_object(&mut snapshot.objects, object).map_err(|source| SourceError::BadObject {
+    sort_object(&mut snapshot.objects, object).map_err(|cause| SourceError::BadObject {
         path: path.to_path_buf(),
-        source,
+        cause,
     })
 }
 

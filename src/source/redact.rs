@@ -29,11 +29,10 @@ pub struct Redactor {
 
 /// A `--redact` pattern that is not a valid regular expression.
 #[derive(Debug, thiserror::Error)]
-#[error("--redact {pattern:?} is not a valid regular expression: {source}")]
+#[error("--redact {pattern:?} is not a valid regular expression: {cause}")]
 pub struct PatternError {
     pub pattern: String,
-    #[source]
-    pub source: regex::Error,
+    pub cause: regex::Error,
 }
 
 pub fn looks_like_credential(name: &str) -> bool {
@@ -46,9 +45,9 @@ impl Redactor {
         let patterns = patterns
             .iter()
             .map(|p| {
-                Regex::new(p).map_err(|source| PatternError {
+                Regex::new(p).map_err(|cause| PatternError {
                     pattern: p.clone(),
-                    source,
+                    cause,
                 })
             })
             .collect::<Result<_, _>>()?;

@@ -12,11 +12,10 @@ use crate::model::Snapshot;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}: {cause}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("cannot encode the snapshot: {0}")]
     Encode(String),
@@ -72,9 +71,9 @@ pub fn write_file(path: &Path, file: &SnapshotFile) -> Result<u64, WriteError> {
 /// `path`, then renames it: the file is whole or absent, never cut.
 /// Returns the bytes on disk.
 pub fn write_atomic(path: &Path, bytes: &[u8], gzip: bool) -> Result<u64, WriteError> {
-    let io = |source| WriteError::Io {
+    let io = |cause| WriteError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 use mdiag::catalogue::{Lang, catalogue};
@@ -62,7 +63,7 @@ pub fn generated_files() -> anyhow::Result<Vec<(PathBuf, Vec<u8>)>> {
         (Shell::Fish, "mdiag.fish"),
     ] {
         let mut bytes = Vec::new();
-        clap_complete::generate(shell, &mut Cli::command(), "mdiag", &mut bytes);
+        clap_complete::generate(shell, &mut completion_command(), "mdiag", &mut bytes);
         out.push((PathBuf::from("completions").join(name), bytes));
     }
     let mut command = Cli::command();
@@ -83,6 +84,21 @@ pub fn generated_files() -> anyhow::Result<Vec<(PathBuf, Vec<u8>)>> {
         symptoms_markdown().into_bytes(),
     ));
     Ok(out)
+}
+
+/// The command line as the shells complete it: the one definition, with
+/// the finding ids (and their titles) offered for `explain`'s argument. The
+/// binary itself takes any word there (a symptom, an alias, an exit code).
+fn completion_command() -> clap::Command {
+    let ids = catalogue()
+        .entries
+        .iter()
+        .map(|e| PossibleValue::new(e.id.as_str()).help(e.title.get(Lang::En)));
+    Cli::command().mut_subcommand("explain", |explain| {
+        explain.mut_arg("symptom", |arg| {
+            arg.value_parser(PossibleValuesParser::new(ids))
+        })
+    })
 }
 
 /// The catalogue as one Markdown page, English then Chinese per entry.
@@ -146,6 +162,19 @@ pub fn symptoms_markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn completions_offer_every_finding_id_for_explain() {
+        let files = generated_files().unwrap();
+        for (name, _) in [("mdiag.bash", 0), ("_mdiag", 0), ("mdiag.fish", 0)] {
+            let path = PathBuf::from("completions").join(name);
+            let (_, bytes) = files.iter().find(|(p, _)| *p == path).unwrap();
+            let text = String::from_utf8_lossy(bytes);
+            for e in &catalogue().entries {
+                assert!(text.contains(&e.id), "{name} lacks {}", e.id);
+            }
+        }
+    }
 
     #[test]
     fn generated_files_are_current() {

@@ -210,41 +210,60 @@ impl<'a> Ctx<'a> {
 
     /// Template values every finding shares.
     pub fn base_vars(&self) -> TemplateVars {
-        let mut vars = TemplateVars::new();
-        let c = self.chain;
-        vars.insert("namespace".into(), c.namespace.clone());
-        vars.insert("resource".into(), "msvc".into());
-        if let Some(m) = c.model_service {
-            vars.insert(
-                "modelservice".into(),
-                m.metadata.name.clone().unwrap_or_default(),
-            );
-        }
-        if let Some(d) = c.deployment {
-            vars.insert(
-                "deployment".into(),
-                d.metadata.name.clone().unwrap_or_default(),
-            );
-        }
-        if let Some(rs) = c.current_replica_set() {
-            vars.insert(
-                "replicaset".into(),
-                rs.replica_set.metadata.name.clone().unwrap_or_default(),
-            );
-        }
-        if let Some(s) = c.primary_service() {
-            vars.insert(
-                "service".into(),
-                s.metadata.name.clone().unwrap_or_default(),
-            );
-        }
-        if let Some(ctrl) = &c.controller {
-            vars.insert("controller".into(), ctrl.location.name.clone());
-            vars.insert(
-                "controller_namespace".into(),
-                ctrl.location.namespace.clone(),
-            );
-        }
-        vars
+        chain_vars(self.chain)
     }
+}
+
+/// The names of one Pod (its node, its first container) beside
+/// [`chain_vars`], for the commands about that Pod.
+pub fn pod_vars(pod: &k8s_openapi::api::core::v1::Pod) -> TemplateVars {
+    let mut vars = TemplateVars::new();
+    vars.insert("pod".into(), super::facts::name(&pod.metadata).to_string());
+    if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) {
+        vars.insert("node".into(), node);
+    }
+    if let Some(first) = super::facts::container_names(pod).first() {
+        vars.insert("container".into(), first.to_string());
+    }
+    vars
+}
+
+/// The real names of a chain, to fill catalogue commands with: what every
+/// finding about it shares.
+pub fn chain_vars(c: &Chain) -> TemplateVars {
+    let mut vars = TemplateVars::new();
+    vars.insert("namespace".into(), c.namespace.clone());
+    vars.insert("resource".into(), "msvc".into());
+    if let Some(m) = c.model_service {
+        vars.insert(
+            "modelservice".into(),
+            m.metadata.name.clone().unwrap_or_default(),
+        );
+    }
+    if let Some(d) = c.deployment {
+        vars.insert(
+            "deployment".into(),
+            d.metadata.name.clone().unwrap_or_default(),
+        );
+    }
+    if let Some(rs) = c.current_replica_set() {
+        vars.insert(
+            "replicaset".into(),
+            rs.replica_set.metadata.name.clone().unwrap_or_default(),
+        );
+    }
+    if let Some(s) = c.primary_service() {
+        vars.insert(
+            "service".into(),
+            s.metadata.name.clone().unwrap_or_default(),
+        );
+    }
+    if let Some(ctrl) = &c.controller {
+        vars.insert("controller".into(), ctrl.location.name.clone());
+        vars.insert(
+            "controller_namespace".into(),
+            ctrl.location.namespace.clone(),
+        );
+    }
+    vars
 }

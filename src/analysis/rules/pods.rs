@@ -26,14 +26,7 @@ fn pod_label(pod: &Pod) -> String {
 fn pod_finding(ctx: &Ctx, id: FindingId, pod: &Pod, step: Step, detail: String) -> Finding {
     let mut f = Finding::new(id, pod_ref(pod), step, detail);
     f.vars = ctx.base_vars();
-    f.vars
-        .insert("pod".into(), facts::name(&pod.metadata).to_string());
-    if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) {
-        f.vars.insert("node".into(), node);
-    }
-    if let Some(first) = facts::container_names(pod).first() {
-        f.vars.insert("container".into(), first.to_string());
-    }
+    f.vars.extend(super::pod_vars(pod));
     f
 }
 

@@ -1,0 +1,126 @@
+//! The catalogue's jsonpath commands, filled with the real names of a
+//! serving ModelService, run by the cluster's own kubectl: each must exit 0
+//! (kubectl rejects a malformed jsonpath, such as doubled braces, with exit
+//! 1). tests/commands.rs checks their shape without a cluster.
+
+use std::collections::BTreeMap;
+
+use libtest_mimic::{Failed, Trial};
+use mdiag::catalogue::{catalogue, fill, placeholders_in};
+
+use super::{HEALTHY, apply, namespace, spec, until_live, world};
+
+pub fn trials() -> Vec<Trial> {
+    vec![Trial::test("catalogue_jsonpath_commands_run", || {
+        let ns = namespace("commands")?;
+        apply(&ns, &spec("ready"))?;
+        until_live(&ns, HEALTHY)?;
+        let w = world();
+        // What the HPA and PDB commands are about (the harness may write;
+        // a rerun finds them there).
+        let create = |args: &[&str]| -> Result<(), Failed> {
+            match w.kubectl(args) {
+                Err(e) if !format!("{e:#}").contains("AlreadyExists") => {
+                    Err(format!("{e:#}").into())
+                }
+                _ => Ok(()),
+            }
+        };
+        create(&[
+            "-n",
+            &ns,
+            "create",
+            "poddisruptionbudget",
+            "chart-demo",
+            "--selector=app=chart-demo",
+            "--min-available=1",
+        ])?;
+        create(&[
+            "-n",
+            &ns,
+            "autoscale",
+            "deployment",
+            "chart-demo",
+            "--min=2",
+            "--max=3",
+        ])?;
+        let vars = real_names(&ns)?;
+        let mut ran = 0;
+        let mut failed = Vec::new();
+        for e in &catalogue().entries {
+            for template in e.check.iter().filter(|c| c.contains("jsonpath=")) {
+                let command = fill(template, &vars);
+                let words = shlex::split(&command)
+                    .ok_or_else(|| format!("{}: `{command}` does not split", e.id))?;
+                if words.first().map(String::as_str) != Some("kubectl") {
+                    continue;
+                }
+                let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+                ran += 1;
+                if let Err(err) = w.kubectl(&args) {
+                    failed.push(format!("{}: `{command}`: {err:#}", e.id));
+                }
+            }
+        }
+        if ran < 20 {
+            return Err(format!("only {ran} jsonpath commands ran").into());
+        }
+        if !failed.is_empty() {
+            return Err(failed.join("\n").into());
+        }
+        Ok(())
+    })]
+}
+
+/// The names the commands need, read from the cluster.
+fn real_names(ns: &str) -> Result<BTreeMap<String, String>, Failed> {
+    let w = world();
+    let get = |args: &[&str]| -> Result<String, Failed> {
+        let out = w.kubectl(args)?;
+        let out = out.trim().trim_matches('\'').to_string();
+        if out.is_empty() {
+            return Err(format!("kubectl {args:?} printed nothing").into());
+        }
+        Ok(out)
+    };
+    let first = |resource: &str, path: &str| {
+        get(&[
+            "-n",
+            ns,
+            "get",
+            resource,
+            "-o",
+            &format!("jsonpath={{.items[0].{path}}}"),
+        ])
+    };
+    let pod = first("pods", "metadata.name")?;
+    let mut vars = BTreeMap::new();
+    for (key, value) in [
+        ("namespace", ns.to_string()),
+        ("modelservice", "chart-demo".to_string()),
+        ("resource", "msvc".to_string()),
+        ("deployment", first("deployments", "metadata.name")?),
+        ("replicaset", first("replicasets", "metadata.name")?),
+        ("service", first("services", "metadata.name")?),
+        ("node", first("pods", "spec.nodeName")?),
+        ("container", first("pods", "spec.containers[0].name")?),
+        ("hpa", first("hpa", "metadata.name")?),
+        ("pdb", first("pdb", "metadata.name")?),
+        ("controller_namespace", "modeldock-system".to_string()),
+        ("controller", "modeldock-controller".to_string()),
+        ("pod", pod),
+    ] {
+        vars.insert(key.to_string(), value);
+    }
+    // Every placeholder a jsonpath command uses has a value.
+    for e in &catalogue().entries {
+        for c in e.check.iter().filter(|c| c.contains("jsonpath=")) {
+            for p in placeholders_in(c) {
+                if !vars.contains_key(&p) {
+                    return Err(format!("no value for {{{p}}} in `{c}`").into());
+                }
+            }
+        }
+    }
+    Ok(vars)
+}
