@@ -418,7 +418,10 @@ mod tests {
 
     #[test]
     fn objects_land_in_the_scenario_namespace() {
-        let quota = all().into_iter().find(|s| s.name == "quota-blocks-pods").unwrap();
+        let quota = all()
+            .into_iter()
+            .find(|s| s.name == "quota-blocks-pods")
+            .unwrap();
         let yaml = objects_yaml(&quota, "live-real-quota");
         assert!(yaml.contains("namespace: 'live-real-quota'"), "{yaml}");
         assert!(yaml.contains(QUOTA));
