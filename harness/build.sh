@@ -3,12 +3,15 @@
 # kube-controller-manager, kube-scheduler, kubectl (from the Go module
 # k8s.io/kubernetes, wrapped by ./k8s), etcd, etcdctl (from go.etcd.io/etcd,
 # wrapped by ./etcd), helm (Helm v3's CLI from helm.sh/helm/v3, wrapped by
-# ./helm) and kubelet (from k8s.io/kubernetes too, for the harness's real node).
+# ./helm), kubelet (from k8s.io/kubernetes too, for the harness's real node)
+# and, on request only, Helm v4's CLI (from helm.sh/helm/v4, wrapped by
+# ./helm4; the real-node gate benchmark compares its --wait=watcher).
 #
 # The binaries go to a cache outside the repository, keyed by version:
 #   ${MDIAG_HARNESS_CACHE:-$HOME/.cache/mdiag-harness}/k8s-v<k8s>-etcd-v<etcd>/bin
 #   ${MDIAG_HARNESS_CACHE:-$HOME/.cache/mdiag-harness}/helm-v<helm>/bin
 #   ${MDIAG_HARNESS_CACHE:-$HOME/.cache/mdiag-harness}/kubelet-v<k8s>/bin
+#   ${MDIAG_HARNESS_CACHE:-$HOME/.cache/mdiag-harness}/helm-v<helm4>/bin
 # Each set is built only when it is missing, so with everything there the
 # script returns at once. Progress goes to stderr.
 #
@@ -16,6 +19,8 @@
 #   build.sh          all of them; the last stdout line is the k8s/etcd bin dir
 #   build.sh helm     helm only; the last stdout line is the helm bin dir
 #   build.sh kubelet  kubelet only; the last stdout line is the kubelet bin dir
+#   build.sh helm4    Helm v4 only (not part of 'all': only the benchmark needs
+#                     it); the last stdout line is its bin dir
 #
 # Environment:
 #   MDIAG_HARNESS_CACHE  cache root (default $HOME/.cache/mdiag-harness)
@@ -24,6 +29,7 @@
 #                        Go module proxy does not tell it, so it is empty
 #                        unless given
 #   HELM_GIT_COMMIT      the same for helm
+#   HELM4_GIT_COMMIT     the same for Helm v4
 #   SOURCE_DATE_EPOCH    fixes the stamped build date (default: now)
 #   GOMODCACHE, GOCACHE, GOFLAGS, GOPROXY are honoured as usual by go.
 set -euo pipefail
@@ -35,8 +41,8 @@ die() { log "error: $*"; exit 1; }
 
 what="${1:-all}"
 case "$what" in
-    all | helm | kubelet) ;;
-    *) die "unknown argument '$what' (expected nothing, 'all', 'helm' or 'kubelet')" ;;
+    all | helm | kubelet | helm4) ;;
+    *) die "unknown argument '$what' (expected nothing, 'all', 'helm', 'kubelet' or 'helm4')" ;;
 esac
 
 # The pinned versions are read from the wrapper go.mod files, so those stay
@@ -47,10 +53,12 @@ helm_version="$(awk '$1 == "helm.sh/helm/v3" && $2 ~ /^v/ { print $2; exit }' "$
 # Helm stamps its default Kubernetes version (used when no cluster is asked,
 # as by `helm template`) from the client-go it is built with.
 helm_client_go="$(awk '$1 == "k8s.io/client-go" && $2 ~ /^v/ { print $2; exit }' "$here/helm/go.mod")"
+helm4_version="$(awk '$1 == "helm.sh/helm/v4" && $2 ~ /^v/ { print $2; exit }' "$here/helm4/go.mod")"
 [[ -n "$k8s_version" ]] || die "cannot read the k8s.io/kubernetes version from $here/k8s/go.mod"
 [[ -n "$etcd_version" ]] || die "cannot read the go.etcd.io/etcd/server/v3 version from $here/etcd/go.mod"
 [[ -n "$helm_version" ]] || die "cannot read the helm.sh/helm/v3 version from $here/helm/go.mod"
 [[ -n "$helm_client_go" ]] || die "cannot read the k8s.io/client-go version from $here/helm/go.mod"
+[[ -n "$helm4_version" ]] || die "cannot read the helm.sh/helm/v4 version from $here/helm4/go.mod"
 
 cache_root="${MDIAG_HARNESS_CACHE:-$HOME/.cache/mdiag-harness}"
 k8s_dest="$cache_root/k8s-${k8s_version}-etcd-${etcd_version}"
@@ -59,6 +67,9 @@ k8s_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 etcd_cmds=(etcd etcdctl)
 helm_dest="$cache_root/helm-${helm_version}"
 helm_bin="$helm_dest/bin"
+# Helm v4's version starts with v4, so its dir never meets v3's.
+helm4_dest="$cache_root/helm-${helm4_version}"
+helm4_bin="$helm4_dest/bin"
 # The kubelet has a cache set of its own, so adding it kept the cached
 # control plane valid.
 kubelet_dest="$cache_root/kubelet-${k8s_version}"
@@ -242,6 +253,49 @@ build_helm() {
     log "helm built in $((SECONDS - start)) s; $(du -sh "$helm_bin" | cut -f1) in $helm_bin"
 }
 
+build_helm4() {
+    if complete "$helm4_bin" helm; then
+        log "helm $helm4_version is cached"
+        return 0
+    fi
+    lock "$helm4_dest" 5
+    if complete "$helm4_bin" helm; then
+        log "helm $helm4_version is cached"
+        return 0
+    fi
+    find_go
+    local staging="$helm4_dest/.staging.$$"
+    rm -rf "$staging"
+    mkdir -p "$staging"
+    stagings+=("$staging")
+
+    # What Helm v4's Makefile stamps for a tagged release: the version (the
+    # source only says v4.<minor>), no "unreleased" metadata. Unlike v3 it
+    # takes its default Kubernetes version from client-go's module version
+    # in the build info, so there is nothing more to stamp.
+    local vpkg=helm.sh/helm/v4/internal/version
+    local ldflags="-s -w"
+    ldflags+=" -X $vpkg.version=$helm4_version"
+    ldflags+=" -X $vpkg.metadata="
+    ldflags+=" -X $vpkg.gitCommit=${HELM4_GIT_COMMIT:-}"
+    ldflags+=" -X $vpkg.gitTreeState=clean"
+
+    local start=$SECONDS
+    log "building helm $helm4_version"
+    (
+        cd "$here/helm4"
+        # Helm's own main package, named by the tool directive of helm4/go.mod.
+        gobuild -ldflags "$ldflags" -o "$staging/helm" helm.sh/helm/v4/cmd/helm
+    )
+    local got
+    got="$(HELM_CONFIG_HOME="$staging/.h" HELM_CACHE_HOME="$staging/.h" HELM_DATA_HOME="$staging/.h" \
+        "$staging/helm" version --template '{{.Version}}' 2>&1 || true)"
+    [[ "$got" == "$helm4_version" ]] || die "helm version says '$got', expected '$helm4_version'"
+    mkdir -p "$helm4_bin"
+    mv -f "$staging/helm" "$helm4_bin/helm"
+    log "helm built in $((SECONDS - start)) s; $(du -sh "$helm4_bin" | cut -f1) in $helm4_bin"
+}
+
 build_kubelet() {
     if complete "$kubelet_bin" kubelet; then
         log "kubelet $k8s_version is cached"
@@ -287,5 +341,9 @@ case "$what" in
     helm)
         build_helm
         echo "$helm_bin"
+        ;;
+    helm4)
+        build_helm4
+        echo "$helm4_bin"
         ;;
 esac

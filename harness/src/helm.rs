@@ -1,14 +1,16 @@
-//! A real Helm v3 CLI against a harness cluster, for the `mdiag gate` live
+//! A real Helm CLI against a harness cluster, for the `mdiag gate` live
 //! tests (`helm upgrade`, then `mdiag gate`, as a user's CI runs them) and
 //! for xtask.
 //!
-//! The binary is built from the Go module helm.sh/helm/v3 by
+//! Helm v3 is built from the Go module helm.sh/helm/v3 by
 //! `harness/build.sh helm` (cached like the control-plane binaries, see
-//! harness/README.md), or taken from `$MDIAG_HELM` when that is set. Every
+//! harness/README.md), or taken from `$MDIAG_HELM` when that is set; Helm
+//! v4 ([`Helm::v4_for_layout`], for the real-node gate benchmark) from
+//! helm.sh/helm/v4 by `harness/build.sh helm4`, or `$MDIAG_HELM4`. Every
 //! run uses the cluster's admin kubeconfig and keeps Helm's cache, config
-//! and data (and client-go's discovery cache) under `<cluster dir>/helm/`,
-//! never in the user's home; `HELM_*` variables of the caller are not
-//! passed on.
+//! and data (and client-go's discovery cache) under `<cluster dir>/helm/`
+//! (`helm4/` for v4), never in the user's home; `HELM_*` variables of the
+//! caller are not passed on.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -42,6 +44,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cluster::Layout;
+use crate::helpers::ModelServiceSpec;
 
 /// How long a helm command without `--wait` may run before it is killed.
 const DEFAULT_DEADLINE: Duration = Duration::from_secs(120);
@@ -58,7 +61,7 @@ fn repo_root() -> anyhow::Result<PathBuf> {
 /// `fixtures/chart/chart-demo`: the chart of one ModelService (values:
 /// `name`, `image.repository`, `image.tag`, `replicas`, `behavior`,
 /// `modelName`, `port`, `readinessPath`, `args`, `resources`, `gpu`,
-/// `annotations`, `labels`).
+/// `spec` (more spec fields, set as they are), `annotations`, `labels`).
 pub fn chart_demo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
@@ -71,35 +74,102 @@ pub fn chart_demo() -> PathBuf {
 /// helm` builds or has cached (its last stdout line is the bin dir). A cold
 /// build takes minutes; a cached one returns at once.
 pub fn binary() -> anyhow::Result<PathBuf> {
-    if let Some(p) = std::env::var_os("MDIAG_HELM").filter(|p| !p.is_empty()) {
+    find_or_build("MDIAG_HELM", "helm")
+}
+
+/// Helm v4's binary: `$MDIAG_HELM4` when set, else `harness/build.sh helm4`
+/// (a cold build takes minutes, see harness/README.md).
+pub fn binary_v4() -> anyhow::Result<PathBuf> {
+    find_or_build("MDIAG_HELM4", "helm4")
+}
+
+/// `$VAR` when set, else what `build.sh TARGET` prints as its bin dir, `helm` in it.
+fn find_or_build(var: &str, target: &str) -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         if !p.is_file() {
-            bail!("MDIAG_HELM={} is not a file", p.display());
+            bail!("{var}={} is not a file", p.display());
         }
         return Ok(p);
     }
     let script = repo_root()?.join("harness").join("build.sh");
     let out = Command::new("bash")
         .arg(&script)
-        .arg("helm")
+        .arg(target)
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())
         .output()
-        .with_context(|| format!("running {} helm", script.display()))?;
+        .with_context(|| format!("running {} {target}", script.display()))?;
     if !out.status.success() {
-        bail!("{} helm failed ({})", script.display(), out.status);
+        bail!("{} {target} failed ({})", script.display(), out.status);
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let dir = stdout
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
-        .context("build.sh helm printed no bin dir")?;
+        .with_context(|| format!("build.sh {target} printed no bin dir"))?;
     let helm = Path::new(dir.trim()).join("helm");
     if !helm.is_file() {
-        bail!("build.sh helm printed {} but it has no helm", dir.trim());
+        bail!(
+            "build.sh {target} printed {} but it has no helm",
+            dir.trim()
+        );
     }
     Ok(helm)
+}
+
+/// Helm values for `fixtures/chart/chart-demo` that render the ModelService
+/// spec of `spec` ([`ModelServiceSpec::to_object`]): the image split into
+/// `image.repository` and `image.tag`, `replicas`, `port`, `readinessPath`,
+/// `args`, `annotations`, `labels`, and the extra spec fields under `spec`.
+///
+/// What the chart would add and the spec does not have is taken away: no
+/// `behavior` annotation unless the spec has one, no `modelName`, and
+/// `resources: null` (Helm's way to drop the chart's default requests and
+/// limits). The spec's own resources go under `spec.resources`, which
+/// replaces the chart's field whole: as `resources` they would be merged
+/// into the defaults (`{"requests": {"cpu": "64"}}` would keep the default
+/// limit of 1 CPU, below the request). A field the spec leaves out that the
+/// chart always writes gets the stand-in controller's default (1 replica,
+/// port 8080, `/healthz`). An image without a tag goes whole under
+/// `spec.image`, as the chart would add its default tag to it.
+pub fn chart_values(spec: &ModelServiceSpec) -> Value {
+    let (repository, tag) = split_image(&spec.image);
+    let mut extra = serde_json::Map::new();
+    for (k, v) in &spec.spec_fields {
+        extra.insert(k.clone(), v.clone());
+    }
+    if let Some(r) = &spec.resources {
+        extra.insert("resources".into(), r.clone());
+    }
+    if tag.is_empty() {
+        extra.insert("image".into(), Value::String(spec.image.clone()));
+    }
+    serde_json::json!({
+        "image": {"repository": repository, "tag": tag},
+        "replicas": spec.replicas.unwrap_or(1),
+        "behavior": spec.behavior.clone().unwrap_or_default(),
+        "modelName": spec.model_name.clone().unwrap_or_default(),
+        "port": spec.port.unwrap_or(8080),
+        "readinessPath": spec.readiness_path.clone().unwrap_or_else(|| "/healthz".into()),
+        "args": spec.args,
+        "resources": Value::Null,
+        "annotations": spec.annotations,
+        "labels": spec.labels,
+        "spec": extra,
+    })
+}
+
+/// `host:port/path:tag` as (`host:port/path`, `tag`); the tag is empty when
+/// the reference has none (the colon of a port is not a tag's). A digest
+/// (`path@sha256:...`) splits at its colon, which the chart joins again.
+fn split_image(image: &str) -> (&str, &str) {
+    let last = image.rfind('/').map_or(0, |i| i + 1);
+    match image[last..].rfind(':') {
+        Some(i) => (&image[..last + i], &image[last + i + 1..]),
+        None => (image, ""),
+    }
 }
 
 /// A helm CLI bound to one cluster.
@@ -108,6 +178,8 @@ pub struct Helm {
     bin: PathBuf,
     kubeconfig: PathBuf,
     home: PathBuf,
+    /// How `--wait` is asked for: `--wait` (v3) or `--wait=watcher` (v4).
+    wait_flag: &'static str,
 }
 
 /// One finished helm command.
@@ -187,13 +259,42 @@ impl Helm {
         Ok(Self::new(binary()?, kubeconfig, layout.dir().join("helm")))
     }
 
+    /// Helm v4 for the cluster of `layout` ([`binary_v4`]; state under
+    /// `<layout dir>/helm4/`). Its waits are `--wait=watcher`: Helm v4
+    /// watches every object of the release with kstatus, so a ModelService
+    /// counts as ready once its `Ready` condition is True for the latest
+    /// generation (`status.observedGeneration`); Helm v3's `--wait` only
+    /// knows core kinds.
+    pub fn v4_for_layout(layout: &Layout) -> anyhow::Result<Self> {
+        let kubeconfig = layout.admin_kubeconfig();
+        if !kubeconfig.is_file() {
+            bail!(
+                "no cluster at {} (no {}); run `cargo xtask cluster up` first",
+                layout.dir().display(),
+                kubeconfig.display()
+            );
+        }
+        Ok(
+            Self::new(binary_v4()?, kubeconfig, layout.dir().join("helm4"))
+                .wait_flag("--wait=watcher"),
+        )
+    }
+
     /// Helm from `bin` against `kubeconfig`, its state kept under `home`.
     pub fn new(bin: PathBuf, kubeconfig: PathBuf, home: PathBuf) -> Self {
         Helm {
             bin,
             kubeconfig,
             home,
+            wait_flag: "--wait",
         }
+    }
+
+    /// The flag that asks for a wait (`--wait`, or Helm v4's
+    /// `--wait=watcher`, `--wait=legacy`).
+    pub fn wait_flag(mut self, flag: &'static str) -> Self {
+        self.wait_flag = flag;
+        self
     }
 
     pub fn bin(&self) -> &Path {
@@ -273,15 +374,54 @@ impl Helm {
     }
 
     /// `helm upgrade --install RELEASE CHART -n NAMESPACE --create-namespace
-    /// --set K=V ...`, with `--wait --timeout T` when `wait` is given, and
-    /// whatever its exit status: a timed-out `--wait` is an outcome a test
-    /// measures. [`HelmRun::check`] turns a failure into an error.
+    /// --set K=V ...`, with `--wait --timeout T` when `wait` is given (Helm
+    /// v4: `--wait=watcher`), and whatever its exit status: a timed-out
+    /// `--wait` is an outcome a test measures. [`HelmRun::check`] turns a
+    /// failure into an error.
     pub fn try_upgrade_install(
         &self,
         release: &str,
         namespace: &str,
         chart_dir: &Path,
         set: &[(&str, &str)],
+        wait: Option<Duration>,
+    ) -> anyhow::Result<HelmRun> {
+        let mut extra = Vec::new();
+        for (k, v) in set {
+            // --set: Helm types the value (2 is a number, true a bool).
+            extra.push("--set".to_owned());
+            extra.push(format!("{k}={v}"));
+        }
+        self.upgrade_with(release, namespace, chart_dir, extra, wait)
+    }
+
+    /// [`Helm::try_upgrade_install`] with `values` (e.g. [`chart_values`])
+    /// as a values file (`-f`, written under the Helm home) instead of
+    /// `--set` pairs.
+    pub fn try_upgrade_install_values(
+        &self,
+        release: &str,
+        namespace: &str,
+        chart_dir: &Path,
+        values: &Value,
+        wait: Option<Duration>,
+    ) -> anyhow::Result<HelmRun> {
+        let dir = self.home.join("values");
+        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let file = dir.join(format!("{namespace}.{release}.json"));
+        // JSON is YAML: helm reads it as a values file.
+        fs::write(&file, serde_json::to_vec_pretty(values)?)
+            .with_context(|| format!("writing {}", file.display()))?;
+        let extra = vec!["--values".to_owned(), file.display().to_string()];
+        self.upgrade_with(release, namespace, chart_dir, extra, wait)
+    }
+
+    fn upgrade_with(
+        &self,
+        release: &str,
+        namespace: &str,
+        chart_dir: &Path,
+        extra: Vec<String>,
         wait: Option<Duration>,
     ) -> anyhow::Result<HelmRun> {
         let chart = chart_dir.display().to_string();
@@ -297,14 +437,10 @@ impl Helm {
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
-        for (k, v) in set {
-            // --set: Helm types the value (2 is a number, true a bool).
-            args.push("--set".to_owned());
-            args.push(format!("{k}={v}"));
-        }
+        args.extend(extra);
         let deadline = match wait {
             Some(t) => {
-                args.push("--wait".to_owned());
+                args.push(self.wait_flag.to_owned());
                 args.push(format!("--timeout={}s", t.as_secs().max(1)));
                 t + WAIT_SLACK
             }
@@ -405,6 +541,86 @@ mod tests {
         assert!(text.contains("name: chart-demo"));
         assert!(text.contains("version: 0.1.0"));
         assert!(chart.join("templates").join("modelservice.yaml").is_file());
+    }
+
+    #[test]
+    fn image_references_split_into_repository_and_tag() {
+        assert_eq!(
+            split_image("127.0.0.1:5000/modeldock/chart-demo:v1.5.0"),
+            ("127.0.0.1:5000/modeldock/chart-demo", "v1.5.0")
+        );
+        // The port's colon is not a tag.
+        assert_eq!(
+            split_image("127.0.0.1:5000/modeldock/chart-demo"),
+            ("127.0.0.1:5000/modeldock/chart-demo", "")
+        );
+        assert_eq!(split_image("busybox"), ("busybox", ""));
+        assert_eq!(
+            split_image("r.example/m@sha256:abcd"),
+            ("r.example/m@sha256", "abcd")
+        );
+    }
+
+    #[test]
+    fn chart_values_render_the_spec_not_the_chart_defaults() {
+        let spec = ModelServiceSpec::new("127.0.0.1:5000/modeldock/chart-demo:v1.5.0")
+            .replicas(2)
+            .on_real_node()
+            .arg("--crash=1")
+            .resources(serde_json::json!({"requests": {"cpu": "64"}}))
+            .spec_field(
+                "readinessProbe",
+                serde_json::json!({"initialDelaySeconds": 0, "periodSeconds": 1}),
+            );
+        let v = chart_values(&spec);
+        assert_eq!(
+            v["image"]["repository"],
+            "127.0.0.1:5000/modeldock/chart-demo"
+        );
+        assert_eq!(v["image"]["tag"], "v1.5.0");
+        assert_eq!(v["replicas"], 2);
+        assert_eq!(v["args"], serde_json::json!(["--crash=1"]));
+        // No behavior annotation, no model name, no default resources.
+        assert_eq!(v["behavior"], "");
+        assert_eq!(v["modelName"], "");
+        assert!(v["resources"].is_null());
+        // The spec's resources replace the chart's whole, beside the
+        // extra fields, as the spec has them.
+        assert_eq!(
+            v["spec"]["resources"],
+            serde_json::json!({"requests": {"cpu": "64"}})
+        );
+        assert_eq!(
+            v["spec"]["nodeSelector"],
+            serde_json::json!({"mdiag.dev/node": "real"})
+        );
+        assert_eq!(v["spec"]["tolerations"][0]["effect"], "NoSchedule");
+        assert_eq!(v["spec"]["readinessProbe"]["periodSeconds"], 1);
+        assert!(v["spec"].get("image").is_none());
+        let object = spec.to_object("ns", "chart-demo");
+        for (k, want) in object["spec"].as_object().unwrap() {
+            let got = match k.as_str() {
+                "image" => Value::String(format!(
+                    "{}:{}",
+                    v["image"]["repository"].as_str().unwrap(),
+                    v["image"]["tag"].as_str().unwrap()
+                )),
+                "replicas" | "args" => v[k].clone(),
+                _ => v["spec"][k].clone(),
+            };
+            assert_eq!(&got, want, "spec.{k}");
+        }
+
+        // A sim behaviour is kept; an image without a tag goes whole
+        // under spec.image; what the spec leaves out gets the controller's
+        // defaults.
+        let v = chart_values(&ModelServiceSpec::new("busybox").behavior("crash-loop"));
+        assert_eq!(v["behavior"], "crash-loop");
+        assert_eq!(v["spec"]["image"], "busybox");
+        assert_eq!(v["replicas"], 1);
+        assert_eq!(v["port"], 8080);
+        assert_eq!(v["readinessPath"], "/healthz");
+        assert!(v["spec"].get("resources").is_none());
     }
 
     #[test]

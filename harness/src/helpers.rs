@@ -142,6 +142,18 @@ pub async fn pause_controller(client: &Client, paused: bool) -> anyhow::Result<(
     Ok(())
 }
 
+/// [`pause_controller`] on a runtime of its own, with an admin kubeconfig
+/// (for callers without one, like `cargo xtask bench gate --real-node`).
+pub fn pause_controller_blocking(admin_kubeconfig: &Path, paused: bool) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let client = crate::client_from_kubeconfig(admin_kubeconfig).await?;
+        pause_controller(&client, paused).await
+    })
+}
+
 /// Stops (`true`) or starts again a fake node: stopped, it stops its
 /// heartbeats, Lease renewals, Pod writes and log server, and is marked
 /// Ready=Unknown.

@@ -24,7 +24,8 @@ pub enum BenchCommand {
     /// and offline triage of a dump of the cluster.
     Triage(TriageBench),
     /// Time to verdict of `mdiag gate` beside `kubectl rollout status` and
-    /// `helm upgrade --wait` on the same broken upgrades of the chart.
+    /// `helm upgrade --wait` on the same broken upgrades of the chart
+    /// (`--real-node`: the real-node scenarios, with Helm 4 too).
     Gate(crate::bench_gate::GateBench),
 }
 

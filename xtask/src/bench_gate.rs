@@ -16,13 +16,20 @@ use serde_json::Value;
 
 #[derive(Args)]
 pub struct GateBench {
-    /// How long each command may wait (`--timeout` of all three).
+    /// How long each command may wait (`--timeout` of every tool).
     #[arg(long, default_value_t = 180)]
-    budget_secs: u64,
+    pub budget_secs: u64,
     /// Only these scenarios (comma-separated): healthy, image-not-found,
-    /// crash-loop, oom, unschedulable.
+    /// crash-loop, oom, unschedulable; with --real-node, names of
+    /// `mdiag_harness::scenarios::all()` (healthy, crash-exit-1,
+    /// image-not-found, node-lost, ...).
     #[arg(long, value_delimiter = ',')]
-    only: Vec<String>,
+    pub only: Vec<String>,
+    /// On the real node (`cargo xtask cluster up --real-node`): every
+    /// real-node scenario, with Helm 4's `--wait=watcher` beside Helm 3's
+    /// `--wait` (see xtask/src/bench_gate_real.rs).
+    #[arg(long)]
+    pub real_node: bool,
 }
 
 /// A scenario: the Helm values of the upgrade.
@@ -56,13 +63,16 @@ const SCENARIOS: &[Scenario] = &[
 
 /// One command's result: exit code, seconds from the upgrade's start, and
 /// what it said in a few words.
-struct Verdict {
-    code: Option<i32>,
-    seconds: f64,
-    said: String,
+pub(crate) struct Verdict {
+    pub code: Option<i32>,
+    pub seconds: f64,
+    pub said: String,
 }
 
 pub fn run(args: &GateBench) -> anyhow::Result<()> {
+    if args.real_node {
+        return crate::bench_gate_real::run(args);
+    }
     let layout = Layout::from_env()?;
     if !cluster::running(&layout, "kube-apiserver") || !cluster::running(&layout, "mdiag-sim") {
         bail!("start the cluster first: cargo xtask cluster up");
@@ -122,7 +132,7 @@ pub fn run(args: &GateBench) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn cell(v: &Verdict) -> String {
+pub(crate) fn cell(v: &Verdict) -> String {
     format!(
         "{:.1} s, exit {}: {}",
         v.seconds,
@@ -141,7 +151,7 @@ fn first_line(s: &str) -> String {
         .collect()
 }
 
-fn gate(
+pub(crate) fn gate(
     mdiag: &Path,
     layout: &Layout,
     ns: &str,
@@ -170,7 +180,7 @@ fn gate(
     })
 }
 
-fn spawn_kubectl(
+pub(crate) fn spawn_kubectl(
     kubectl: &Path,
     layout: &Layout,
     ns: &str,
@@ -187,7 +197,7 @@ fn spawn_kubectl(
         .context("running kubectl rollout status")
 }
 
-fn wait_child(child: Child, t0: Instant) -> anyhow::Result<Verdict> {
+pub(crate) fn wait_child(child: Child, t0: Instant) -> anyhow::Result<Verdict> {
     let out = child.wait_with_output()?;
     let seconds = t0.elapsed().as_secs_f64();
     let text = format!(

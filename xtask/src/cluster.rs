@@ -135,13 +135,22 @@ fn netns_name(layout: &Layout) -> String {
 }
 
 /// The holder of this state dir's namespaces, if it is alive.
-fn live_holder(layout: &Layout) -> Option<Holder> {
+pub(crate) fn live_holder(layout: &Layout) -> Option<Holder> {
     Holder::read(&holder_record(layout)).filter(Holder::is_alive)
 }
 
 /// Runs this xtask again, with the same arguments, inside the holder's
 /// namespaces.
 fn run_inside(holder: &Holder, args: &[OsString]) -> anyhow::Result<()> {
+    run_inside_with(holder, args, &[])
+}
+
+/// [`run_inside`] with more environment variables for the inner run.
+pub(crate) fn run_inside_with(
+    holder: &Holder,
+    args: &[OsString],
+    envs: &[(&str, OsString)],
+) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
     let cwd = std::env::current_dir()?;
     let prefix = holder.enter_all(&cwd);
@@ -149,6 +158,7 @@ fn run_inside(holder: &Holder, args: &[OsString]) -> anyhow::Result<()> {
         .args(&prefix[1..])
         .arg(&exe)
         .args(args)
+        .envs(envs.iter().map(|(k, v)| (*k, v)))
         .env(ns::INNER_ENV, "run")
         .env(ns::TAG_ENV, &holder.netns)
         .status()
@@ -159,7 +169,7 @@ fn run_inside(holder: &Holder, args: &[OsString]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn this_args() -> Vec<OsString> {
+pub(crate) fn this_args() -> Vec<OsString> {
     std::env::args_os().skip(1).collect()
 }
 

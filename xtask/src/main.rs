@@ -3,6 +3,7 @@
 
 mod bench;
 mod bench_gate;
+mod bench_gate_real;
 mod cluster;
 mod generate;
 mod msrv;
