@@ -576,9 +576,6 @@ fn stop_order(records: &[Record]) -> Vec<Record> {
     v
 }
 
-// Eight since the real node's UpOptions came in; each is a different part
-// of what `up` prepared, so a struct would only rename them.
-#[allow(clippy::too_many_arguments)]
 fn start_all(
     layout: &Layout,
     bin: &Path,
