@@ -23,7 +23,7 @@
 //!   run, started together once the change is in the API: the Service's
 //!   selector patched to match nothing (the stand-in controller paused,
 //!   as it would put it back), or the kubelet and containerd stopped
-//!   (`cluster::stop_node`; the tools start once the Node is no longer
+//!   (`cluster::stop_kubelet`, as the live trial does; the tools start once the Node is no longer
 //!   Ready, their seconds still count from the stop).
 //!
 //! It runs inside the cluster's network namespace (the cluster's addresses
@@ -275,12 +275,12 @@ impl Bench {
     fn node_lost(&self, s: &Scenario) -> anyhow::Result<Row> {
         let ns = namespace(s, "");
         self.prepare(s, &ns)?;
-        progress(&ns, "kubelet and containerd stopped");
+        progress(&ns, "kubelet stopped (its containers go on running)");
         let t0 = Instant::now();
-        cluster::stop_node(&self.layout)?;
+        cluster::stop_kubelet(&self.layout)?;
         let measured = self.measure_lost_node(&ns, t0);
         // Whatever happened, the node comes back for what runs next.
-        let started = cluster::start_node_again(&self.layout);
+        let started = cluster::start_kubelet_again(&self.layout);
         let ((gate, kubectl), seconds) = measured?;
         started?;
         self.cleanup(&ns);
