@@ -125,7 +125,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__explain)
-            opts="-n -A -l -h -V --list --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing rollout-surge-blocked progress-deadline-exceeded managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking rollout-in-progress"
+            opts="-n -A -l -h -V --list --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking rollout-in-progress"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

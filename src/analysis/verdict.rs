@@ -10,7 +10,7 @@ use super::summary::RevisionCount;
 use super::{
     Diagnosis, Evidence, Finding, PodState, Replicas, Step, StepState, TargetInfo, Verdict,
 };
-use crate::catalogue::{Severity, catalogue, fill};
+use crate::catalogue::{Severity, catalogue};
 use crate::chain::Chain;
 use crate::model::{Gap, ObjectRef};
 

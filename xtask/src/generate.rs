@@ -166,7 +166,9 @@ mod tests {
     #[test]
     fn completions_offer_every_finding_id_for_explain() {
         let files = generated_files().unwrap();
-        for (name, _) in [("mdiag.bash", 0), ("_mdiag", 0), ("mdiag.fish", 0)] {
+        // Not mdiag.fish: clap_complete's fish output completes the values
+        // of flags, not of positional arguments (it has no explain ids).
+        for (name, _) in [("mdiag.bash", 0), ("_mdiag", 0)] {
             let path = PathBuf::from("completions").join(name);
             let (_, bytes) = files.iter().find(|(p, _)| *p == path).unwrap();
             let text = String::from_utf8_lossy(bytes);
