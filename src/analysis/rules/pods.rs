@@ -221,7 +221,7 @@ fn running_between_crashes(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Opti
         s.restart_count,
         facts::age(started, ctx.now)
     );
-    let mut f = pod_finding(ctx, FindingId::CRASH_LOOP, pod, Step::Ready, detail)
+    let f = pod_finding(ctx, FindingId::CRASH_LOOP, pod, Step::Ready, detail)
         .var("container", s.name.clone())
         .evidence(
             Evidence::new(
@@ -246,20 +246,8 @@ fn running_between_crashes(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Opti
                 ),
             )
             .at(last.finished_at.as_ref().map(|t| t.0)),
-        )
-        .evidence(Evidence::new(
-            pod_label(pod),
-            format!("{}.restartCount", container_label(s)),
-            s.restart_count.to_string(),
-        ));
-    if let Some(e) = pod_events(ctx, pod)
-        .into_iter()
-        .rev()
-        .find(|e| e.reason() == "BackOff")
-    {
-        f = f.evidence(event_evidence(pod, e));
-    }
-    Some(f)
+        );
+    Some(with_restarts_and_backoff(ctx, pod, s, f))
 }
 
 /// A crash loop caught just after a crash: the real kubelet (1.35) leaves
@@ -302,7 +290,7 @@ fn terminated_before_restart(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Op
         "container {} {how}, {} restarts; terminated, waiting for its next restart",
         s.name, s.restart_count
     );
-    let mut f = pod_finding(ctx, id, pod, Step::Started, detail)
+    let f = pod_finding(ctx, id, pod, Step::Started, detail)
         .var("container", s.name.clone())
         .evidence(
             Evidence::new(
@@ -319,12 +307,18 @@ fn terminated_before_restart(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Op
                 ),
             )
             .at(now.finished_at.as_ref().map(|t| t.0)),
-        )
-        .evidence(Evidence::new(
-            pod_label(pod),
-            format!("{}.restartCount", container_label(s)),
-            s.restart_count.to_string(),
-        ));
+        );
+    Some(with_restarts_and_backoff(ctx, pod, s, f))
+}
+
+/// The restart count and the newest BackOff Event, the evidence every
+/// crash-loop shape ends with.
+fn with_restarts_and_backoff(ctx: &Ctx, pod: &Pod, s: &ContainerStatus, f: Finding) -> Finding {
+    let mut f = f.evidence(Evidence::new(
+        pod_label(pod),
+        format!("{}.restartCount", container_label(s)),
+        s.restart_count.to_string(),
+    ));
     if let Some(e) = pod_events(ctx, pod)
         .into_iter()
         .rev()
@@ -332,7 +326,7 @@ fn terminated_before_restart(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Op
     {
         f = f.evidence(event_evidence(pod, e));
     }
-    Some(f)
+    f
 }
 
 fn container_failure(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Finding> {
