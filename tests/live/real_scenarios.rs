@@ -308,23 +308,28 @@ fn wait_node_not_ready() -> Result<(), Failed> {
     }
 }
 
-fn pods(ns: &str) -> Result<Vec<Value>, Failed> {
+/// Every container status of the namespace's Pods.
+fn container_statuses(ns: &str) -> Result<Vec<Value>, Failed> {
     let out = world().kubectl(&["get", "pods", "-n", ns, "-o", "json"])?;
     let list: Value = serde_json::from_str(&out).map_err(|e| e.to_string())?;
-    Ok(list["items"].as_array().cloned().unwrap_or_default())
-}
-
-/// When the container run whose restart made the count `max` started:
-/// the running run's start while the count is `max`, else the last run's.
-fn restart_crossing(ns: &str, max: i64) -> Result<Timestamp, Failed> {
-    pods(ns)?
-        .iter()
+    Ok(list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
         .flat_map(|p| {
             p["status"]["containerStatuses"]
                 .as_array()
                 .cloned()
                 .unwrap_or_default()
         })
+        .collect())
+}
+
+/// When the container run whose restart made the count `max` started:
+/// the running run's start while the count is `max`, else the last run's.
+fn restart_crossing(ns: &str, max: i64) -> Result<Timestamp, Failed> {
+    container_statuses(ns)?
+        .iter()
         .filter(|c| c["restartCount"].as_i64() == Some(max))
         // The run that made the count `max` is the current one while it
         // runs or just ended, the last one once the kubelet waits to restart.
@@ -342,14 +347,8 @@ fn restart_crossing(ns: &str, max: i64) -> Result<Timestamp, Failed> {
 
 /// The end of the first run that terminated, over the namespace's Pods.
 fn first_termination(ns: &str) -> Result<Timestamp, Failed> {
-    pods(ns)?
+    container_statuses(ns)?
         .iter()
-        .flat_map(|p| {
-            p["status"]["containerStatuses"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-        })
         .filter_map(|c| {
             parse_time(&c["lastState"]["terminated"]["finishedAt"])
                 .or_else(|| parse_time(&c["state"]["terminated"]["finishedAt"]))
