@@ -183,8 +183,19 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
             ));
         }
     }
+    let services_unread = d
+        .verdict
+        .serving
+        .unread
+        .iter()
+        .any(|(r, _)| r == "services");
     if c.wants_service && c.services.is_empty() {
-        lines.push((depth, style.bad("Service: none")));
+        // Unread is not absent: a gap below says why.
+        if services_unread {
+            lines.push((depth, style.warn("Service: not read")));
+        } else {
+            lines.push((depth, style.bad("Service: none")));
+        }
     }
     draw_tree(out, &lines);
     if let Some(ctl) = &c.controller {
@@ -652,17 +663,16 @@ pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
     }
     let _ = writeln!(out, "{}", style.warn(style.labels().gaps));
     for g in gaps {
-        let _ = writeln!(
-            out,
-            "  {} {}{}: {}",
-            g.verb,
-            g.resource,
-            g.namespace
-                .as_deref()
-                .map(|n| format!(" in {n}"))
-                .unwrap_or_else(|| " (cluster)".into()),
-            g.reason
-        );
+        // A kind missing from a file is about the file, not a cluster scope.
+        let scope = match (&g.namespace, &g.complete_with) {
+            (Some(n), _) => format!(" in {n}"),
+            (None, Some(_)) => String::new(),
+            (None, None) => " (cluster)".into(),
+        };
+        let _ = writeln!(out, "  {} {}{scope}: {}", g.verb, g.resource, g.reason);
+        if let Some(command) = &g.complete_with {
+            let _ = writeln!(out, "    {} {command}", style.labels().complete_with);
+        }
     }
     out
 }
