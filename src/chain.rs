@@ -938,8 +938,8 @@ pub struct Workload {
     pub labels: std::collections::BTreeMap<String, String>,
 }
 
-/// Every workload of a namespace (or of all): each ModelService, and each
-/// Deployment that no ModelService owns.
+/// Every workload of a namespace (or of all): each ModelService, each
+/// Deployment that no ModelService owns, and each Pod with no owner.
 pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> {
     let wanted = |meta: &ObjectMeta| namespace.is_none_or(|ns| ns_of(meta) == ns);
     let target = |kind, meta: &ObjectMeta| Workload {
@@ -965,6 +965,21 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
             .filter(|d| wanted(&d.metadata))
             .filter(|d| owner_uid_of_kind(&d.metadata, "ModelService").is_none())
             .map(|d| target(TargetKind::Deployment, &d.metadata)),
+    );
+    // A Pod nobody owns fails on its own: nothing will replace it.
+    out.extend(
+        snapshot
+            .objects
+            .pods
+            .iter()
+            .filter(|p| wanted(&p.metadata))
+            .filter(|p| {
+                p.metadata
+                    .owner_references
+                    .as_ref()
+                    .is_none_or(Vec::is_empty)
+            })
+            .map(|p| target(TargetKind::Pod, &p.metadata)),
     );
     out
 }

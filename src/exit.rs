@@ -2,6 +2,7 @@
 //! place errors are mapped onto them.
 
 use crate::analysis::gate::Outcome;
+use crate::analysis::triage::Triage;
 use crate::analysis::{Diagnosis, State};
 use crate::catalogue::Severity;
 use crate::chain::TargetNotFound;
@@ -109,6 +110,21 @@ pub fn for_diagnoses<'a>(items: impl IntoIterator<Item = &'a Diagnosis>) -> Exit
         .into_iter()
         .find(|worse| codes.contains(worse))
         .unwrap_or(Exit::Healthy)
+}
+
+/// A triage: the worst of its workloads ([`for_diagnoses`]), and 1 when an
+/// object outside every workload has a warning or error (a Service with no
+/// ready endpoint, an HPA whose target is missing); info-only rows do not
+/// change the code.
+pub fn for_triage(t: &Triage) -> Exit {
+    let outside_problem = t
+        .outside
+        .iter()
+        .any(|o| o.findings.iter().any(|f| f.severity != Severity::Info));
+    if outside_problem {
+        return Exit::Problem;
+    }
+    for_diagnoses(&t.items)
 }
 
 /// How a gate's wait ended.

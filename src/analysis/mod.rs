@@ -4,6 +4,7 @@
 mod facts;
 pub mod gate;
 mod ladder;
+pub mod outside;
 mod rules;
 pub mod state;
 pub mod summary;
@@ -325,8 +326,11 @@ fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
     if about_controller {
         return chain.model_service.is_some();
     }
+    let bare_pod = chain.deployment.is_none() && chain.target.kind == crate::model::TargetKind::Pod;
     match gap.resource.split('.').next().unwrap_or("") {
         "modelservices" => wants_model_service(chain),
+        // A Pod nobody owns has no Deployment or ReplicaSet to hide.
+        "deployments" | "replicasets" => !bare_pod,
         "leases" => {
             chain.controller.is_some()
                 || chain
@@ -362,6 +366,9 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
         "endpointslices",
     ];
     let mut wanted: Vec<&str> = ALWAYS.to_vec();
+    if chain.deployment.is_none() && chain.target.kind == crate::model::TargetKind::Pod {
+        wanted.retain(|r| !matches!(*r, "deployments" | "replicasets"));
+    }
     if wants_model_service(chain) {
         wanted.extend(["modelservices", "apis"]);
     }

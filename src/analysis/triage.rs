@@ -3,43 +3,112 @@
 
 use jiff::Timestamp;
 
+use super::outside::{self, Covered, Outside};
 use super::{Analyzer, Diagnosis, State};
 use crate::catalogue::Severity;
 use crate::chain::{ControllerLocation, Index, label_selector_matches, workloads};
 use crate::model::{Gap, LabelFilter, OriginKind, Snapshot, TargetKind, TargetSpec};
 
-/// Orders diagnoses worst first: unhealthy before healthy, then by what
-/// users get (not-serving, degraded, unknown, progressing, serving), the
-/// smaller share of replicas serving, the more severe leading finding, the
-/// earlier step on the ladder.
+/// Orders diagnoses worst first, by [`rank_key`].
 pub fn rank(items: &mut [Diagnosis]) {
-    items.sort_by_key(rank_key);
+    items.sort_by_key(|d| rank_key(Row::Workload(d)));
 }
 
-/// How broken, for ranking: smaller is worse.
-fn rank_key(d: &Diagnosis) -> (bool, State, i64, u8, usize, String, String) {
-    let s = &d.verdict.serving;
-    let serves: i32 = d.revisions.iter().map(|r| s.count_of(r)).sum();
-    let serving = if s.desired <= 0 {
-        1000
-    } else {
-        i64::from(serves.min(s.desired)) * 1000 / i64::from(s.desired)
-    };
-    let severity = match d.lead().map(|f| f.severity) {
+/// A triage: the workloads judged, and what fails outside all of them.
+#[derive(Debug, Default)]
+pub struct Triage {
+    /// Worst first.
+    pub items: Vec<Diagnosis>,
+    /// Worst first.
+    pub outside: Vec<Outside>,
+}
+
+impl Triage {
+    /// Both kinds of row, worst first, as one ranking.
+    pub fn rows(&self) -> Vec<Row<'_>> {
+        let mut rows: Vec<Row> = self
+            .items
+            .iter()
+            .map(Row::Workload)
+            .chain(self.outside.iter().map(Row::Outside))
+            .collect();
+        rows.sort_by_key(|r| rank_key(*r));
+        rows
+    }
+
+    /// Ranks both lists (after gathering them a namespace at a time).
+    pub fn rank(&mut self) {
+        rank(&mut self.items);
+        self.outside.sort_by_key(|o| rank_key(Row::Outside(o)));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty() && self.outside.is_empty()
+    }
+}
+
+/// One triage row: a workload, or an object outside every workload.
+#[derive(Debug, Clone, Copy)]
+pub enum Row<'a> {
+    Workload(&'a Diagnosis),
+    Outside(&'a Outside),
+}
+
+/// How broken, for ranking: smaller is worse. Unhealthy first; then
+/// anything with a warning or error, or that does not serve, before what
+/// only has information (a rollout still moving); then by what users get
+/// (not-serving, degraded, unknown, progressing, serving), the smaller
+/// share of replicas serving, the more severe leading finding, the earlier
+/// step on the ladder.
+type RankKey = (bool, bool, State, i64, u8, usize, String, String);
+
+fn rank_key(row: Row) -> RankKey {
+    let severity_rank = |s: Option<Severity>| match s {
         Some(Severity::Error) => 0,
         Some(Severity::Warning) => 1,
         Some(Severity::Info) => 2,
         None => 3,
     };
-    (
-        d.healthy,
-        d.verdict.state,
-        serving,
-        severity,
-        d.verdict.last_step.index(),
-        d.target.namespace.clone(),
-        d.target.name.clone(),
-    )
+    match row {
+        Row::Workload(d) => {
+            let s = &d.verdict.serving;
+            let serves: i32 = d.revisions.iter().map(|r| s.count_of(r)).sum();
+            let serving = if s.desired <= 0 {
+                1000
+            } else {
+                i64::from(serves.min(s.desired)) * 1000 / i64::from(s.desired)
+            };
+            let severity = severity_rank(d.lead().map(|f| f.severity));
+            let outage = matches!(
+                d.verdict.state,
+                State::NotServing | State::Degraded | State::Unknown
+            );
+            (
+                d.healthy,
+                !(outage || severity < 2),
+                d.verdict.state,
+                serving,
+                severity,
+                d.verdict.last_step.index(),
+                d.target.namespace.clone(),
+                d.target.name.clone(),
+            )
+        }
+        Row::Outside(o) => {
+            let severity = severity_rank(Some(o.severity()));
+            let state = o.state.unwrap_or(State::Serving);
+            (
+                false,
+                !(state == State::NotServing || severity < 2),
+                state,
+                if state == State::NotServing { 0 } else { 1000 },
+                severity,
+                0,
+                o.namespace.clone(),
+                o.name.clone(),
+            )
+        }
+    }
 }
 
 /// Every workload of `namespace` (or of all) that `filter` keeps, analysed
@@ -53,9 +122,7 @@ pub fn diagnose_all(
     controller: Option<&ControllerLocation>,
     now: Timestamp,
 ) -> Vec<Diagnosis> {
-    let mut items = diagnose_unranked(snapshot, namespace, filter, controller, now);
-    rank(&mut items);
-    items
+    triage(snapshot, namespace, filter, controller, now).items
 }
 
 /// [`diagnose_all`] before the ranking, for callers that gather the
@@ -67,26 +134,64 @@ pub fn diagnose_unranked(
     controller: Option<&ControllerLocation>,
     now: Timestamp,
 ) -> Vec<Diagnosis> {
+    triage_unranked(snapshot, namespace, filter, controller, now).items
+}
+
+/// The workloads and what fails outside them, ranked.
+pub fn triage(
+    snapshot: &Snapshot,
+    namespace: Option<&str>,
+    filter: Option<&LabelFilter>,
+    controller: Option<&ControllerLocation>,
+    now: Timestamp,
+) -> Triage {
+    let mut t = triage_unranked(snapshot, namespace, filter, controller, now);
+    t.rank();
+    t
+}
+
+/// [`triage`] before the ranking.
+pub fn triage_unranked(
+    snapshot: &Snapshot,
+    namespace: Option<&str>,
+    filter: Option<&LabelFilter>,
+    controller: Option<&ControllerLocation>,
+    now: Timestamp,
+) -> Triage {
     let index = Index::new(snapshot);
     let analyzer = Analyzer::new(snapshot);
-    workloads(snapshot, namespace)
+    let mut covered = Covered::default();
+    let items: Vec<Diagnosis> = workloads(snapshot, namespace)
         .into_iter()
         .filter(|w| filter.is_none_or(|f| f.matches(&w.labels)))
         .filter(|w| !controller_context(snapshot, &w.target, controller))
         .filter_map(|w| {
             let ns = w.target.namespace.clone().unwrap_or_default();
+            // Pods come last in `workloads`: those a chain holds are judged.
+            if w.target.kind == TargetKind::Pod && covered.holds_pod(&ns, &w.target.name) {
+                return None;
+            }
             let chain = index.walk(&w.target, &ns, controller).ok()?;
+            covered.add(&chain);
             Some(analyzer.analyze(&chain, now))
         })
-        .collect()
+        .collect();
+    let outside = outside::judge(snapshot, namespace, &covered)
+        .into_iter()
+        .filter(|o| filter.is_none_or(|f| f.matches(&o.labels)))
+        .collect();
+    Triage { items, outside }
 }
 
 /// The gaps a triage reports for the whole read: every failed read, and a
 /// kind a dump was not asked for only when some judged workload needed it
 /// (a dump of plain Deployments is not incomplete for lacking Leases).
-pub fn read_gaps(gaps: &[Gap], items: &[Diagnosis]) -> Vec<Gap> {
+pub fn read_gaps(gaps: &[Gap], t: &Triage) -> Vec<Gap> {
+    let needed = |g: &Gap| {
+        t.items.iter().any(|d| d.gaps.contains(g)) || t.outside.iter().any(|o| o.gaps.contains(g))
+    };
     gaps.iter()
-        .filter(|g| g.complete_with.is_none() || items.iter().any(|d| d.gaps.contains(g)))
+        .filter(|g| g.complete_with.is_none() || needed(g))
         .cloned()
         .collect()
 }

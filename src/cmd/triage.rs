@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 
 use super::source::SourceRequest;
-use crate::analysis::{Diagnosis, triage};
+use crate::analysis::triage::{self, Triage};
 use crate::cli::{GlobalArgs, TriageArgs};
 use crate::exit::{Exit, UsageError};
 use crate::model::{Clock, LabelFilter};
@@ -136,10 +136,10 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
                 .map(|c| format!(", {} requests", c.requests()))
                 .unwrap_or_default(),
             analysis_time.as_secs_f64() * 1e3,
-            items.len(),
+            items.items.len(),
         );
     }
-    Ok(crate::exit::for_diagnoses(&items))
+    Ok(crate::exit::for_triage(&items))
 }
 
 /// A triage's diagnoses, with what they were read from: the whole snapshot,
@@ -148,7 +148,7 @@ struct Judged {
     snapshot: Snapshot,
     namespace: Option<String>,
     connection: Option<Connection>,
-    items: Vec<Diagnosis>,
+    items: Triage,
     clock: Clock,
     /// Objects read (every namespace's, added up).
     objects: usize,
@@ -196,7 +196,7 @@ async fn judge(
     let load_time = t_load.elapsed();
     let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
     let t_analysis = Instant::now();
-    let items = triage::diagnose_all(
+    let items = triage::triage(
         &snapshot,
         namespace.as_deref(),
         filter,
@@ -217,7 +217,7 @@ async fn judge(
 
 /// One namespace's diagnoses, its own gaps, the objects read and the
 /// time its analysis took.
-type OneNamespace = (Vec<Diagnosis>, Vec<Gap>, usize, Duration);
+type OneNamespace = (Triage, Vec<Gap>, usize, Duration);
 
 /// A live `triage -A`, a namespace at a time: the common objects once, then
 /// [`NAMESPACES_AT_ONCE`] namespaces read (each one's lists at once),
@@ -240,7 +240,7 @@ async fn by_namespace(
             async move {
                 let snapshot = live::read_namespace(conn, common, ns, selector).await?;
                 let t = Instant::now();
-                let items = triage::diagnose_unranked(
+                let items = triage::triage_unranked(
                     &snapshot,
                     Some(ns),
                     filter,
@@ -260,17 +260,18 @@ async fn by_namespace(
         gaps: common.gaps.clone(),
         ..Snapshot::default()
     };
-    let mut items = Vec::new();
+    let mut items = Triage::default();
     let mut objects = common.object_count();
     let mut analysis_time = Duration::ZERO;
     for result in results {
         let (mut judged, gaps, read, took) = result?;
-        items.append(&mut judged);
+        items.items.append(&mut judged.items);
+        items.outside.append(&mut judged.outside);
         snapshot.gaps.extend(gaps);
         objects += read;
         analysis_time += took;
     }
-    triage::rank(&mut items);
+    items.rank();
     Ok(Judged {
         snapshot,
         namespace: None,

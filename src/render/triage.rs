@@ -6,9 +6,14 @@ use comfy_table::{Cell, Table};
 use serde::Serialize;
 
 use super::Style;
-use super::report::{ReportClock, RunInfo, SCHEMA, TraceReport, trace_report};
-use crate::analysis::{Diagnosis, format_duration};
+use super::report::{
+    ReportClock, ReportFinding, RunInfo, SCHEMA, TraceReport, report_finding, trace_report,
+};
+use crate::analysis::outside::Outside;
+use crate::analysis::triage::{Row, Triage};
+use crate::analysis::{Diagnosis, State, format_duration};
 use crate::catalogue::Lang;
+use crate::catalogue::Severity;
 use crate::model::Gap;
 
 #[derive(Debug, Serialize)]
@@ -21,18 +26,31 @@ pub struct TriageReport {
     pub healthy: usize,
     /// Every workload, worst first, each as `trace -o json` reports it.
     pub items: Vec<TraceReport>,
+    /// What fails outside every workload (a Service with no ready endpoint,
+    /// an HPA whose target is missing, a PDB allowing no disruption), worst
+    /// first.
+    pub outside: Vec<OutsideReport>,
     /// Everything that could not be read (a namespace you may not list,
     /// Nodes...), whether or not a workload's chain needed it.
     pub gaps: Vec<Gap>,
 }
 
+/// One object outside every workload.
+#[derive(Debug, Serialize)]
+pub struct OutsideReport {
+    pub kind: &'static str,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    /// `not-serving` for a Service with no ready endpoint; null for what
+    /// serves nobody itself (an HPA, a PDB).
+    pub state: Option<State>,
+    pub findings: Vec<ReportFinding>,
+    pub gaps: Vec<Gap>,
+}
+
 /// The report, with the gaps of the whole read (also those no item carries).
-pub fn report_with_gaps(
-    items: &[Diagnosis],
-    gaps: &[Gap],
-    run: &RunInfo,
-    lang: Lang,
-) -> TriageReport {
+pub fn report_with_gaps(t: &Triage, gaps: &[Gap], run: &RunInfo, lang: Lang) -> TriageReport {
     TriageReport {
         schema: SCHEMA,
         kind: "Triage",
@@ -40,16 +58,51 @@ pub fn report_with_gaps(
             now: run.clock.now,
             source: run.clock.source,
         },
-        total: items.len(),
-        healthy: items.iter().filter(|d| d.healthy).count(),
-        items: items.iter().map(|d| trace_report(d, run, lang)).collect(),
+        total: t.items.len(),
+        healthy: t.items.iter().filter(|d| d.healthy).count(),
+        items: t.items.iter().map(|d| trace_report(d, run, lang)).collect(),
+        outside: t
+            .outside
+            .iter()
+            .map(|o| OutsideReport {
+                kind: o.kind,
+                namespace: o.namespace.clone(),
+                name: o.name.clone(),
+                uid: o.uid.clone(),
+                state: o.state,
+                findings: o.findings.iter().map(|f| report_finding(f, lang)).collect(),
+                gaps: o.gaps.clone(),
+            })
+            .collect(),
         gaps: gaps.to_vec(),
     }
 }
 
+/// How a target is named on the command line: `NAME` for a ModelService,
+/// `deploy/NAME`, `pod/NAME`...
+pub fn target_arg(kind: &str, name: &str) -> String {
+    match kind {
+        "ModelService" => name.to_string(),
+        other => format!("{}/{name}", short_kind(other)),
+    }
+}
+
+/// kubectl's short name of a kind, as the WORKLOAD column shows it.
+fn short_kind(kind: &str) -> &str {
+    match kind {
+        "ModelService" => "msvc",
+        "Deployment" => "deploy",
+        "Pod" => "pod",
+        "Service" => "svc",
+        "HorizontalPodAutoscaler" => "hpa",
+        "PodDisruptionBudget" => "pdb",
+        other => other,
+    }
+}
+
 /// The table, worst first; healthy workloads folded into a count unless
-/// `all`; then what could not be read.
-pub fn table(items: &[Diagnosis], gaps: &[Gap], all: bool, style: &Style) -> String {
+/// `all`; a count line; then what could not be read.
+pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
     let mut table = Table::new();
     table.load_style(NOTHING);
     table.set_header([
@@ -61,59 +114,25 @@ pub fn table(items: &[Diagnosis], gaps: &[Gap], all: bool, style: &Style) -> Str
         "LEADING FINDING",
         "FOR",
     ]);
-    let shown: Vec<&Diagnosis> = items.iter().filter(|d| all || !d.healthy).collect();
-    for d in &shown {
-        let kind = if d.target.kind == "ModelService" {
-            "msvc"
-        } else {
-            "deploy"
+    let rows = t.rows();
+    let mut shown = 0;
+    for row in &rows {
+        let cells = match row {
+            Row::Workload(d) if all || !d.healthy => workload_cells(d, style),
+            Row::Workload(_) => continue,
+            Row::Outside(o) => outside_cells(o, style),
         };
-        let step = match d.verdict.missing {
-            None => d.verdict.last_step.as_str().to_string(),
-            Some(m) => format!("{} → {}", d.verdict.last_step.as_str(), m.as_str()),
-        };
-        // Plain text in cells: escape codes would upset the column widths.
-        let lead = match d.lead() {
-            Some(f) => format!("{} ({})", f.id, f.severity.as_str()),
-            None if d.healthy => "healthy".to_string(),
-            None => "(no cause in the evidence)".to_string(),
-        };
-        let since = if d.healthy {
-            String::new()
-        } else {
-            d.last_progress()
-                .map(|t| format_duration((d.now.as_second() - t.as_second()).max(0)))
-                .unwrap_or_default()
-        };
-        // What users get: ready endpoints of every revision (a worker: Ready
-        // Pods; unread: unknown, not 0).
-        let s = &d.verdict.serving;
-        let serving = match s.ready_endpoints {
-            _ if s.worker => format!(
-                "{}/{} ready",
-                d.revisions.iter().map(|r| r.ready).sum::<i32>(),
-                s.desired
-            ),
-            Some(n) => format!("{n}/{}", s.desired),
-            None => format!("?/{}", s.desired),
-        };
-        table.add_row([
-            Cell::new(&d.target.namespace),
-            Cell::new(format!("{kind}/{}", d.target.name)),
-            Cell::new(super::headline::word(d, style.lang)),
-            Cell::new(serving),
-            Cell::new(step),
-            Cell::new(lead),
-            Cell::new(since),
-        ]);
+        table.add_row(cells.map(Cell::new));
+        shown += 1;
     }
+    let items = &t.items;
     let mut out = String::new();
-    if !shown.is_empty() {
+    if shown > 0 {
         out.push_str(&table.to_string());
         out.push('\n');
     }
     let healthy = items.iter().filter(|d| d.healthy).count();
-    let everything_healthy = !items.is_empty() && healthy == items.len();
+    let everything_healthy = t.outside.is_empty() && !items.is_empty() && healthy == items.len();
     if !all && healthy > 0 && !everything_healthy {
         out.push_str(&style.dim(&format!(
             "{} not shown (--all shows {})\n",
@@ -121,19 +140,34 @@ pub fn table(items: &[Diagnosis], gaps: &[Gap], all: bool, style: &Style) -> Str
             if healthy == 1 { "it" } else { "them" }
         )));
     }
-    if let Some(worst) = items.iter().find(|d| !d.healthy) {
-        let kind = if worst.target.kind == "ModelService" {
-            ""
-        } else {
-            "deploy/"
+    if !everything_healthy {
+        out.push_str(&count_line(t));
+    }
+    if let Some(worst) = rows.iter().find(|r| match r {
+        Row::Workload(d) => !d.healthy,
+        Row::Outside(_) => true,
+    }) {
+        let (kind, name, ns) = match worst {
+            Row::Workload(d) => (d.target.kind.as_str(), &d.target.name, &d.target.namespace),
+            Row::Outside(o) => (o.kind, &o.name, &o.namespace),
         };
-        out.push_str(&format!(
-            "{} {} trace {kind}{} -n {}\n",
-            style.dim("next:"),
-            crate::catalogue::program(),
-            worst.target.name,
-            worst.target.namespace
-        ));
+        let command = match worst {
+            Row::Workload(_) => format!(
+                "{} trace {} -n {ns}",
+                crate::catalogue::program(),
+                target_arg(kind, name)
+            ),
+            // Nothing to trace: the lead finding's own first check.
+            Row::Outside(o) => o
+                .lead()
+                .and_then(|f| {
+                    crate::catalogue::catalogue()
+                        .get(f.id)
+                        .and_then(|e| e.checks_for(&f.vars).into_iter().next())
+                })
+                .unwrap_or_else(|| format!("kubectl -n {ns} describe {} {name}", short_kind(kind))),
+        };
+        out.push_str(&format!("{} {command}\n", style.dim("next:")));
     } else if items.is_empty() {
         out.push_str("no workloads\n");
     } else {
@@ -150,6 +184,140 @@ pub fn table(items: &[Diagnosis], gaps: &[Gap], all: bool, style: &Style) -> Str
     }
     out.push_str(&super::human::gap_lines(gaps, style));
     out
+}
+
+fn workload_cells(d: &Diagnosis, style: &Style) -> [String; 7] {
+    let step = match d.verdict.missing {
+        None => d.verdict.last_step.as_str().to_string(),
+        Some(m) => format!("{} → {}", d.verdict.last_step.as_str(), m.as_str()),
+    };
+    // Plain text in cells: escape codes would upset the column widths.
+    let lead = match d.lead() {
+        Some(f) => format!("{} ({})", f.id, f.severity.as_str()),
+        None if d.healthy => "healthy".to_string(),
+        None if !d.verdict.serving.unread.is_empty() => {
+            let unread: Vec<&str> = d
+                .verdict
+                .serving
+                .unread
+                .iter()
+                .map(|(r, _)| r.as_str())
+                .collect();
+            format!("({} not read)", unread.join(", "))
+        }
+        None => "(no cause in the evidence)".to_string(),
+    };
+    let since = if d.healthy {
+        String::new()
+    } else {
+        d.last_progress()
+            .map(|t| format_duration((d.now.as_second() - t.as_second()).max(0)))
+            .unwrap_or_default()
+    };
+    // What users get: ready endpoints of every revision (a worker: Ready
+    // Pods; unread: unknown, not 0).
+    let s = &d.verdict.serving;
+    let serving = match s.ready_endpoints {
+        _ if s.worker => format!(
+            "{}/{} ready",
+            d.revisions.iter().map(|r| r.ready).sum::<i32>(),
+            s.desired
+        ),
+        Some(n) => format!("{n}/{}", s.desired),
+        None => format!("?/{}", s.desired),
+    };
+    [
+        d.target.namespace.clone(),
+        format!("{}/{}", short_kind(&d.target.kind), d.target.name),
+        super::headline::word(d, style.lang).to_string(),
+        serving,
+        step,
+        lead,
+        since,
+    ]
+}
+
+fn outside_cells(o: &Outside, style: &Style) -> [String; 7] {
+    let zh = style.lang == Lang::Zh;
+    let state = match o.state {
+        Some(State::NotServing) if zh => "未在服务",
+        Some(State::NotServing) => "NOT SERVING",
+        _ => "-",
+    };
+    let serving = if o.state == Some(State::NotServing) {
+        "0 ready"
+    } else {
+        "-"
+    };
+    let lead = o
+        .lead()
+        .map(|f| format!("{} ({})", f.id, f.severity.as_str()))
+        .unwrap_or_default();
+    [
+        o.namespace.clone(),
+        format!("{}/{}", short_kind(o.kind), o.name),
+        state.to_string(),
+        serving.to_string(),
+        "-".to_string(),
+        lead,
+        String::new(),
+    ]
+}
+
+/// `12 workloads: 2 with errors, 1 with warnings, 9 healthy`: every row by
+/// the worst thing about it, as its exit code would rank it.
+fn count_line(t: &Triage) -> String {
+    #[derive(PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
+    enum Bucket {
+        Errors,
+        Warnings,
+        NotServing,
+        Unknown,
+        Progressing,
+        Notes,
+        Healthy,
+    }
+    let bucket = |row: Row| {
+        let worst = match row {
+            Row::Workload(d) => d.findings.iter().map(|f| f.severity).min(),
+            Row::Outside(o) => Some(o.severity()),
+        };
+        match (row, worst) {
+            (Row::Workload(d), _) if d.healthy => Bucket::Healthy,
+            (_, Some(Severity::Error)) => Bucket::Errors,
+            (_, Some(Severity::Warning)) => Bucket::Warnings,
+            (Row::Outside(_), _) => Bucket::Notes,
+            (Row::Workload(d), _) => match d.verdict.state {
+                State::NotServing | State::Degraded => Bucket::NotServing,
+                State::Unknown => Bucket::Unknown,
+                State::Progressing | State::Serving => Bucket::Progressing,
+            },
+        }
+    };
+    let mut counts = std::collections::BTreeMap::new();
+    for row in t.rows() {
+        *counts.entry(bucket(row)).or_insert(0usize) += 1;
+    }
+    let parts: Vec<String> = counts
+        .into_iter()
+        .map(|(b, n)| match b {
+            Bucket::Errors => format!("{n} with errors"),
+            Bucket::Warnings => format!("{n} with warnings"),
+            Bucket::NotServing => format!("{n} not serving"),
+            Bucket::Unknown => format!("{n} unknown"),
+            Bucket::Progressing => format!("{n} progressing"),
+            Bucket::Notes => format!("{n} with notes only"),
+            Bucket::Healthy => format!("{n} healthy"),
+        })
+        .collect();
+    let what = match (t.items.len(), t.outside.len()) {
+        (w, 0) => count(w, "workload"),
+        (0, 1) => "1 object outside any workload".to_string(),
+        (0, n) => format!("{n} objects outside any workload"),
+        (w, 1) => format!("{} and 1 object outside them", count(w, "workload")),
+        (w, n) => format!("{} and {n} objects outside them", count(w, "workload")),
+    };
+    format!("{what}: {}\n", parts.join(", "))
 }
 
 /// `1 healthy workload`, `2 healthy workloads`.

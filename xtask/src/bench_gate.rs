@@ -114,9 +114,9 @@ pub fn run(args: &GateBench) -> anyhow::Result<()> {
                 .map_or_else(|| first_line(&upgrade.stderr), |s| s.to_string()),
         };
         // Both start at once on the same rollout, as CI steps would.
-        let rollout = spawn_kubectl(&kubectl_bin, &layout, &ns, budget)?;
+        let rollout = time_child(spawn_kubectl(&kubectl_bin, &layout, &ns, budget)?, t0);
         let gate_verdict = gate(&mdiag, &layout, &ns, budget, t0)?;
-        let kubectl_verdict = wait_child(rollout, t0)?;
+        let kubectl_verdict = timed(rollout)?;
         println!(
             "| {} | {} | {} | {} |",
             scenario.name,
@@ -197,7 +197,26 @@ pub(crate) fn spawn_kubectl(
         .context("running kubectl rollout status")
 }
 
-pub(crate) fn wait_child(child: Child, t0: Instant) -> anyhow::Result<Verdict> {
+/// Waits for `child` on a thread of its own, so its time is taken when it
+/// exits, not when the caller gets round to reaping it (kubectl often
+/// decides before the gate that runs beside it).
+pub(crate) fn time_child(
+    child: Child,
+    t0: Instant,
+) -> std::thread::JoinHandle<anyhow::Result<Verdict>> {
+    std::thread::spawn(move || wait_child(child, t0))
+}
+
+/// The result of [`time_child`].
+pub(crate) fn timed(
+    handle: std::thread::JoinHandle<anyhow::Result<Verdict>>,
+) -> anyhow::Result<Verdict> {
+    handle
+        .join()
+        .map_err(|_| anyhow::anyhow!("the thread timing a command panicked"))?
+}
+
+fn wait_child(child: Child, t0: Instant) -> anyhow::Result<Verdict> {
     let out = child.wait_with_output()?;
     let seconds = t0.elapsed().as_secs_f64();
     let text = format!(

@@ -43,7 +43,7 @@ use mdiag_harness::images::Images;
 use mdiag_harness::node::{self, ns};
 use mdiag_harness::scenarios::{self, Change, Scenario};
 
-use crate::bench_gate::{GateBench, Verdict, cell, gate, spawn_kubectl, wait_child};
+use crate::bench_gate::{GateBench, Verdict, cell, gate, spawn_kubectl, time_child, timed};
 
 /// The mdiag binary the inner run uses (built by the outer one).
 const MDIAG_ENV: &str = "MDIAG_BENCH_MDIAG";
@@ -390,9 +390,12 @@ impl Bench {
     /// `mdiag gate` and `kubectl rollout status` started together, timed
     /// from `t0`.
     fn gate_and_kubectl(&self, ns: &str, t0: Instant) -> anyhow::Result<(Verdict, Verdict)> {
-        let rollout = spawn_kubectl(&self.kubectl, &self.layout, ns, self.budget)?;
+        let rollout = time_child(
+            spawn_kubectl(&self.kubectl, &self.layout, ns, self.budget)?,
+            t0,
+        );
         let gate = gate(&self.mdiag, &self.layout, ns, self.budget, t0)?;
-        let kubectl = wait_child(rollout, t0)?;
+        let kubectl = timed(rollout)?;
         Ok((gate, kubectl))
     }
 

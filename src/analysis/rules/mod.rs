@@ -4,8 +4,8 @@
 mod controller;
 mod pods;
 mod replicasets;
-mod scaling;
-mod service;
+pub(super) mod scaling;
+pub(super) mod service;
 
 use crate::catalogue::FindingId;
 use jiff::Timestamp;

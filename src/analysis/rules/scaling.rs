@@ -9,7 +9,8 @@ use super::Ctx;
 use crate::analysis::facts;
 use crate::analysis::{Evidence, Finding, Step};
 use crate::chain::label_selector_matches;
-use crate::model::ObjectRef;
+use crate::model::{ObjectRef, TemplateVars};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 
 /// HPAs that scale this workload: by target, by ownership, or by name.
 fn related_hpas<'a>(ctx: &Ctx<'a>) -> Vec<&'a HorizontalPodAutoscaler> {
@@ -52,14 +53,19 @@ fn condition<'a>(
         .find(|c| c.type_ == kind)
 }
 
-fn hpa_finding(ctx: &Ctx, id: FindingId, h: &HorizontalPodAutoscaler, detail: String) -> Finding {
+fn hpa_finding(
+    vars: &TemplateVars,
+    id: FindingId,
+    h: &HorizontalPodAutoscaler,
+    detail: String,
+) -> Finding {
     let mut f = Finding::new(
         id,
         ObjectRef::new("HorizontalPodAutoscaler", &h.metadata),
         Step::Serving,
         detail,
     );
-    f.vars = ctx.base_vars();
+    f.vars = vars.clone();
     f.vars
         .insert("hpa".into(), facts::name(&h.metadata).to_string());
     f
@@ -99,104 +105,123 @@ fn replicas_evidence(h: &HorizontalPodAutoscaler) -> Evidence {
 }
 
 pub fn hpa_metrics_unavailable(ctx: &Ctx) -> Vec<Finding> {
+    let vars = ctx.base_vars();
     related_hpas(ctx)
         .into_iter()
-        .filter_map(|h| {
-            let c = condition(h, "ScalingActive").filter(|c| {
-                c.status == "False" && c.reason.as_deref() != Some("ScalingDisabled")
-            })?;
-            let f = hpa_finding(
-                ctx,
-                FindingId::HPA_METRICS_UNAVAILABLE,
-                h,
-                format!(
-                    "hpa/{} cannot compute a replica count: {}",
-                    facts::name(&h.metadata),
-                    c.message.as_deref().unwrap_or("")
-                ),
-            )
-            .evidence(condition_evidence(h, c))
-            .evidence(replicas_evidence(h));
-            Some(f)
-        })
+        .filter_map(|h| metrics_unavailable(h, &vars))
         .collect()
+}
+
+/// The HPA cannot compute a replica count (ScalingActive=False).
+pub fn metrics_unavailable(h: &HorizontalPodAutoscaler, vars: &TemplateVars) -> Option<Finding> {
+    let c = condition(h, "ScalingActive")
+        .filter(|c| c.status == "False" && c.reason.as_deref() != Some("ScalingDisabled"))?;
+    let f = hpa_finding(
+        vars,
+        FindingId::HPA_METRICS_UNAVAILABLE,
+        h,
+        format!(
+            "hpa/{} cannot compute a replica count: {}",
+            facts::name(&h.metadata),
+            c.message.as_deref().unwrap_or("")
+        ),
+    )
+    .evidence(condition_evidence(h, c))
+    .evidence(replicas_evidence(h));
+    Some(f)
 }
 
 pub fn hpa_at_max(ctx: &Ctx) -> Vec<Finding> {
+    let vars = ctx.base_vars();
     related_hpas(ctx)
         .into_iter()
-        .filter_map(|h| {
-            let max = h.spec.as_ref()?.max_replicas;
-            let status = h.status.as_ref()?;
-            let current = status.current_replicas.unwrap_or(0);
-            let limited = condition(h, "ScalingLimited")
-                .filter(|c| c.status == "True" && c.reason.as_deref() == Some("TooManyReplicas"));
-            let at_max = current >= max && (limited.is_some() || status.desired_replicas >= max);
-            if !at_max {
-                return None;
-            }
-            let mut f = hpa_finding(
-                ctx,
-                FindingId::HPA_AT_MAX,
-                h,
-                format!(
-                    "hpa/{} runs {current} replicas, its maximum, and wants {}",
-                    facts::name(&h.metadata),
-                    status.desired_replicas
-                ),
-            )
-            .evidence(replicas_evidence(h));
-            if let Some(c) = limited {
-                f = f.evidence(condition_evidence(h, c));
-            }
-            Some(f)
-        })
+        .filter_map(|h| at_max(h, &vars))
         .collect()
 }
 
+/// The HPA runs its maximum and wants more.
+pub fn at_max(h: &HorizontalPodAutoscaler, vars: &TemplateVars) -> Option<Finding> {
+    let max = h.spec.as_ref()?.max_replicas;
+    let status = h.status.as_ref()?;
+    let current = status.current_replicas.unwrap_or(0);
+    let limited = condition(h, "ScalingLimited")
+        .filter(|c| c.status == "True" && c.reason.as_deref() == Some("TooManyReplicas"));
+    let at_max = current >= max && (limited.is_some() || status.desired_replicas >= max);
+    if !at_max {
+        return None;
+    }
+    let mut f = hpa_finding(
+        vars,
+        FindingId::HPA_AT_MAX,
+        h,
+        format!(
+            "hpa/{} runs {current} replicas, its maximum, and wants {}",
+            facts::name(&h.metadata),
+            status.desired_replicas
+        ),
+    )
+    .evidence(replicas_evidence(h));
+    if let Some(c) = limited {
+        f = f.evidence(condition_evidence(h, c));
+    }
+    Some(f)
+}
+
 pub fn hpa_target_missing(ctx: &Ctx) -> Vec<Finding> {
+    let vars = ctx.base_vars();
     related_hpas(ctx)
         .into_iter()
         .filter_map(|h| {
             let target = &h.spec.as_ref()?.scale_target_ref;
-            let failed = condition(h, "AbleToScale")
-                .filter(|c| c.status == "False" && c.reason.as_deref() == Some("FailedGetScale"));
             let absent = target.kind == "Deployment"
                 && !ctx.hidden("deployments")
                 && !ctx.snapshot.objects.deployments.iter().any(|d| {
                     d.metadata.namespace.as_deref() == Some(ctx.chain.namespace.as_str())
                         && facts::name(&d.metadata) == target.name
                 });
-            if failed.is_none() && !absent {
-                return None;
-            }
-            let mut f = hpa_finding(
-                ctx,
-                FindingId::HPA_TARGET_MISSING,
-                h,
-                format!(
-                    "hpa/{} scales {} {:?}, which {}",
-                    facts::name(&h.metadata),
-                    target.kind,
-                    target.name,
-                    if absent {
-                        "does not exist"
-                    } else {
-                        "it cannot read"
-                    }
-                ),
-            )
-            .evidence(Evidence::new(
-                format!("hpa/{}", facts::name(&h.metadata)),
-                "spec.scaleTargetRef",
-                format!("{}/{}", target.kind, target.name),
-            ));
-            if let Some(c) = failed {
-                f = f.evidence(condition_evidence(h, c));
-            }
-            Some(f)
+            target_missing(h, &vars, absent)
         })
         .collect()
+}
+
+/// The HPA's target does not exist (`absent`, from the objects) or the HPA
+/// controller could not read its scale (AbleToScale=False, FailedGetScale).
+pub fn target_missing(
+    h: &HorizontalPodAutoscaler,
+    vars: &TemplateVars,
+    absent: bool,
+) -> Option<Finding> {
+    let target = &h.spec.as_ref()?.scale_target_ref;
+    let failed = condition(h, "AbleToScale")
+        .filter(|c| c.status == "False" && c.reason.as_deref() == Some("FailedGetScale"));
+    if failed.is_none() && !absent {
+        return None;
+    }
+    let mut f = hpa_finding(
+        vars,
+        FindingId::HPA_TARGET_MISSING,
+        h,
+        format!(
+            "hpa/{} scales {} {:?}, which {}",
+            facts::name(&h.metadata),
+            target.kind,
+            target.name,
+            if absent {
+                "does not exist"
+            } else {
+                "it cannot read"
+            }
+        ),
+    )
+    .evidence(Evidence::new(
+        format!("hpa/{}", facts::name(&h.metadata)),
+        "spec.scaleTargetRef",
+        format!("{}/{}", target.kind, target.name),
+    ));
+    if let Some(c) = failed {
+        f = f.evidence(condition_evidence(h, c));
+    }
+    Some(f)
 }
 
 pub fn pdb_blocking(ctx: &Ctx) -> Vec<Finding> {
@@ -207,6 +232,7 @@ pub fn pdb_blocking(ctx: &Ctx) -> Vec<Finding> {
     let Some(labels) = labels else {
         return Vec::new();
     };
+    let vars = ctx.base_vars();
     ctx.snapshot
         .objects
         .pdbs
@@ -218,32 +244,35 @@ pub fn pdb_blocking(ctx: &Ctx) -> Vec<Finding> {
                 .and_then(|s| s.selector.as_ref())
                 .is_some_and(|s| label_selector_matches(s, labels.as_ref()))
         })
-        .filter_map(|pdb| {
-            let status = pdb.status.as_ref()?;
-            if status.disruptions_allowed > 0 {
-                return None;
-            }
-            let name = facts::name(&pdb.metadata);
-            let mut f = Finding::new(
-                FindingId::PDB_BLOCKING,
-                ObjectRef::new("PodDisruptionBudget", &pdb.metadata),
-                Step::Serving,
-                format!(
-                    "pdb/{name} allows 0 disruptions ({} healthy, {} required): evictions such as node drains wait; failures and rollouts do not",
-                    status.current_healthy, status.desired_healthy
-                ),
-            )
-            .evidence(Evidence::new(
-                format!("pdb/{name}"),
-                "status.disruptionsAllowed / currentHealthy / desiredHealthy",
-                format!(
-                    "{} / {} / {}",
-                    status.disruptions_allowed, status.current_healthy, status.desired_healthy
-                ),
-            ));
-            f.vars = ctx.base_vars();
-            f.vars.insert("pdb".into(), name.to_string());
-            Some(f)
-        })
+        .filter_map(|pdb| allows_no_disruption(pdb, &vars))
         .collect()
+}
+
+/// The PDB allows no disruption now.
+pub fn allows_no_disruption(pdb: &PodDisruptionBudget, vars: &TemplateVars) -> Option<Finding> {
+    let status = pdb.status.as_ref()?;
+    if status.disruptions_allowed > 0 {
+        return None;
+    }
+    let name = facts::name(&pdb.metadata);
+    let mut f = Finding::new(
+        FindingId::PDB_BLOCKING,
+        ObjectRef::new("PodDisruptionBudget", &pdb.metadata),
+        Step::Serving,
+        format!(
+            "pdb/{name} allows 0 disruptions ({} healthy, {} required): evictions such as node drains wait; failures and rollouts do not",
+            status.current_healthy, status.desired_healthy
+        ),
+    )
+    .evidence(Evidence::new(
+        format!("pdb/{name}"),
+        "status.disruptionsAllowed / currentHealthy / desiredHealthy",
+        format!(
+            "{} / {} / {}",
+            status.disruptions_allowed, status.current_healthy, status.desired_healthy
+        ),
+    ));
+    f.vars = vars.clone();
+    f.vars.insert("pdb".into(), name.to_string());
+    Some(f)
 }

@@ -5,7 +5,9 @@ use crate::analysis::facts;
 use crate::analysis::{Evidence, Finding, Step};
 use crate::catalogue::FindingId;
 use crate::chain::selector_matches;
-use crate::model::ObjectRef;
+use crate::model::{ObjectRef, TemplateVars};
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 
 fn workload_ref(ctx: &Ctx) -> Option<ObjectRef> {
     let c = ctx.chain;
@@ -121,12 +123,19 @@ pub fn endpoints_not_ready(ctx: &Ctx) -> Vec<Finding> {
         // Nothing selected: that is selector-mismatch (or no Pods yet).
         return Vec::new();
     }
-    let endpoints: Vec<_> = ctx
-        .chain
-        .endpoint_slices
-        .iter()
-        .flat_map(|s| s.endpoints.iter())
-        .collect();
+    no_ready_endpoint(service, &ctx.chain.endpoint_slices, &ctx.base_vars())
+        .into_iter()
+        .collect()
+}
+
+/// `endpoints-not-ready` when no endpoint of the Service's slices is ready
+/// (draining ones counted apart), with each slice's count as evidence.
+pub fn no_ready_endpoint(
+    service: &Service,
+    slices: &[&EndpointSlice],
+    vars: &TemplateVars,
+) -> Option<Finding> {
+    let endpoints: Vec<_> = slices.iter().flat_map(|s| s.endpoints.iter()).collect();
     let ready_endpoints = endpoints
         .iter()
         .filter(|e| e.conditions.as_ref().and_then(|c| c.ready).unwrap_or(true))
@@ -143,7 +152,7 @@ pub fn endpoints_not_ready(ctx: &Ctx) -> Vec<Finding> {
     // Some ready endpoint exists: the Service answers. Ready Pods missing
     // from the slices are endpoints-stale.
     if ready_endpoints > 0 {
-        return Vec::new();
+        return None;
     }
     let name = facts::name(&service.metadata);
     let detail = format!(
@@ -161,7 +170,7 @@ pub fn endpoints_not_ready(ctx: &Ctx) -> Vec<Finding> {
         Step::Serving,
         detail,
     );
-    for slice in &ctx.chain.endpoint_slices {
+    for slice in slices {
         let eps = &slice.endpoints;
         let ready = eps
             .iter()
@@ -173,15 +182,16 @@ pub fn endpoints_not_ready(ctx: &Ctx) -> Vec<Finding> {
             format!("{ready} ready of {}", eps.len()),
         ));
     }
-    if ctx.chain.endpoint_slices.is_empty() {
+    if slices.is_empty() {
         f = f.evidence(Evidence::new(
             format!("service/{name}"),
             "endpointslices",
             "none labelled kubernetes.io/service-name=".to_string() + name,
         ));
     }
-    f.vars = ctx.base_vars();
-    vec![f]
+    f.vars = vars.clone();
+    f.vars.insert("service".into(), name.to_string());
+    Some(f)
 }
 
 /// Seconds the EndpointSlice controller may lag behind a Pod turning Ready.

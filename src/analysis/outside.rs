@@ -1,0 +1,340 @@
+//! What fails on its own, outside every workload triage judges: a Service
+//! no workload's chain holds that has no ready endpoint, an HPA whose target
+//! is missing or that cannot scale, a PDB that protects Pods of no judged
+//! workload and allows no disruption. Pure, like the rest of the analysis:
+//! the objects in, one row per object with its findings out.
+
+use std::collections::HashSet;
+
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Serialize;
+
+use super::rules::{scaling, service};
+use super::{Evidence, Finding, State};
+use crate::catalogue::Severity;
+use crate::chain::{Chain, SERVICE_NAME_LABEL, label_selector_matches, selector_matches};
+use crate::model::{Gap, Snapshot, TemplateVars};
+
+/// One object outside every workload, with what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outside {
+    /// `Service`, `HorizontalPodAutoscaler`, `PodDisruptionBudget`.
+    pub kind: &'static str,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    /// What users get from it, when that is a question it answers (a
+    /// Service: not serving); `None` for what serves nobody itself.
+    pub state: Option<State>,
+    /// Worst first; never empty (an object with nothing wrong is no row).
+    pub findings: Vec<Finding>,
+    /// Gaps that kept a finding about it from being made in full.
+    pub gaps: Vec<Gap>,
+    /// Its labels, for `-l`.
+    #[serde(skip)]
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+impl Outside {
+    pub fn lead(&self) -> Option<&Finding> {
+        self.findings.first()
+    }
+
+    /// The most severe finding's severity.
+    pub fn severity(&self) -> Severity {
+        self.findings
+            .iter()
+            .map(|f| f.severity)
+            .min()
+            .unwrap_or(Severity::Info)
+    }
+}
+
+/// What the workloads' chains already hold: their Services, the labels of
+/// their Pods, and the names HPAs would target them by.
+#[derive(Debug, Default)]
+pub struct Covered {
+    services: HashSet<(String, String)>,
+    /// (namespace, kind, name) of every judged workload and its parents.
+    targets: HashSet<(String, String, String)>,
+    pod_labels: Vec<(String, std::collections::BTreeMap<String, String>)>,
+    pods: HashSet<(String, String)>,
+    /// UIDs of the judged ModelServices (an HPA they own is theirs).
+    owners: HashSet<String>,
+}
+
+impl Covered {
+    /// Adds what one walked chain holds.
+    pub fn add(&mut self, chain: &Chain) {
+        let ns = chain.namespace.clone();
+        for s in &chain.services {
+            self.services
+                .insert((ns.clone(), name(&s.metadata).to_string()));
+        }
+        if let Some(d) = chain.deployment {
+            self.targets
+                .insert((ns.clone(), "Deployment".into(), name(&d.metadata).into()));
+        }
+        if let Some(m) = chain.model_service {
+            self.targets
+                .insert((ns.clone(), "ModelService".into(), name(&m.metadata).into()));
+            self.owners
+                .insert(m.metadata.uid.clone().unwrap_or_default());
+        }
+        for p in &chain.pods {
+            self.pods
+                .insert((ns.clone(), name(&p.pod.metadata).to_string()));
+            if let Some(labels) = &p.pod.metadata.labels {
+                self.pod_labels.push((ns.clone(), labels.clone()));
+            }
+        }
+    }
+}
+
+impl Covered {
+    /// Whether a walked chain holds this Pod (an ownerless Pod a ReplicaSet
+    /// adopts by its selector is that workload's, not a row of its own).
+    pub fn holds_pod(&self, namespace: &str, pod: &str) -> bool {
+        self.pods
+            .contains(&(namespace.to_string(), pod.to_string()))
+    }
+}
+
+fn name(meta: &ObjectMeta) -> &str {
+    meta.name.as_deref().unwrap_or("")
+}
+
+fn namespace(meta: &ObjectMeta) -> &str {
+    meta.namespace.as_deref().unwrap_or("")
+}
+
+fn hidden(snapshot: &Snapshot, resource: &str, ns: &str) -> Vec<Gap> {
+    snapshot
+        .gaps
+        .iter()
+        .filter(|g| g.hides(resource, ns))
+        .cloned()
+        .collect()
+}
+
+fn vars_in(ns: &str) -> TemplateVars {
+    let mut vars = TemplateVars::new();
+    vars.insert("namespace".into(), ns.to_string());
+    vars
+}
+
+/// Every object of `namespace` (or of all) outside the covered chains that
+/// has something wrong, one row each.
+pub fn judge(
+    snapshot: &Snapshot,
+    wanted_namespace: Option<&str>,
+    covered: &Covered,
+) -> Vec<Outside> {
+    let wanted = |meta: &ObjectMeta| wanted_namespace.is_none_or(|ns| namespace(meta) == ns);
+    let mut out = Vec::new();
+    for s in snapshot
+        .objects
+        .services
+        .iter()
+        .filter(|s| wanted(&s.metadata))
+    {
+        let key = (
+            namespace(&s.metadata).to_string(),
+            name(&s.metadata).to_string(),
+        );
+        if !covered.services.contains(&key)
+            && let Some(row) = lone_service(snapshot, s)
+        {
+            out.push(row);
+        }
+    }
+    for h in snapshot.objects.hpas.iter().filter(|h| wanted(&h.metadata)) {
+        if let Some(row) = lone_hpa(snapshot, h, covered) {
+            out.push(row);
+        }
+    }
+    for pdb in snapshot.objects.pdbs.iter().filter(|p| wanted(&p.metadata)) {
+        let ns = namespace(&pdb.metadata);
+        let selector = pdb.spec.as_ref().and_then(|s| s.selector.as_ref());
+        let protects_a_workload = covered.pod_labels.iter().any(|(pod_ns, labels)| {
+            pod_ns == ns && selector.is_some_and(|sel| label_selector_matches(sel, Some(labels)))
+        });
+        // A PDB that expects no Pod protects nothing: no row.
+        let expects_pods = pdb.status.as_ref().is_some_and(|s| s.expected_pods > 0);
+        if protects_a_workload || !expects_pods {
+            continue;
+        }
+        if let Some(f) = scaling::allows_no_disruption(pdb, &vars_in(ns)) {
+            out.push(row(
+                "PodDisruptionBudget",
+                &pdb.metadata,
+                None,
+                vec![f],
+                Vec::new(),
+            ));
+        }
+    }
+    out
+}
+
+fn row(
+    kind: &'static str,
+    meta: &ObjectMeta,
+    state: Option<State>,
+    mut findings: Vec<Finding>,
+    gaps: Vec<Gap>,
+) -> Outside {
+    findings.sort_by_key(|f| f.severity);
+    Outside {
+        kind,
+        namespace: namespace(meta).to_string(),
+        name: name(meta).to_string(),
+        uid: meta.uid.clone().unwrap_or_default(),
+        state,
+        findings,
+        gaps,
+        labels: meta.labels.clone().unwrap_or_default(),
+    }
+}
+
+/// A Service no workload holds: a row when it selects Pods (it is meant to
+/// serve) and none of its slices' endpoints is ready.
+fn lone_service(snapshot: &Snapshot, s: &Service) -> Option<Outside> {
+    let spec = s.spec.as_ref()?;
+    let selects = spec.selector.as_ref().is_some_and(|sel| !sel.is_empty());
+    if !selects || spec.type_.as_deref() == Some("ExternalName") {
+        return None;
+    }
+    let ns = namespace(&s.metadata);
+    // Unread slices are not empty ones: the gap is reported with the read.
+    if !hidden(snapshot, "endpointslices", ns).is_empty() {
+        return None;
+    }
+    let slices: Vec<_> = snapshot
+        .objects
+        .endpoint_slices
+        .iter()
+        .filter(|sl| {
+            namespace(&sl.metadata) == ns
+                && sl
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(SERVICE_NAME_LABEL))
+                    .map(String::as_str)
+                    == Some(name(&s.metadata))
+        })
+        .collect();
+    let mut vars = vars_in(ns);
+    vars.insert("service".into(), name(&s.metadata).to_string());
+    let mut f = service::no_ready_endpoint(s, &slices, &vars)?;
+    // Which Pods it selects, when the Pods were read.
+    let pods_gap = hidden(snapshot, "pods", ns);
+    if pods_gap.is_empty() {
+        let selected: Vec<_> = snapshot
+            .objects
+            .pods
+            .iter()
+            .filter(|p| namespace(&p.metadata) == ns)
+            .filter(|p| selector_matches(s, p.metadata.labels.as_ref()))
+            .collect();
+        let value = match selected.first() {
+            None => "no Pod in the namespace matches spec.selector".to_string(),
+            Some(first) => {
+                vars.insert("pod".into(), name(&first.metadata).to_string());
+                format!("{} Pod(s) selected, none ready", selected.len())
+            }
+        };
+        f = f.evidence(Evidence::new(
+            format!("service/{}", name(&s.metadata)),
+            "spec.selector",
+            value,
+        ));
+        f.vars.extend(vars);
+    }
+    Some(row(
+        "Service",
+        &s.metadata,
+        Some(State::NotServing),
+        vec![f],
+        pods_gap,
+    ))
+}
+
+/// An HPA no judged workload is the target of: a row when its target is
+/// missing, it cannot compute a replica count, or it is capped.
+fn lone_hpa(
+    snapshot: &Snapshot,
+    h: &HorizontalPodAutoscaler,
+    covered: &Covered,
+) -> Option<Outside> {
+    let target = &h.spec.as_ref()?.scale_target_ref;
+    let ns = namespace(&h.metadata);
+    // The workload's own, as its rules find it: by target, by owner, or by
+    // the workload's name.
+    let key = (ns.to_string(), target.kind.clone(), target.name.clone());
+    let owned = h
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| covered.owners.contains(&o.uid));
+    let named = ["ModelService", "Deployment"].iter().any(|kind| {
+        covered.targets.contains(&(
+            ns.to_string(),
+            kind.to_string(),
+            name(&h.metadata).to_string(),
+        ))
+    });
+    if covered.targets.contains(&key) || owned || named {
+        return None;
+    }
+    let exists_in = |mut metas: std::slice::Iter<'_, &ObjectMeta>| {
+        metas.any(|m| namespace(m) == ns && name(m) == target.name)
+    };
+    // Absent only when its kind was read; otherwise the HPA's own
+    // condition (FailedGetScale) is the only evidence.
+    let absent = match target.kind.as_str() {
+        "Deployment" if hidden(snapshot, "deployments", ns).is_empty() => {
+            let metas: Vec<&ObjectMeta> = snapshot
+                .objects
+                .deployments
+                .iter()
+                .map(|d| &d.metadata)
+                .collect();
+            !exists_in(metas.iter())
+        }
+        "ModelService" if hidden(snapshot, "modelservices", ns).is_empty() => {
+            let metas: Vec<&ObjectMeta> = snapshot
+                .objects
+                .model_services
+                .iter()
+                .map(|m| &m.metadata)
+                .collect();
+            !exists_in(metas.iter())
+        }
+        _ => false,
+    };
+    let mut vars = vars_in(ns);
+    vars.insert("hpa".into(), name(&h.metadata).to_string());
+    let findings: Vec<Finding> = [
+        scaling::target_missing(h, &vars, absent),
+        scaling::metrics_unavailable(h, &vars),
+        scaling::at_max(h, &vars),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if findings.is_empty() {
+        return None;
+    }
+    Some(row(
+        "HorizontalPodAutoscaler",
+        &h.metadata,
+        None,
+        findings,
+        Vec::new(),
+    ))
+}
