@@ -657,8 +657,10 @@ fn timeline(out: &mut String, d: &Diagnosis, style: &Style) {
     let axis = Axis::new(start, end.max(waiting_since), bar_w);
     let note_col = fixed + bar_w;
     for (i, r) in rows.iter().enumerate() {
+        // A no-break space keeps the arrow with its word when the note
+        // wraps (textwrap breaks at ASCII spaces only); printed as a space.
         let mark = if r.slowest {
-            format!("  ← {}", l.slowest)
+            format!("  ←\u{a0}{}", l.slowest)
         } else {
             String::new()
         };
@@ -715,7 +717,7 @@ fn timeline(out: &mut String, d: &Diagnosis, style: &Style) {
                 out,
                 wrap(&note, style.width, "      ", "      ")
                     .into_iter()
-                    .map(|n| format!("      {}", paint(n.trim_start()))),
+                    .map(|n| format!("      {}", paint(&n.trim_start().replace('\u{a0}', " ")))),
             );
         } else {
             let indent = " ".repeat(note_col);
@@ -723,7 +725,7 @@ fn timeline(out: &mut String, d: &Diagnosis, style: &Style) {
                 .into_iter()
                 .enumerate()
             {
-                let text = paint(n.trim_start());
+                let text = paint(&n.trim_start().replace('\u{a0}', " "));
                 if j == 0 {
                     push_lines(out, [format!("{lead}{text}")]);
                 } else {
@@ -1266,7 +1268,67 @@ pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::opening;
+    use super::{fold, opening};
+    use crate::analysis::{Moment, Moments, PodState, Step};
+
+    fn pod(name: &str, node: &str, reason: Option<&str>, restarts: i32) -> PodState {
+        let m = Moment {
+            reached: true,
+            at: None,
+        };
+        PodState {
+            name: name.into(),
+            uid: name.into(),
+            revision: Some(3),
+            current: true,
+            terminating: false,
+            node: Some(node.into()),
+            phase: Some("Running".into()),
+            moments: Moments {
+                stored: m,
+                bound: m,
+                started: Moment {
+                    reached: false,
+                    at: None,
+                },
+                ready: Moment {
+                    reached: false,
+                    at: None,
+                },
+            },
+            serving: false,
+            draining: false,
+            last_step: Step::Bound,
+            restarts,
+            state_reason: reason.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn alike_pods_fold_into_one_line_named_after_the_lead() {
+        let mut pods: Vec<PodState> = (0..5529)
+            .map(|i| {
+                pod(
+                    &format!("web-{i}"),
+                    &format!("node-{}", i % 7),
+                    Some("CrashLoopBackOff"),
+                    3 + i % 2,
+                )
+            })
+            .collect();
+        pods.push(pod("web-odd", "node-0", Some("ImagePullBackOff"), 0));
+        let refs: Vec<&PodState> = pods.iter().collect();
+        let groups = fold(&refs, Some("web-17"));
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].count, 5529);
+        assert_eq!(groups[0].shown.name, "web-17");
+        assert_eq!(groups[0].nodes, 7);
+        assert_eq!(groups[0].restarts, (3, 4));
+        assert_eq!(groups[1].count, 1);
+        assert_eq!(groups[1].shown.name, "web-odd");
+        // Without a lead Pod in the group, the first one names it.
+        assert_eq!(fold(&refs, None)[0].shown.name, "web-0");
+    }
 
     #[test]
     fn the_default_fix_is_its_opening_sentences() {
