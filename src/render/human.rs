@@ -1083,21 +1083,31 @@ fn finding(out: &mut String, f: &Finding, full: bool, next: Option<&str>, style:
         // Printed in full under the headline, a few lines up.
         let _ = writeln!(out, "{}{}", label_prefix(l.check, style), l.check_is_next);
     }
-    for (i, c) in checks
+    let shown: Vec<&String> = checks
         .iter()
         .take(shown)
-        .enumerate()
-        .filter(|(_, c)| full || Some(c.as_str()) != next)
-    {
-        let label = if i == 0 {
-            label_prefix(l.check, style)
-        } else {
-            " ".repeat(4 + label_width(style))
-        };
-        push_lines(
-            out,
-            layout::command(&label, c, style.width, 4, &|s| style.bold(s)),
-        );
+        .filter(|c| full || Some(c.as_str()) != next)
+        .collect();
+    // Beside the label when every command fits there; else all of them
+    // under it, at one indent, so they line up.
+    let column = 4 + label_width(style);
+    if shown.iter().all(|c| column + width(c) <= style.width) {
+        for (i, c) in shown.iter().enumerate() {
+            let label = if i == 0 {
+                label_prefix(l.check, style)
+            } else {
+                " ".repeat(column)
+            };
+            let _ = writeln!(out, "{label}{}", style.bold(c));
+        }
+    } else if !shown.is_empty() {
+        let _ = writeln!(out, "    {}", style.dim(l.check));
+        for c in shown {
+            push_lines(
+                out,
+                layout::command("    ", c, style.width, 4, &|s| style.bold(s)),
+            );
+        }
     }
     if full {
         labelled(out, l.fix, e.fix.get(style.lang), None, style);
