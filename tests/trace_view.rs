@@ -67,7 +67,7 @@ fn too_wide(text: &str, width: usize) -> Vec<String> {
 }
 
 #[test]
-fn no_line_of_the_default_view_is_wider_than_the_width() {
+fn no_line_of_the_view_is_wider_than_the_width() {
     let mut failures = Vec::new();
     let mut overflowing = Vec::new();
     for (file, target) in fixtures() {
@@ -95,10 +95,16 @@ fn no_line_of_the_default_view_is_wider_than_the_width() {
                 }
             }
         }
-        // Piped, with no --width and no COLUMNS: 80.
+        // Piped, with no --width and no COLUMNS: 80; with -v as well.
         let (_, out, _) = run(&["trace", &target, "--snapshot", &file]);
         for line in too_wide(&out, 80) {
             failures.push(format!("{file} piped: {line}"));
+        }
+        for lang in ["en", "zh"] {
+            let (_, out, _) = run(&["trace", &target, "--snapshot", &file, "-v", "--lang", lang]);
+            for line in too_wide(&out, 80) {
+                failures.push(format!("{file} -v --lang {lang}: {line}"));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
