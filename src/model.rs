@@ -272,6 +272,10 @@ pub struct Gap {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     pub reason: String,
+    /// The command that would fill the gap, when one would (a kind a
+    /// kubectl dump was not asked for: the `kubectl get` that adds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete_with: Option<String>,
 }
 
 fn default_verb() -> String {
@@ -279,6 +283,10 @@ fn default_verb() -> String {
 }
 
 impl Gap {
+    /// Why a kind a kubectl dump does not hold is a gap.
+    pub const NOT_IN_DUMP: &'static str =
+        "not in the file (a kubectl dump holds only the kinds it was asked for)";
+
     /// Whether this gap hides objects of `resource` in `namespace`.
     pub fn hides(&self, resource: &str, namespace: &str) -> bool {
         let resource_matches = self.resource == resource
@@ -492,6 +500,7 @@ mod tests {
             verb: "list".into(),
             name: None,
             reason: "forbidden".into(),
+            complete_with: None,
         };
         assert!(gap.hides("pods", "lab"));
         assert!(!gap.hides("pods", "other"));

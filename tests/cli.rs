@@ -666,6 +666,10 @@ fn two_namespaces() -> (tempfile::TempDir, PathBuf) {
         let mut list = fixture_value(name);
         for mut item in list["items"].as_array_mut().unwrap().drain(..) {
             if item["metadata"]["namespace"] != "modeldock-lab" {
+                // The controller's objects (its Deployment, its Lease): once.
+                if ns == "team-a" {
+                    items.push(item);
+                }
                 continue;
             }
             item["metadata"]["namespace"] = ns.into();

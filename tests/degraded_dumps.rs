@@ -39,7 +39,13 @@ fn degrade(list: &mut Value) {
     walk_mut(list, &mut |m| {
         m.remove("managedFields");
     });
-    for item in list["items"].as_array_mut().unwrap() {
+    // mdiag's own snapshot keeps its objects under `objects`.
+    let key = if list.get("format").is_some() {
+        "objects"
+    } else {
+        "items"
+    };
+    for item in list[key].as_array_mut().unwrap() {
         match item["kind"].as_str().unwrap_or("") {
             "Pod" => {
                 item["metadata"]

@@ -349,7 +349,15 @@ fn a_workload_no_service_selects_ends_at_ready_not_at_not_serving() {
         .as_array_mut()
         .unwrap()
         .retain(|i| !matches!(i["kind"].as_str(), Some("Service" | "EndpointSlice")));
-    let text = serde_json::to_string(&list).unwrap();
+    // The API's own typed lists, empty: the dump asked for Services and
+    // slices and there were none (a plain `List` without them would leave
+    // them unknown).
+    let text = format!(
+        "{}\n{}\n{}",
+        serde_json::to_string(&list).unwrap(),
+        r#"{"apiVersion": "v1", "kind": "ServiceList", "items": []}"#,
+        r#"{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSliceList", "items": []}"#
+    );
     let snapshot =
         mdiag::source::file::parse_snapshot_text(&text, std::path::Path::new("worker.json"))
             .unwrap();

@@ -265,6 +265,7 @@ fn a_forbidden_pod_list_is_a_gap_not_an_absence() {
         verb: "list".into(),
         name: None,
         reason: "pods is forbidden".into(),
+        complete_with: None,
     });
     let d = diagnose(&s);
     assert!(d.gaps.iter().any(|g| g.resource == "pods"));
@@ -285,6 +286,7 @@ fn a_forbidden_service_list_does_not_claim_the_service_is_missing() {
         verb: "list".into(),
         name: None,
         reason: "services is forbidden".into(),
+        complete_with: None,
     });
     let d = diagnose(&s);
     assert!(!ids(&d).contains(&"service-missing"));

@@ -318,14 +318,42 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
 }
 
 /// A gap about the ModelService controller matters only to a chain that
-/// has a ModelService; every other gap is reported.
+/// has a ModelService; ModelServices only to a chain that wants one; Leases
+/// (the controller's, the scheduler's) only to one with a controller or a
+/// Pod waiting for a node. Every other gap is reported.
 fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
     let about_controller = gap.name.as_deref() == Some(crate::chain::CONTROLLER_NAME)
         || chain
             .controller
             .as_ref()
             .is_some_and(|c| gap.name.as_deref() == Some(c.location.name.as_str()));
-    !about_controller || chain.model_service.is_some()
+    if about_controller {
+        return chain.model_service.is_some();
+    }
+    match gap.resource.split('.').next().unwrap_or("") {
+        "modelservices" => wants_model_service(chain),
+        "leases" => {
+            chain.controller.is_some()
+                || chain
+                    .pods
+                    .iter()
+                    .any(|p| p.pod.spec.as_ref().is_none_or(|s| s.node_name.is_none()))
+        }
+        _ => true,
+    }
+}
+
+/// Whether the workload has, or is owned by, or is, a ModelService.
+fn wants_model_service(chain: &Chain) -> bool {
+    chain.target.kind == crate::model::TargetKind::ModelService
+        || chain.model_service.is_some()
+        || chain.deployment.is_some_and(|d| {
+            d.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.kind == "ModelService")
+        })
 }
 
 /// The resources of the workload's own chain a gap hides, each with the
@@ -338,17 +366,8 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
         "services",
         "endpointslices",
     ];
-    let wants_model_service = chain.target.kind == crate::model::TargetKind::ModelService
-        || (chain.model_service.is_none()
-            && chain.deployment.is_some_and(|d| {
-                d.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .any(|o| o.kind == "ModelService")
-            }));
     let mut wanted: Vec<&str> = ALWAYS.to_vec();
-    if wants_model_service {
+    if wants_model_service(chain) {
         wanted.extend(["modelservices", "apis"]);
     }
     let mut out: Vec<(String, String)> = Vec::new();

@@ -5,8 +5,8 @@ use jiff::Timestamp;
 
 use super::{Analyzer, Diagnosis, State};
 use crate::catalogue::Severity;
-use crate::chain::{ControllerLocation, Index, workloads};
-use crate::model::{LabelFilter, Snapshot};
+use crate::chain::{ControllerLocation, Index, label_selector_matches, workloads};
+use crate::model::{Gap, LabelFilter, OriginKind, Snapshot, TargetKind, TargetSpec};
 
 /// Orders diagnoses worst first: unhealthy before healthy, then by what
 /// users get (not-serving, degraded, unknown, progressing, serving), the
@@ -72,10 +72,62 @@ pub fn diagnose_unranked(
     workloads(snapshot, namespace)
         .into_iter()
         .filter(|w| filter.is_none_or(|f| f.matches(&w.labels)))
+        .filter(|w| !controller_context(snapshot, &w.target, controller))
         .filter_map(|w| {
             let ns = w.target.namespace.clone().unwrap_or_default();
             let chain = index.walk(&w.target, &ns, controller).ok()?;
             Some(analyzer.analyze(&chain, now))
         })
         .collect()
+}
+
+/// The gaps a triage reports for the whole read: every failed read, and a
+/// kind a dump was not asked for only when some judged workload needed it
+/// (a dump of plain Deployments is not incomplete for lacking Leases).
+pub fn read_gaps(gaps: &[Gap], items: &[Diagnosis]) -> Vec<Gap> {
+    gaps.iter()
+        .filter(|g| g.complete_with.is_none() || items.iter().any(|d| d.gaps.contains(g)))
+        .cloned()
+        .collect()
+}
+
+/// Whether a workload is the ModelService controller's Deployment in a file
+/// that holds none of its ReplicaSets or Pods: it is there as context for
+/// the ModelServices (its spec, its Lease), not as a workload to rank. Live,
+/// the controller is judged like any Deployment.
+pub fn controller_context(
+    snapshot: &Snapshot,
+    target: &TargetSpec,
+    controller: Option<&ControllerLocation>,
+) -> bool {
+    if snapshot.origin.kind == OriginKind::Live || target.kind != TargetKind::Deployment {
+        return false;
+    }
+    let namespace = target.namespace.as_deref().unwrap_or("");
+    let is_controller = ControllerLocation::spots(controller, Some(namespace))
+        .iter()
+        .any(|spot| spot.name == target.name && spot.namespace == namespace);
+    if !is_controller {
+        return false;
+    }
+    let Some(deployment) = snapshot.objects.deployments.iter().find(|d| {
+        d.metadata.name.as_deref() == Some(target.name.as_str())
+            && d.metadata.namespace.as_deref() == Some(namespace)
+    }) else {
+        return false;
+    };
+    let uid = deployment.metadata.uid.as_deref().unwrap_or("");
+    let owns_a_replica_set = snapshot.objects.replica_sets.iter().any(|rs| {
+        rs.metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| !uid.is_empty() && o.uid == uid)
+    });
+    let selector = deployment.spec.as_ref().map(|s| &s.selector);
+    let selects_a_pod = snapshot.objects.pods.iter().any(|p| {
+        p.metadata.namespace.as_deref() == Some(namespace)
+            && selector.is_some_and(|sel| label_selector_matches(sel, p.metadata.labels.as_ref()))
+    });
+    !owns_a_replica_set && !selects_a_pod
 }

@@ -82,7 +82,7 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
     let next = if healthy {
         None
     } else {
-        next_command(chain, lead.and_then(|i| findings.get(i)), &serving)
+        next_command(chain, lead.and_then(|i| findings.get(i)), &serving, &gaps)
     };
     Diagnosis {
         target,
@@ -139,7 +139,12 @@ fn serving(
 /// The command to run first: the lead finding's first check that has
 /// every name filled in; without a lead, what would complete the read,
 /// or the rollout's own status.
-fn next_command(chain: &Chain, lead: Option<&Finding>, serving: &Serving) -> Option<String> {
+fn next_command(
+    chain: &Chain,
+    lead: Option<&Finding>,
+    serving: &Serving,
+    gaps: &[Gap],
+) -> Option<String> {
     // What cannot be read comes first, unless a problem was found anyway.
     let lead = lead.filter(|f| serving.unread.is_empty() || f.severity != Severity::Info);
     if let Some(f) = lead
@@ -157,6 +162,14 @@ fn next_command(chain: &Chain, lead: Option<&Finding>, serving: &Serving) -> Opt
     }
     let ns = &chain.namespace;
     if let Some((resource, _)) = serving.unread.first() {
+        // A kind the dump was not asked for: the `kubectl get` that adds
+        // this workload's share of it.
+        if gaps
+            .iter()
+            .any(|g| g.hides(resource, ns) && g.complete_with.is_some())
+        {
+            return Some(format!("kubectl get {resource} -n {ns} -o yaml"));
+        }
         return Some(match resource.as_str() {
             "apis" => "kubectl api-resources".to_string(),
             r => format!("kubectl -n {ns} auth can-i list {r}"),

@@ -110,6 +110,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
         requests: connection.as_ref().map(|c| c.requests()),
     };
     let lang = super::lang(global);
+    let gaps = triage::read_gaps(&snapshot.gaps, &items);
     let text = match args.output.encoding() {
         None => {
             let style = Style {
@@ -119,10 +120,10 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
                 width: super::width(&args.view),
                 verbose: args.view.verbose,
             };
-            render::triage::table(&items, &snapshot.gaps, args.all, &style)
+            render::triage::table(&items, &gaps, args.all, &style)
         }
         Some(encoding) => render::encode(
-            &render::triage::report_with_gaps(&items, &snapshot.gaps, &run, lang),
+            &render::triage::report_with_gaps(&items, &gaps, &run, lang),
             encoding,
         )?,
     };

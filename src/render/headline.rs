@@ -351,6 +351,13 @@ fn display_kind(resource: &str) -> &str {
 
 /// Why a read failed, in one word: the gap's reason says more.
 fn reason_word(reason: &str, zh: bool) -> &'static str {
+    if reason == crate::model::Gap::NOT_IN_DUMP {
+        return if zh {
+            "文件中没有"
+        } else {
+            "not in the file"
+        };
+    }
     let lower = reason.to_ascii_lowercase();
     match (
         lower.contains("forbidden") || lower.contains("cannot list"),

@@ -302,8 +302,19 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
             ));
         }
     }
+    let services_unread = d
+        .verdict
+        .serving
+        .unread
+        .iter()
+        .any(|(r, _)| r == "services");
     if c.wants_service && c.services.is_empty() {
-        lines.push((depth, style.bad("Service: none")));
+        // Unread is not absent: a gap below says why.
+        if services_unread {
+            lines.push((depth, style.warn("Service: not read")));
+        } else {
+            lines.push((depth, style.bad("Service: none")));
+        }
     }
     draw_tree(out, &lines, style.width);
     // By default the controller is shown only when something is wrong
@@ -1237,16 +1248,23 @@ pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
         return out;
     }
     let line_of = |g: &crate::model::Gap| {
-        format!(
-            "{} {}{}: {}",
-            g.verb,
-            g.resource,
-            g.namespace
-                .as_deref()
-                .map(|n| format!(" in {n}"))
-                .unwrap_or_else(|| " (cluster)".into()),
-            g.reason
-        )
+        // A kind missing from a file is about the file, not a cluster scope.
+        let scope = match (&g.namespace, &g.complete_with) {
+            (Some(n), _) => format!(" in {n}"),
+            (None, Some(_)) => String::new(),
+            (None, None) => " (cluster)".into(),
+        };
+        format!("{} {}{scope}: {}", g.verb, g.resource, g.reason)
+    };
+    // The kubectl get that would add a kind missing from a dump, pasteable.
+    let complete = |out: &mut String, g: &crate::model::Gap| {
+        if let Some(command) = &g.complete_with {
+            let label = format!("    {} ", style.labels().complete_with);
+            push_lines(
+                out,
+                layout::command(&label, command, style.width, 4, &|c| c.to_string()),
+            );
+        }
     };
     if !style.verbose && gaps.len() == 1 {
         let heading = style.labels().gaps_one;
@@ -1257,6 +1275,7 @@ pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
             style.warn(heading),
             cut(&line_of(&gaps[0]), room)
         );
+        complete(&mut out, &gaps[0]);
         return out;
     }
     push_lines(
@@ -1272,6 +1291,7 @@ pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
         } else {
             let _ = writeln!(out, "  {}", cut(&line, style.width.saturating_sub(2)));
         }
+        complete(&mut out, g);
     }
     out
 }

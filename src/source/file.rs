@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::format::{FORMAT_ID, FORMAT_VERSION, SnapshotFile};
 use super::objects::{ObjectError, sort_object};
-use crate::model::{Origin, OriginKind, Snapshot};
+use crate::model::{Gap, Origin, OriginKind, Snapshot};
 
 /// The largest snapshot we read (after decompression). Far above any real
 /// namespace, low enough that a hostile file cannot exhaust memory.
@@ -207,12 +207,13 @@ pub fn parse_snapshot_text(text: &str, path: &Path) -> Result<Snapshot, SourceEr
         ..Snapshot::default()
     };
     let mut seen_document = false;
+    let mut listed = Listed::default();
     for (index, document) in documents.into_iter().enumerate() {
         if document.is_null() {
             continue;
         }
         seen_document = true;
-        add_document(&mut snapshot, document, index + 1, path)?;
+        add_document(&mut snapshot, &mut listed, document, index + 1, path)?;
     }
     if !seen_document {
         return Err(SourceError::Empty {
@@ -220,7 +221,92 @@ pub fn parse_snapshot_text(text: &str, path: &Path) -> Result<Snapshot, SourceEr
         });
     }
     super::objects::slices_from_endpoints(&mut snapshot.objects);
+    if snapshot.origin.kind == OriginKind::KubectlDump {
+        let gaps = unlisted_kinds(&snapshot, &listed);
+        snapshot.gaps.extend(gaps);
+    }
     Ok(snapshot)
+}
+
+/// The kinds of typed lists a dump holds (`PodList`, even with no item):
+/// what the API was asked for, so an empty one is really empty.
+#[derive(Default)]
+struct Listed(std::collections::BTreeSet<String>);
+
+/// The kinds whose absence changes a judgement, with the resource kubectl
+/// names them by. A kubectl dump holds only what it was asked for, so a kind
+/// with no object (and no typed list) in it is unknown, not empty (SPEC
+/// section 4): rules that would need its absence stay silent.
+const JUDGED_KINDS: &[(&str, &str)] = &[
+    ("ModelService", "modelservices"),
+    ("Deployment", "deployments"),
+    ("ReplicaSet", "replicasets"),
+    ("Pod", "pods"),
+    ("Service", "services"),
+    ("EndpointSlice", "endpointslices"),
+    ("Event", "events"),
+    ("Lease", "leases"),
+];
+
+/// What a dump with every judged kind in it is made with.
+pub const COMPLETE_DUMP_RESOURCES: &str =
+    "msvc,deployments,replicasets,pods,services,endpointslices,events,leases";
+
+/// A gap for every judged kind the dump has no object and no typed list of,
+/// each with the `kubectl get` that would add it.
+fn unlisted_kinds(snapshot: &Snapshot, listed: &Listed) -> Vec<Gap> {
+    let o = &snapshot.objects;
+    let present = |kind: &str| match kind {
+        "ModelService" => !o.model_services.is_empty(),
+        "Deployment" => !o.deployments.is_empty(),
+        "ReplicaSet" => !o.replica_sets.is_empty(),
+        "Pod" => !o.pods.is_empty(),
+        "Service" => !o.services.is_empty(),
+        "EndpointSlice" => !o.endpoint_slices.is_empty() || listed.0.contains("Endpoints"),
+        "Event" => !o.events.is_empty(),
+        "Lease" => !o.leases.is_empty(),
+        _ => true,
+    };
+    let scope = match dump_namespaces(o).as_slice() {
+        [one] => format!("-n {one}"),
+        _ => "-A".to_string(),
+    };
+    JUDGED_KINDS
+        .iter()
+        .filter(|(kind, _)| !present(kind) && !listed.0.contains(*kind))
+        .map(|(_, resource)| Gap {
+            resource: resource.to_string(),
+            namespace: None,
+            verb: "list".into(),
+            name: None,
+            reason: Gap::NOT_IN_DUMP.into(),
+            complete_with: Some(format!("kubectl get {resource} {scope} -o yaml")),
+        })
+        .collect()
+}
+
+/// The namespaces a dump's namespaced objects are in, sorted.
+fn dump_namespaces(o: &crate::model::Objects) -> Vec<String> {
+    use k8s_openapi::Metadata;
+    fn of<T: Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>>(
+        items: &[T],
+    ) -> impl Iterator<Item = &str> {
+        items
+            .iter()
+            .filter_map(|i| i.metadata().namespace.as_deref())
+    }
+    let mut out: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    out.extend(
+        o.model_services
+            .iter()
+            .filter_map(|m| m.metadata.namespace.as_deref()),
+    );
+    out.extend(of(&o.deployments));
+    out.extend(of(&o.replica_sets));
+    out.extend(of(&o.pods));
+    out.extend(of(&o.services));
+    out.extend(of(&o.endpoint_slices));
+    out.into_iter().map(str::to_string).collect()
 }
 
 /// JSON: one value, or several concatenated (as `kubectl get -o json` in a
@@ -238,6 +324,7 @@ fn parse_json_documents(text: &str, path: &Path) -> Result<Vec<Value>, SourceErr
 
 fn add_document(
     snapshot: &mut Snapshot,
+    listed: &mut Listed,
     document: Value,
     index: usize,
     path: &Path,
@@ -247,7 +334,7 @@ fn add_document(
     }
     if let Value::Array(items) = document {
         for item in items {
-            add_document(snapshot, item, index, path)?;
+            add_document(snapshot, listed, item, index, path)?;
         }
         return Ok(());
     }
@@ -261,6 +348,10 @@ fn add_document(
     }
     if kind.ends_with("List") && document.get("items").is_some() {
         let list_kind = kind.to_string();
+        // `kubectl get` prints a plain `List`; the API's own lists are typed.
+        if let Some(item_kind) = kind.strip_suffix("List").filter(|k| !k.is_empty()) {
+            listed.0.insert(item_kind.to_string());
+        }
         let mut document = document;
         // `items: null` is how an empty list is sometimes printed.
         let Some(Value::Array(items)) = document.get_mut("items").map(Value::take) else {

@@ -771,6 +771,7 @@ impl WatchHealth {
                         verb: "watch".into(),
                         name: id.name.clone(),
                         reason: reason.clone(),
+                        complete_with: None,
                     })
                 }
                 _ => None,

@@ -58,6 +58,7 @@ pub async fn read_helm_release(
                     verb: "list".into(),
                     name: None,
                     reason: why.clone(),
+                    complete_with: None,
                 });
                 release.notes.push(format!(
                     "cannot read the Helm release's Secret metadata ({why}); judged without it"

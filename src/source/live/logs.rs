@@ -131,6 +131,7 @@ pub async fn read_logs(
                     verb: "get".into(),
                     name: None,
                     reason,
+                    complete_with: None,
                 };
                 if !gaps
                     .iter()

@@ -576,6 +576,7 @@ impl Collector<'_> {
                         verb: verb.to_string(),
                         name: name.map(str::to_string),
                         reason,
+                        complete_with: None,
                     }),
                     Failure::Fatal(f) => {
                         self.fatal.get_or_insert(f);
