@@ -50,6 +50,7 @@ complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "help" -d 'Print this me
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
 yaml\t'The same report as YAML'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l width -d 'Fit the view to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
@@ -64,6 +65,8 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l logs -d 'Read the logs of the Pods the findings are about (live only; pods/log get, the last lines, size-capped): a crash\'s own words are shown under its finding'
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s V -l version -d 'Print version'
@@ -71,6 +74,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l alert -d 'Trace w
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
 yaml\t'The same report as YAML'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l width -d 'Fit the view to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
@@ -86,6 +90,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l resource -d 'The 
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l request-timeout -d 'Seconds to wait for each API request' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l all -d 'Show healthy workloads too (they are folded into a count)'
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s V -l version -d 'Print version'
@@ -99,6 +104,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l helm-release -d 'Th
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s o -l output -d 'Output format of the final report on stdout' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
 yaml\t'The same report as YAML'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l width -d 'Fit the view to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
@@ -113,6 +119,7 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s V -l version -d 'Print version'

@@ -92,6 +92,28 @@ pub struct TraceArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+    /// Read the logs of the Pods the findings are about (live only;
+    /// pods/log get, the last lines, size-capped): a crash's own words
+    /// are shown under its finding.
+    #[arg(long)]
+    pub logs: bool,
+    #[command(flatten)]
+    pub view: ViewArgs,
+}
+
+/// How the human view of a trace is laid out; trace, triage --alert and
+/// the gate's final report share these.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct ViewArgs {
+    /// Show every finding in full (cause, every check, fix, verify) and
+    /// each Pod's moments; by default the lead finding is shown with its
+    /// evidence, first check and fix, the others one line each.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Fit the view to N columns (default: the terminal's width; when
+    /// stdout is not a terminal, $COLUMNS, else 80).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(40..))]
+    pub width: Option<u16>,
 }
 
 #[derive(Debug, Args)]
@@ -108,6 +130,8 @@ pub struct TriageArgs {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 #[derive(Debug, Args)]
@@ -145,6 +169,8 @@ pub struct GateArgs {
     /// Output format of the final report on stdout.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 /// `90s`, `10m`, `1h30m`, `PT10M`, or a bare number of seconds.

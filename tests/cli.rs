@@ -60,6 +60,7 @@ fn temp_with(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
 fn healthy_exits_zero_and_broken_exits_one() {
     mdiag()
         .args(["trace", "chart-demo", "--snapshot", &fixture("healthy")])
+        .args(["--width", "200"])
         .assert()
         .code(0)
         .stdout(
@@ -69,6 +70,7 @@ fn healthy_exits_zero_and_broken_exits_one() {
         );
     mdiag()
         .args(["trace", "chart-demo", "--snapshot", &fixture("crash-loop")])
+        .args(["--width", "200"])
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
@@ -101,8 +103,9 @@ fn the_headline_and_the_exit_code_follow_the_state() {
             "? UNKNOWN  EndpointSlices could not be read (forbidden); last known step: ready",
         ),
     ] {
+        // Wide enough that the headline is one line.
         let out = mdiag()
-            .args(["trace", "chart-demo", "--snapshot", &file])
+            .args(["trace", "chart-demo", "--snapshot", &file, "--width", "200"])
             .output()
             .unwrap();
         let text = String::from_utf8(out.stdout).unwrap();

@@ -681,6 +681,113 @@ fn scenario_trials() -> Vec<Trial> {
             }
             Ok(())
         }),
+        Trial::test("trace-logs-shows-the-crash", || {
+            // trace --logs reads the crashing Pod's log (pods/log get, capped)
+            // and shows its last lines under the crash-loop finding; next
+            // names that Pod.
+            let ns = namespace("trace-logs")?;
+            apply(&ns, &spec("crash-loop:1"))?;
+            until_live(
+                &ns,
+                Want {
+                    must: &["crash-loop"],
+                    ..Want::default()
+                },
+            )?;
+            let viewer = world().layout.viewer_kubeconfig();
+            let args = |extra: &[&'static str]| {
+                let mut a = vec![
+                    "--kubeconfig".to_string(),
+                    viewer.to_str().unwrap().to_string(),
+                    "-n".into(),
+                    ns.clone(),
+                    "trace".into(),
+                    "chart-demo".into(),
+                    "--logs".into(),
+                ];
+                a.extend(extra.iter().map(|s| s.to_string()));
+                a
+            };
+            let json_args = args(&["-o", "json"]);
+            let (_, report) = mdiag(&json_args.iter().map(String::as_str).collect::<Vec<_>>())?;
+            let lead = report["findings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|f| f["id"] == "crash-loop")
+                .ok_or("no crash-loop finding")?;
+            let pod = lead["subject"]["name"].as_str().unwrap_or_default();
+            let log = lead["evidence"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|e| e.get("log").is_some())
+                .ok_or_else(|| format!("no log evidence: {}", lead["evidence"]))?;
+            if log["object"] != format!("pod/{pod}").as_str() {
+                return Err(format!("log of {} under a finding about {pod}", log["object"]).into());
+            }
+            let lines: Vec<&str> = log["log"]["lines"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            if !lines.iter().any(|l| l.contains("MODEL_PATH is not set")) {
+                return Err(format!("the crash's words are not in {lines:?}").into());
+            }
+            let next = report["verdict"]["next"].as_str().unwrap_or_default();
+            if report["findings"][0]["id"] == "crash-loop" && !next.contains(pod) {
+                return Err(format!("next `{next}` does not name {pod}").into());
+            }
+            // The human view shows it too, within 80 columns of log line.
+            let out = Command::new(env!("CARGO_BIN_EXE_mdiag"))
+                .args(args(&[]))
+                .env_remove("KUBECONFIG")
+                .env_remove("COLUMNS")
+                .output()
+                .map_err(|e| e.to_string())?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            if !text.contains("MODEL_PATH is not set") {
+                return Err(format!("not in the view:\n{text}").into());
+            }
+            Ok(())
+        }),
+        Trial::test("trace-logs-without-pods-log-is-a-gap", || {
+            let ns = namespace("trace-nolog")?;
+            apply(&ns, &spec("crash-loop:1"))?;
+            until_live(
+                &ns,
+                Want {
+                    must: &["crash-loop"],
+                    ..Want::default()
+                },
+            )?;
+            let kubeconfig = no_logs_kubeconfig(&ns)?;
+            let (code, report) = mdiag(&[
+                "--kubeconfig",
+                kubeconfig.to_str().unwrap(),
+                "-n",
+                &ns,
+                "trace",
+                "chart-demo",
+                "--logs",
+                "-o",
+                "json",
+            ])?;
+            let gap = report["gaps"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|g| g["resource"] == "pods/log" && g["verb"] == "get");
+            if !gap || code != 1 || !finding_ids(&report).contains(&"crash-loop".to_string()) {
+                return Err(format!(
+                    "want exit 1, crash-loop and a pods/log gap; got {code}: {}",
+                    report["gaps"]
+                )
+                .into());
+            }
+            Ok(())
+        }),
         Trial::test("triage-across-namespaces", || {
             let mut crash_ns = String::new();
             for (name, behavior) in [("triage-a", "ready"), ("triage-b", "crash-loop:1")] {

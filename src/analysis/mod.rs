@@ -4,6 +4,7 @@
 mod facts;
 pub mod gate;
 mod ladder;
+pub mod logs;
 pub mod outside;
 mod rules;
 pub mod state;
@@ -93,6 +94,8 @@ pub struct Evidence {
     pub field: String,
     pub value: String,
     pub at: Option<Timestamp>,
+    /// The last lines of a container log, when the evidence is one.
+    pub log: Option<logs::LogTail>,
 }
 
 impl Evidence {
@@ -106,6 +109,7 @@ impl Evidence {
             field: field.into(),
             value: value.into(),
             at: None,
+            log: None,
         }
     }
 
@@ -290,7 +294,8 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
         pod_uids: &analyzer.pod_uids,
         pods: &pods,
     };
-    let findings = rules::run_all(&ctx);
+    let mut findings = rules::run_all(&ctx);
+    logs::attach(&mut findings, snapshot, &chain.namespace);
     let mut gaps: Vec<Gap> = snapshot
         .gaps
         .iter()

@@ -161,6 +161,8 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
                     lang,
                     color,
                     now: clock.now,
+                    width: super::width(&args.view),
+                    verbose: args.view.verbose,
                 };
                 let about: Vec<(&Alert, Option<&str>)> = t
                     .alerts

@@ -18,6 +18,8 @@ pub async fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit
         lang: super::lang(global),
         color: super::color(global),
         now: Timestamp::now(),
+        width: super::width(&crate::cli::ViewArgs::default()),
+        verbose: true,
     };
     let cat = catalogue();
     let Some(query) = args.symptom.as_deref().filter(|_| !args.list) else {

@@ -45,6 +45,9 @@ pub struct GateRequest {
     pub output: OutputFormat,
     pub lang: Lang,
     pub color: bool,
+    /// Columns and detail of the final human report.
+    pub width: usize,
+    pub verbose: bool,
 }
 
 impl GateRequest {
@@ -110,6 +113,8 @@ impl GateRequest {
             output: args.output,
             lang: super::lang(global),
             color: super::color(global),
+            width: super::width(&args.view),
+            verbose: args.view.verbose,
         })
     }
 }
@@ -376,6 +381,8 @@ async fn finish(
                 lang: request.lang,
                 color: request.color,
                 now: clock.now,
+                width: request.width,
+                verbose: request.verbose,
             };
             let mut out = headline(ended.outcome, elapsed, diagnosis, &report.gate, &style);
             if let Some(v) = view {

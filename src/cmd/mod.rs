@@ -16,7 +16,7 @@ use jiff::Timestamp;
 
 use crate::catalogue::Lang;
 use crate::chain::ControllerLocation;
-use crate::cli::{Cli, ColorChoice, Command, GlobalArgs, LangArg};
+use crate::cli::{Cli, ColorChoice, Command, GlobalArgs, LangArg, ViewArgs};
 use crate::exit::{Exit, UsageError};
 
 pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
@@ -54,6 +54,29 @@ pub fn color(global: &GlobalArgs) -> bool {
                 && std::io::stdout().is_terminal()
         }
     }
+}
+
+/// The columns of the human view: `--width`; else the terminal's when
+/// stdout is one (the live size: an exported COLUMNS goes stale when the
+/// window is resized); else COLUMNS, as GNU tools read it for a pipe
+/// (`COLUMNS=120 mdiag trace x | less`); else 80.
+pub fn width(view: &ViewArgs) -> usize {
+    use crate::render::{DEFAULT_WIDTH, MIN_WIDTH};
+    if let Some(w) = view.width {
+        return usize::from(w);
+    }
+    let stdout = std::io::stdout();
+    if stdout.is_terminal()
+        && let Some((terminal_size::Width(w), _)) = terminal_size::terminal_size_of(&stdout)
+        && w > 0
+    {
+        return usize::from(w).max(MIN_WIDTH);
+    }
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0)
+        .map_or(DEFAULT_WIDTH, |c| c.max(MIN_WIDTH))
 }
 
 pub fn parse_at(global: &GlobalArgs) -> anyhow::Result<Option<Timestamp>> {

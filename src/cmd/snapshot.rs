@@ -99,19 +99,34 @@ pub async fn add_logs(
         .filter(|p| p.metadata.namespace.as_deref() == Some(namespace))
         .cloned()
         .collect();
+    snapshot.logs.clear();
+    read_logs_of(conn, snapshot, &pods, caps, show_progress).await;
+    let origin = &mut snapshot.origin;
+    origin.captured_at = Some(Timestamp::now());
+    origin.captured_by = Some(format!("mdiag {}", env!("CARGO_PKG_VERSION")));
+}
+
+/// Reads the logs of `pods` (current, and previous where a container
+/// restarted; capped by `caps`) into the snapshot; a forbidden `pods/log`
+/// becomes a gap. `snapshot`, `gate --evidence` and `trace --logs` read
+/// logs through here.
+pub async fn read_logs_of(
+    conn: &live::Connection,
+    snapshot: &mut Snapshot,
+    pods: &[k8s_openapi::api::core::v1::Pod],
+    caps: LogCaps,
+    show_progress: bool,
+) {
     let bar = if show_progress {
-        progress(live::log_request_count(&pods) as u64)
+        progress(live::log_request_count(pods) as u64)
     } else {
         ProgressBar::hidden()
     };
     let (logs, gaps) =
-        live::read_logs(conn, &pods, caps, &|done| bar.set_position(done as u64)).await;
+        live::read_logs(conn, pods, caps, &|done| bar.set_position(done as u64)).await;
     bar.finish_and_clear();
-    snapshot.logs = logs;
+    snapshot.logs.extend(logs);
     snapshot.gaps.extend(gaps);
-    let origin = &mut snapshot.origin;
-    origin.captured_at = Some(Timestamp::now());
-    origin.captured_by = Some(format!("mdiag {}", env!("CARGO_PKG_VERSION")));
 }
 
 fn progress(total: u64) -> ProgressBar {

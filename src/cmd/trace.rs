@@ -5,12 +5,13 @@ use jiff::Timestamp;
 use super::source::{SourceRequest, explain_not_found};
 use crate::analysis;
 use crate::catalogue::Lang;
-use crate::chain;
+use crate::chain::{self, Chain};
 use crate::cli::{GlobalArgs, OutputFormat, TraceArgs};
 use crate::exit::{Exit, UsageError};
-use crate::model::{Clock, TargetSpec};
+use crate::model::{Clock, Snapshot, TargetSpec};
 use crate::render::report::{RunInfo, trace_report};
 use crate::render::{self, Style, human};
+use crate::source::live::LogCaps;
 
 /// Everything a trace needs, decided from the flags before any work.
 pub struct TraceRequest {
@@ -20,6 +21,10 @@ pub struct TraceRequest {
     pub output: OutputFormat,
     pub lang: Lang,
     pub color: bool,
+    /// Read the logs of the Pods the findings are about (live).
+    pub logs: bool,
+    pub width: usize,
+    pub verbose: bool,
 }
 
 impl TraceRequest {
@@ -41,6 +46,12 @@ impl TraceRequest {
                 UsageError("--at judges a snapshot file; add --snapshot FILE".into()).into(),
             );
         }
+        if args.logs && global.snapshot.is_some() {
+            return Err(UsageError(
+                "--logs reads logs from the cluster; a snapshot file shows the logs it holds (capture them with `mdiag snapshot`)".into(),
+            )
+            .into());
+        }
         Ok(TraceRequest {
             target: TargetSpec::parse(&args.target, global.namespace.as_deref())?,
             source: SourceRequest::from_global(global)?,
@@ -48,15 +59,25 @@ impl TraceRequest {
             output: args.output,
             lang: super::lang(global),
             color: super::color(global),
+            logs: args.logs,
+            width: super::width(&args.view),
+            verbose: args.view.verbose,
         })
     }
 }
 
 pub async fn run(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Exit> {
     let request = TraceRequest::from_args(global, args)?;
-    let loaded = request.source.load(Some(&request.target)).await?;
+    let mut loaded = request.source.load(Some(&request.target)).await?;
+    let clock = Clock::choose(&loaded.snapshot.origin, request.at, Timestamp::now());
+    if request.logs
+        && let Some(conn) = &loaded.connection
+    {
+        let pods = pods_to_log(&loaded.snapshot, &request, &loaded.namespace, clock.now);
+        super::snapshot::read_logs_of(conn, &mut loaded.snapshot, &pods, LogCaps::DEFAULT, false)
+            .await;
+    }
     let snapshot = &loaded.snapshot;
-    let clock = Clock::choose(&snapshot.origin, request.at, Timestamp::now());
     let chain = match chain::walk(
         snapshot,
         &request.target,
@@ -66,6 +87,9 @@ pub async fn run(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Exit> 
         Ok(chain) => chain,
         Err(not_found) => return Err(explain_not_found(snapshot, not_found)),
     };
+    if let Some(at) = request.at {
+        refuse_before_the_data(&chain, at, snapshot)?;
+    }
     let diagnosis = analysis::analyze(snapshot, &chain, clock.now);
     let run = RunInfo {
         origin: &snapshot.origin,
@@ -78,6 +102,8 @@ pub async fn run(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Exit> 
                 lang: request.lang,
                 color: request.color,
                 now: clock.now,
+                width: request.width,
+                verbose: request.verbose,
             };
             human::trace(&diagnosis, &run, &style)
         }
@@ -85,4 +111,87 @@ pub async fn run(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Exit> 
     };
     super::emit(&text)?;
     Ok(crate::exit::for_diagnosis(&diagnosis))
+}
+
+/// The Pods whose logs `--logs` reads: those of the findings whose cause
+/// is usually in the log (one Pod per finding: the rules fold alike Pods
+/// into one finding), so a crash loop of 500 Pods costs a few reads.
+fn pods_to_log(
+    snapshot: &Snapshot,
+    request: &TraceRequest,
+    namespace: &str,
+    now: Timestamp,
+) -> Vec<k8s_openapi::api::core::v1::Pod> {
+    let Ok(chain) = chain::walk(
+        snapshot,
+        &request.target,
+        namespace,
+        request.source.controller.as_ref(),
+    ) else {
+        return Vec::new();
+    };
+    let d = analysis::analyze(snapshot, &chain, now);
+    let wanted: Vec<&str> = d
+        .findings
+        .iter()
+        .filter(|f| analysis::logs::wants_log(f))
+        .map(|f| f.subject.name.as_str())
+        .collect();
+    chain
+        .pods
+        .iter()
+        .filter(|p| wanted.contains(&p.pod.metadata.name.as_deref().unwrap_or("")))
+        .map(|p| p.pod.clone())
+        .collect()
+}
+
+/// `--at` before the oldest object of the chain was created judges a
+/// moment the file knows nothing about: every object would be judged as
+/// existing before it was made. Refused rather than warned about, since
+/// no output at that time would be true.
+fn refuse_before_the_data(chain: &Chain, at: Timestamp, snapshot: &Snapshot) -> anyhow::Result<()> {
+    let mut created: Vec<(Timestamp, String)> = Vec::new();
+    let mut add =
+        |kind: &str, meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+            if let Some(t) = &meta.creation_timestamp {
+                created.push((
+                    t.0,
+                    format!("{kind}/{}", meta.name.as_deref().unwrap_or("?")),
+                ));
+            }
+        };
+    if let Some(m) = chain.model_service {
+        add("modelservice", &m.metadata);
+    }
+    if let Some(d) = chain.deployment {
+        add("deployment", &d.metadata);
+    }
+    for r in &chain.replica_sets {
+        add("replicaset", &r.replica_set.metadata);
+    }
+    for p in &chain.pods {
+        add("pod", &p.pod.metadata);
+    }
+    for s in &chain.services {
+        add("service", &s.metadata);
+    }
+    for s in &chain.endpoint_slices {
+        add("endpointslice", &s.metadata);
+    }
+    let Some((oldest, what)) = created.into_iter().min() else {
+        return Ok(());
+    };
+    if at >= oldest {
+        return Ok(());
+    }
+    let until = snapshot
+        .origin
+        .captured_at
+        .or(snapshot.origin.newest_seen)
+        .map(|t| format!(" to {t}"))
+        .unwrap_or_default();
+    Err(UsageError(format!(
+        "--at {at} is before the data: the oldest object of the chain, {what}, was created at {oldest}; pick a time from {oldest}{until}"
+    ))
+    .into())
 }

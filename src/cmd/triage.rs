@@ -117,6 +117,8 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
                 lang,
                 color: super::color(global),
                 now: clock.now,
+                width: super::width(&args.view),
+                verbose: args.view.verbose,
             };
             render::triage::table(&items, &gaps, args.all, &style)
         }

@@ -1,21 +1,42 @@
-//! The human view of a trace: verdict, chain tree, step waterfall, Pod
-//! waterfalls, findings with their commands, and gaps.
+//! The human view of a trace. By default it is compact: header, headline,
+//! the chain tree (identical Pods folded into one line), the timeline
+//! (steps of the same second folded into one row), the lead finding with
+//! its evidence, first check and fix, and every other finding in one line.
+//! `-v` adds each finding in full and each Pod's moments. Every line is
+//! fitted to `Style::width` (see `layout` for the one exception: a
+//! command word wider than the line).
 
 use std::fmt::Write;
 
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
+use super::layout::{self, cut, pad, pad_left, width, wrap, wrap_at_most};
 use super::report::{RunInfo, detail_with_others};
 use super::{Style, headline};
-use crate::analysis::{Diagnosis, Finding, PodState, Step, format_duration};
-use crate::catalogue::catalogue;
+use crate::analysis::{Diagnosis, Evidence, Finding, PodState, Step, format_duration};
+use crate::catalogue::{Severity, catalogue};
 use crate::model::{ClockSource, OriginKind};
 
-/// Width of the waterfall bars, in characters.
+/// Widest waterfall bar, in columns; narrower when the width is short.
 const BAR_WIDTH: usize = 32;
-/// Pods drawn as a waterfall; the rest are listed in one line each.
+const MIN_BAR_WIDTH: usize = 8;
+/// Columns a timeline keeps for its notes before the bar narrows.
+const NOTE_ROOM: usize = 26;
+/// Pods drawn as a waterfall (with -v); the rest are listed in one line each.
 const WATERFALL_PODS: usize = 4;
+/// Evidence items of the lead finding shown by default, and lines each.
+const COMPACT_EVIDENCE: usize = 2;
+const COMPACT_EVIDENCE_LINES: usize = 2;
+/// Log lines under the lead finding by default (all that are kept with -v).
+const COMPACT_LOG_LINES: usize = 3;
+/// Characters of the fix shown by default (whole sentences, at least this).
+const FIX_OPENING: usize = 60;
+/// Lines of the lead finding's detail shown by default.
+const COMPACT_DETAIL_LINES: usize = 3;
+/// Where a command too long for its label's line starts: near the margin,
+/// so that most commands still fit in one line at 80 columns.
+const COMMAND_INDENT: usize = 2;
 
 pub fn trace(d: &Diagnosis, run: &RunInfo, style: &Style) -> String {
     let mut out = String::new();
@@ -23,7 +44,9 @@ pub fn trace(d: &Diagnosis, run: &RunInfo, style: &Style) -> String {
     verdict(&mut out, d, style);
     tree(&mut out, d, style);
     timeline(&mut out, d, style);
-    pods(&mut out, d, style);
+    if style.verbose {
+        pods(&mut out, d, style);
+    }
     findings(&mut out, d, style);
     gaps(&mut out, d, style);
     out
@@ -43,62 +66,157 @@ fn secs(from: Timestamp, to: Timestamp) -> i64 {
     (to.as_millisecond() - from.as_millisecond()) / 1000
 }
 
+/// Lines, one `\n` each.
+fn push_lines(out: &mut String, lines: impl IntoIterator<Item = String>) {
+    for l in lines {
+        out.push_str(l.trim_end());
+        out.push('\n');
+    }
+}
+
 fn header(out: &mut String, d: &Diagnosis, run: &RunInfo, style: &Style) {
     let l = style.labels();
     let t = &d.target;
-    let source = match run.origin.kind {
-        OriginKind::Live => format!(
-            "live{}",
-            run.origin
-                .context
-                .as_deref()
-                .map(|c| format!(", context {c}"))
-                .unwrap_or_default()
-        ),
-        _ => run.origin.location.clone(),
-    };
     let why = match run.clock.source {
         ClockSource::Live => l.clock_live,
         ClockSource::Capture => l.clock_capture,
         ClockSource::NewestTimestamp => l.clock_newest,
         ClockSource::At => "--at",
     };
-    let _ = writeln!(
-        out,
-        "{} {}/{}   {}",
-        t.kind,
-        t.namespace,
-        style.bold(&t.name),
-        style.dim(&format!(
-            "{} {} UTC ({why}) · {source}",
-            l.judged_at,
-            run.clock
-                .now
-                .to_zoned(TimeZone::UTC)
-                .strftime("%Y-%m-%d %H:%M:%S")
-        ))
+    let mut meta = format!(
+        "{} {} UTC ({why})",
+        l.judged_at,
+        run.clock
+            .now
+            .to_zoned(TimeZone::UTC)
+            .strftime("%Y-%m-%d %H:%M:%S")
     );
+    // The file is the one the user named; the live context is worth saying.
+    match run.origin.kind {
+        OriginKind::Live => {
+            meta.push_str(" · live");
+            if let Some(c) = &run.origin.context {
+                meta.push_str(&format!(", context {c}"));
+            }
+        }
+        _ if style.verbose => meta.push_str(&format!(" · {}", run.origin.location)),
+        _ => {}
+    }
+    let plain = format!("{} {}/{}", t.kind, t.namespace, t.name);
+    let first = format!("{} {}/{}", t.kind, t.namespace, style.bold(&t.name));
+    // Short of room, the time speaks for itself without "judged at".
+    if width(&plain) + 3 + width(&meta) > style.width {
+        let short = meta[l.judged_at.len()..].trim_start().to_string();
+        if width(&plain) + 3 + width(&short) <= style.width {
+            meta = short;
+        }
+    }
+    if width(&plain) + 3 + width(&meta) <= style.width {
+        let _ = writeln!(out, "{first}   {}", style.dim(&meta));
+    } else {
+        let _ = writeln!(out, "{first}");
+        push_lines(
+            out,
+            wrap(&meta, style.width, "  ", "  ")
+                .into_iter()
+                .map(|m| format!("  {}", style.dim(m.trim_start()))),
+        );
+    }
     out.push('\n');
 }
 
 fn verdict(out: &mut String, d: &Diagnosis, style: &Style) {
-    let _ = writeln!(
-        out,
+    let line = format!(
         "{} {}  {}",
         headline::mark(d, style),
         headline::painted_word(d, style),
         headline::sentence(d, style.lang)
     );
+    push_lines(out, wrap(&line, style.width, "", "  "));
     if let Some(next) = &d.verdict.next {
-        let _ = writeln!(out, "   {} {}", style.dim("next:"), style.bold(next));
+        let label = format!("  {} ", style.dim("next:"));
+        push_lines(
+            out,
+            layout::command(&label, next, style.width, COMMAND_INDENT, &|c| {
+                style.bold(c)
+            }),
+        );
     }
     out.push('\n');
+}
+
+/// Pods that read the same in the tree: one line stands for all.
+struct PodGroup<'a> {
+    /// The Pod named: the one the lead finding is about, if it is here.
+    shown: &'a PodState,
+    count: usize,
+    nodes: usize,
+    restarts: (i32, i32),
+}
+
+/// Folds Pods of the same revision, state, last step and reason (the lead
+/// finding's Pod names its group), keeping the order they came in.
+fn fold<'a>(pods: &[&'a PodState], lead_pod: Option<&str>) -> Vec<PodGroup<'a>> {
+    type Key<'k> = (Option<i64>, bool, bool, Step, Option<&'k str>, bool, bool);
+    let key = |p: &'a PodState| -> Key<'a> {
+        (
+            p.revision,
+            p.current,
+            p.terminating,
+            p.last_step,
+            p.state_reason.as_deref(),
+            p.serving,
+            p.draining,
+        )
+    };
+    let mut keys: Vec<Key> = Vec::new();
+    let mut members: Vec<Vec<&PodState>> = Vec::new();
+    for p in pods {
+        let k = key(p);
+        match keys.iter().position(|x| *x == k) {
+            Some(i) => members[i].push(p),
+            None => {
+                keys.push(k);
+                members.push(vec![p]);
+            }
+        }
+    }
+    members
+        .into_iter()
+        .map(|m| {
+            let shown = m
+                .iter()
+                .find(|p| Some(p.name.as_str()) == lead_pod)
+                .copied()
+                .unwrap_or(m[0]);
+            let mut nodes: Vec<Option<&str>> = m.iter().map(|p| p.node.as_deref()).collect();
+            nodes.sort();
+            nodes.dedup();
+            let restarts = m.iter().map(|p| p.restarts);
+            PodGroup {
+                shown,
+                count: m.len(),
+                nodes: nodes.len(),
+                restarts: (
+                    restarts.clone().min().unwrap_or(0),
+                    restarts.max().unwrap_or(0),
+                ),
+            }
+        })
+        .collect()
+}
+
+fn lead_pod(d: &Diagnosis) -> Option<&str> {
+    d.lead()
+        .filter(|f| f.subject.kind == "Pod")
+        .map(|f| f.subject.name.as_str())
 }
 
 fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
     let l = style.labels();
     let c = &d.chain;
     let _ = writeln!(out, "{}", style.bold(l.chain));
+    let lead = lead_pod(d);
     let mut lines: Vec<(usize, String)> = Vec::new();
     let mut depth = 0;
     if let Some(m) = &c.model_service {
@@ -148,13 +266,14 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
                 rs.name, rs.ready, rs.desired,
             ),
         ));
-        for p in pods {
-            lines.push((depth + 1, pod_line(p, style)));
+        for g in fold(&pods, lead) {
+            lines.push((depth + 1, pod_line(&g, style)));
         }
     }
     if c.replica_sets.is_empty() {
-        for p in &d.pods {
-            lines.push((depth, pod_line(p, style)));
+        let pods: Vec<&PodState> = d.pods.iter().collect();
+        for g in fold(&pods, lead) {
+            lines.push((depth, pod_line(&g, style)));
         }
     }
     // Ready endpoints of every revision: an old revision still serving counts.
@@ -197,8 +316,18 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
             lines.push((depth, style.bad("Service: none")));
         }
     }
-    draw_tree(out, &lines);
-    if let Some(ctl) = &c.controller {
+    draw_tree(out, &lines, style.width);
+    // By default the controller is shown only when something is wrong
+    // with it: a stale or missing lease, or fewer ready than desired.
+    let controller = c.controller.as_ref().filter(|ctl| {
+        style.verbose
+            || ctl.replicas.is_none_or(|(ready, desired)| ready < desired)
+            || ctl
+                .lease
+                .as_ref()
+                .is_none_or(|l| l.stale || l.renewed.is_none())
+    });
+    if let Some(ctl) = controller {
         let mut facts = Vec::new();
         if let Some((ready, desired)) = ctl.replicas {
             facts.push(format!("{ready}/{desired} ready"));
@@ -217,30 +346,51 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
         if facts.is_empty() {
             facts.push(style.dim("not in the snapshot"));
         }
-        let _ = writeln!(
-            out,
-            "  {} {}/{}: {}",
+        let line = format!(
+            "{} {}/{}: {}",
             style.dim("controller"),
             ctl.namespace,
             ctl.name,
             facts.join(", ")
         );
+        push_lines(out, wrap(&line, style.width, "  ", "    "));
     }
     out.push('\n');
 }
 
-fn pod_line(p: &PodState, style: &Style) -> String {
+fn pod_line(g: &PodGroup, style: &Style) -> String {
     let l = style.labels();
-    let mut parts = vec![p.node.clone().unwrap_or_else(|| "no node".into())];
+    let p = g.shown;
+    let mut name = format!("Pod {}", p.name);
+    if g.count > 1 {
+        name.push(' ');
+        name.push_str(&l.alike.replace("{n}", &(g.count - 1).to_string()));
+    }
+    let mut parts = vec![if g.nodes > 1 {
+        format!("{} {}", g.nodes, l.nodes)
+    } else {
+        p.node.clone().unwrap_or_else(|| "no node".into())
+    }];
     if p.last_step != Step::Serving {
         parts.push(p.last_step.as_str().to_string());
     }
     if let Some(r) = &p.state_reason {
         parts.push(style.bad(r));
     }
-    if p.restarts > 0 {
-        let plural = if p.restarts == 1 { "" } else { "s" };
-        parts.push(format!("{} restart{plural}", p.restarts));
+    let (low, high) = g.restarts;
+    if high > 0 {
+        let count = if low == high {
+            high.to_string()
+        } else {
+            format!("{low}-{high}")
+        };
+        parts.push(match style.lang {
+            crate::catalogue::Lang::Zh => format!("{count} {}", l.restarts),
+            crate::catalogue::Lang::En => {
+                let plural = if low == high && high == 1 { "" } else { "s" };
+                format!("{count} restart{plural}")
+            }
+        });
     }
     if p.terminating {
         parts.push(style.dim("terminating"));
@@ -252,13 +402,14 @@ fn pod_line(p: &PodState, style: &Style) -> String {
     } else {
         style.dim(l.serving_no)
     });
-    format!("Pod {}  {}", p.name, parts.join(" · "))
+    format!("{name}  {}", parts.join(" · "))
 }
 
-fn draw_tree(out: &mut String, lines: &[(usize, String)]) {
+fn draw_tree(out: &mut String, lines: &[(usize, String)], columns: usize) {
     // For each line, whether later lines continue at each depth.
     for (i, (depth, text)) in lines.iter().enumerate() {
         let mut prefix = String::from("  ");
+        let mut cont = String::from("  ");
         for level in 1..=*depth {
             let continues_after = lines[i + 1..]
                 .iter()
@@ -271,14 +422,12 @@ fn draw_tree(out: &mut String, lines: &[(usize, String)]) {
                     "└─ "
                 });
             } else {
-                let open = lines[i + 1..]
-                    .iter()
-                    .take_while(|(d, _)| *d >= level)
-                    .any(|(d, _)| *d == level);
-                prefix.push_str(if open { "│  " } else { "   " });
+                prefix.push_str(if continues_after { "│  " } else { "   " });
             }
+            cont.push_str(if continues_after { "│  " } else { "   " });
         }
-        let _ = writeln!(out, "{prefix}{text}");
+        cont.push_str("   ");
+        push_lines(out, wrap(text, columns, &prefix, &cont));
     }
 }
 
@@ -286,136 +435,312 @@ fn draw_tree(out: &mut String, lines: &[(usize, String)]) {
 struct Axis {
     start: Timestamp,
     span: f64,
+    width: usize,
 }
 
 impl Axis {
-    fn new(start: Timestamp, end: Timestamp) -> Self {
+    fn new(start: Timestamp, end: Timestamp, width: usize) -> Self {
         Axis {
             start,
             span: ((end.as_millisecond() - start.as_millisecond()) as f64).max(1.0),
+            width,
         }
     }
 
     fn col(&self, t: Timestamp) -> usize {
         let x = (t.as_millisecond() - self.start.as_millisecond()) as f64 / self.span;
-        ((x.clamp(0.0, 1.0)) * BAR_WIDTH as f64).round() as usize
+        ((x.clamp(0.0, 1.0)) * self.width as f64).round() as usize
     }
 
     /// A bar from `from` to `to`, at least one character wide.
     fn bar(&self, from: Timestamp, to: Timestamp, fill: char) -> String {
-        let a = self.col(from).min(BAR_WIDTH - 1);
-        let b = self.col(to).max(a + 1).min(BAR_WIDTH);
+        let a = self.col(from).min(self.width - 1);
+        let b = self.col(to).max(a + 1).min(self.width);
         let mut s = " ".repeat(a);
         s.extend(std::iter::repeat_n(fill, b - a));
-        s.push_str(&" ".repeat(BAR_WIDTH - b));
+        s.push_str(&" ".repeat(self.width - b));
         s
     }
+
+    fn empty(&self) -> String {
+        " ".repeat(self.width)
+    }
+}
+
+/// The step that waited longest since the step before it: a reached step
+/// by its recorded gap, the missing step by how long it has waited until
+/// `now`. (The missing step used to be left out, so `observed +1s` was
+/// marked while `started` had waited minutes.)
+pub fn slowest_step(d: &Diagnosis) -> Option<Step> {
+    let mut previous: Option<Timestamp> = None;
+    let mut waits: Vec<(Step, i64)> = Vec::new();
+    for s in &d.steps {
+        match (s.reached, s.at) {
+            (true, Some(t)) => {
+                if let Some(p) = previous {
+                    waits.push((s.step, secs(p, t)));
+                }
+                previous = Some(t);
+            }
+            (false, _) if d.verdict.missing == Some(s.step) => {
+                if let Some(p) = previous {
+                    waits.push((s.step, secs(p, d.now)));
+                }
+            }
+            _ => {}
+        }
+    }
+    // The first of equal waits: the earlier step held the rest up.
+    waits
+        .iter()
+        .filter(|(_, w)| *w > 0)
+        .fold(None, |best: Option<(Step, i64)>, &(s, w)| match best {
+            Some((_, b)) if b >= w => best,
+            _ => Some((s, w)),
+        })
+        .map(|(s, _)| s)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum RowKind {
+    Reached,
+    /// Reached, but the cluster keeps no time for it.
+    Untimed,
+    Missing,
+    /// After the missing step.
+    Later,
+}
+
+/// One row of the timeline: one step, or (by default) several reached in
+/// the same second, or every step after the missing one.
+struct Row {
+    first: Step,
+    last: Step,
+    kind: RowKind,
+    at: Option<Timestamp>,
+    /// Where its bar starts.
+    from: Option<Timestamp>,
+    gap: Option<i64>,
+    note: String,
+    slowest: bool,
+}
+
+impl Row {
+    fn label(&self) -> String {
+        if self.first == self.last {
+            self.first.as_str().to_string()
+        } else {
+            format!("{}…{}", self.first.as_str(), self.last.as_str())
+        }
+    }
+}
+
+fn timeline_rows(d: &Diagnosis, compact: bool) -> Vec<Row> {
+    let slowest = slowest_step(d);
+    let start = d.steps.iter().filter_map(|s| s.at).min();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut previous: Option<Timestamp> = None;
+    for s in &d.steps {
+        let is_slowest = Some(s.step) == slowest;
+        let row = match (s.reached, s.at) {
+            (true, Some(t)) => {
+                let gap = previous.map(|p| secs(p, t));
+                let from = previous.unwrap_or(t);
+                previous = Some(t);
+                // Same second as the row before: one row says it.
+                if compact
+                    && gap == Some(0)
+                    && let Some(last) = rows.last_mut()
+                    && last.kind == RowKind::Reached
+                {
+                    last.last = s.step;
+                    last.note = s.note.clone();
+                    last.slowest |= is_slowest;
+                    continue;
+                }
+                Row {
+                    first: s.step,
+                    last: s.step,
+                    kind: RowKind::Reached,
+                    at: Some(t),
+                    from: Some(from),
+                    gap,
+                    note: s.note.clone(),
+                    slowest: is_slowest,
+                }
+            }
+            (true, None) => Row {
+                first: s.step,
+                last: s.step,
+                kind: RowKind::Untimed,
+                at: None,
+                from: None,
+                gap: None,
+                note: s.note.clone(),
+                slowest: false,
+            },
+            (false, _) if d.verdict.missing == Some(s.step) => {
+                let from = previous.or(start);
+                Row {
+                    first: s.step,
+                    last: s.step,
+                    kind: RowKind::Missing,
+                    at: None,
+                    from,
+                    gap: from.map(|f| secs(f, d.now)),
+                    note: s.note.clone(),
+                    slowest: is_slowest,
+                }
+            }
+            (false, _) => {
+                // What comes after the missing step is implied by it.
+                if compact {
+                    continue;
+                }
+                Row {
+                    first: s.step,
+                    last: s.step,
+                    kind: RowKind::Later,
+                    at: None,
+                    from: None,
+                    gap: None,
+                    note: s.note.clone(),
+                    slowest: false,
+                }
+            }
+        };
+        rows.push(row);
+    }
+    rows
 }
 
 fn timeline(out: &mut String, d: &Diagnosis, style: &Style) {
     let l = style.labels();
-    let times: Vec<Timestamp> = d.steps.iter().filter_map(|s| s.at).collect();
-    let _ = writeln!(
-        out,
+    let heading = format!(
         "{}  {}",
         style.bold(l.timeline),
         style.dim(&format!("({})", l.timeline_hint))
     );
+    push_lines(out, wrap(&heading, style.width, "", "  "));
+    let times: Vec<Timestamp> = d.steps.iter().filter_map(|s| s.at).collect();
     let Some(start) = times.iter().min().copied() else {
         let _ = writeln!(out, "  {}\n", style.dim("no step has a recorded time"));
         return;
     };
+    let rows = timeline_rows(d, !style.verbose);
     let waiting_since = times.iter().max().copied().unwrap_or(start);
     let end = if d.verdict.missing.is_some() {
         d.now
     } else {
         waiting_since
     };
-    let axis = Axis::new(start, end.max(waiting_since));
-    // The slowest recorded gap is the step to look at.
-    let mut previous: Option<Timestamp> = None;
-    let mut gaps: Vec<(Step, i64)> = Vec::new();
-    for s in &d.steps {
-        if let (Some(p), Some(t)) = (previous, s.at) {
-            gaps.push((s.step, secs(p, t)));
-        }
-        if s.at.is_some() {
-            previous = s.at;
-        }
-    }
-    let slowest = gaps
+    let labels: Vec<String> = rows.iter().map(Row::label).collect();
+    let times_text: Vec<String> = rows
         .iter()
-        .filter(|(_, g)| *g > 0)
-        .max_by_key(|(_, g)| *g)
-        .map(|(s, _)| *s);
-    let mut previous: Option<Timestamp> = None;
-    for s in &d.steps {
-        let name = format!("{:<10}", s.step.as_str());
-        match (s.reached, s.at) {
-            (true, Some(t)) => {
-                let gap = previous
-                    .map(|p| format!("+{}", format_duration(secs(p, t))))
-                    .unwrap_or_default();
-                let bar = axis.bar(previous.unwrap_or(t), t, '█');
-                let bar = if Some(s.step) == slowest {
+        .map(|r| match (r.kind, r.at) {
+            (_, Some(t)) => clock_time(t, d.now),
+            (RowKind::Missing | RowKind::Later, _) => "—".into(),
+            _ => String::new(),
+        })
+        .collect();
+    let gaps_text: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            r.gap
+                .map(|g| format!("+{}", format_duration(g)))
+                .unwrap_or_default()
+        })
+        .collect();
+    let label_w = labels.iter().map(|s| width(s)).max().unwrap_or(0).max(10);
+    let time_w = times_text
+        .iter()
+        .map(|s| width(s))
+        .max()
+        .unwrap_or(0)
+        .max(8);
+    let gap_w = gaps_text.iter().map(|s| width(s)).max().unwrap_or(0).max(4);
+    // "  label time gap │bar│ note"
+    let fixed = 2 + label_w + 1 + time_w + 1 + gap_w + 1 + 2 + 1;
+    let bar_w = style
+        .width
+        .saturating_sub(fixed + NOTE_ROOM)
+        .clamp(MIN_BAR_WIDTH, BAR_WIDTH);
+    let axis = Axis::new(start, end.max(waiting_since), bar_w);
+    let note_col = fixed + bar_w;
+    for (i, r) in rows.iter().enumerate() {
+        // A no-break space keeps the arrow with its word when the note
+        // wraps (textwrap breaks at ASCII spaces only); printed as a space.
+        let mark = if r.slowest {
+            format!("  ←\u{a0}{}", l.slowest)
+        } else {
+            String::new()
+        };
+        let (bar, note) = match r.kind {
+            RowKind::Reached => {
+                let t = r.at.unwrap_or(start);
+                let bar = axis.bar(r.from.unwrap_or(t), t, '█');
+                let bar = if r.slowest {
                     style.warn(&bar)
                 } else {
                     style.good(&bar)
                 };
-                let mark = if Some(s.step) == slowest {
-                    format!("  ← {}", l.slowest)
+                (bar, format!("{}{mark}", r.note))
+            }
+            RowKind::Untimed | RowKind::Later => (axis.empty(), r.note.clone()),
+            RowKind::Missing => {
+                let from = r.from.unwrap_or(start);
+                let bar = style.bad(&axis.bar(from, d.now, '░'));
+                let note = if style.verbose {
+                    format!(
+                        "{} ({} {}) · {}",
+                        l.not_reached,
+                        l.waiting,
+                        format_duration(secs(from, d.now)),
+                        r.note
+                    )
                 } else {
-                    String::new()
+                    format!("{} · {}", l.not_reached, r.note)
                 };
-                let _ = writeln!(
-                    out,
-                    "  {name} {:>8} {:>8} │{bar}│ {}{mark}",
-                    clock_time(t, d.now),
-                    gap,
-                    style.dim(&s.note)
-                );
-                previous = Some(t);
+                (bar, format!("{note}{mark}"))
             }
-            (true, None) => {
-                let _ = writeln!(
-                    out,
-                    "  {name} {:>8} {:>8} │{}│ {}",
-                    "",
-                    "",
-                    " ".repeat(BAR_WIDTH),
-                    style.dim(&s.note)
-                );
-            }
-            (false, _) => {
-                let is_missing = d.verdict.missing == Some(s.step);
-                if is_missing {
-                    let from = previous.unwrap_or(start);
-                    let bar = axis.bar(from, d.now, '░');
-                    let _ = writeln!(
-                        out,
-                        "  {} {:>8} {:>8} │{}│ {}",
-                        style.bad(&name),
-                        "—",
-                        format!("+{}", format_duration(secs(from, d.now))),
-                        style.bad(&bar),
-                        style.bad(&format!(
-                            "{} ({} {}) · {}",
-                            l.not_reached,
-                            l.waiting,
-                            format_duration(secs(from, d.now)),
-                            s.note
-                        ))
-                    );
+        };
+        let label = pad(&labels[i], label_w);
+        let label = match r.kind {
+            RowKind::Missing => style.bad(&label),
+            RowKind::Later => style.dim(&label),
+            _ => label,
+        };
+        let lead = format!(
+            "  {label} {} {} │{bar}│ ",
+            pad_left(&times_text[i], time_w),
+            pad_left(&gaps_text[i], gap_w),
+        );
+        let paint = |n: &str| match r.kind {
+            RowKind::Missing => style.bad(n),
+            _ => style.dim(n),
+        };
+        if note.is_empty() {
+            push_lines(out, [lead]);
+        } else if style.width.saturating_sub(note_col) < 16 {
+            // Too narrow for notes beside the bars: under them.
+            push_lines(out, [lead]);
+            push_lines(
+                out,
+                wrap(&note, style.width, "      ", "      ")
+                    .into_iter()
+                    .map(|n| format!("      {}", paint(&n.trim_start().replace('\u{a0}', " ")))),
+            );
+        } else {
+            let indent = " ".repeat(note_col);
+            for (j, n) in wrap(&note, style.width, &indent, &indent)
+                .into_iter()
+                .enumerate()
+            {
+                let text = paint(&n.trim_start().replace('\u{a0}', " "));
+                if j == 0 {
+                    push_lines(out, [format!("{lead}{text}")]);
                 } else {
-                    let _ = writeln!(
-                        out,
-                        "  {} {:>8} {:>8} │{}│ {}",
-                        style.dim(&name),
-                        "—",
-                        "",
-                        " ".repeat(BAR_WIDTH),
-                        style.dim(&s.note)
-                    );
+                    push_lines(out, [format!("{indent}{text}")]);
                 }
             }
         }
@@ -428,8 +753,7 @@ fn pods(out: &mut String, d: &Diagnosis, style: &Style) {
         return;
     }
     let l = style.labels();
-    let _ = writeln!(
-        out,
+    let heading = format!(
         "{}  {}",
         style.bold(l.pods),
         style.dim(&format!(
@@ -442,11 +766,13 @@ fn pods(out: &mut String, d: &Diagnosis, style: &Style) {
             l.old_pods
         ))
     );
+    push_lines(out, wrap(&heading, style.width, "", "  "));
     let current: Vec<&PodState> = d
         .pods
         .iter()
         .filter(|p| p.current && !p.terminating)
         .collect();
+    let groups = fold(&current, lead_pod(d));
     let start = current.iter().filter_map(|p| p.moments.stored.at).min();
     let latest = current
         .iter()
@@ -460,6 +786,11 @@ fn pods(out: &mut String, d: &Diagnosis, style: &Style) {
         })
         .flatten()
         .max();
+    // "    label    time      gap │bar│ note"
+    let bar_w = style
+        .width
+        .saturating_sub(4 + 8 + 1 + 8 + 1 + 8 + 3 + NOTE_ROOM)
+        .clamp(MIN_BAR_WIDTH, BAR_WIDTH);
     if let (Some(start), Some(latest)) = (start, latest) {
         let any_missing = current.iter().any(|p| !p.moments.ready.reached);
         let axis = Axis::new(
@@ -469,40 +800,55 @@ fn pods(out: &mut String, d: &Diagnosis, style: &Style) {
             } else {
                 latest
             },
+            bar_w,
         );
-        for p in current.iter().take(WATERFALL_PODS) {
-            pod_waterfall(out, p, &axis, d.now, style);
+        for g in groups.iter().take(WATERFALL_PODS) {
+            pod_waterfall(out, g, &axis, d.now, style);
         }
     }
-    for p in current.iter().skip(WATERFALL_PODS) {
-        let _ = writeln!(out, "  {}", pod_line(p, style));
-    }
-    for p in d.pods.iter().filter(|p| !p.current || p.terminating) {
-        let _ = writeln!(
-            out,
-            "  {} {}",
+    let mut rest: Vec<String> = groups
+        .iter()
+        .skip(WATERFALL_PODS)
+        .map(|g| pod_line(g, style))
+        .collect();
+    let old: Vec<&PodState> = d
+        .pods
+        .iter()
+        .filter(|p| !p.current || p.terminating)
+        .collect();
+    for g in fold(&old, None) {
+        rest.push(format!(
+            "{} {}",
             style.dim(&format!(
                 "revision {}",
-                p.revision.map_or("?".into(), |r| r.to_string())
+                g.shown.revision.map_or("?".into(), |r| r.to_string())
             )),
-            pod_line(p, style)
-        );
+            pod_line(&g, style)
+        ));
+    }
+    for line in rest {
+        push_lines(out, wrap(&line, style.width, "  ", "     "));
     }
     out.push('\n');
 }
 
-fn pod_waterfall(out: &mut String, p: &PodState, axis: &Axis, now: Timestamp, style: &Style) {
+fn pod_waterfall(out: &mut String, g: &PodGroup, axis: &Axis, now: Timestamp, style: &Style) {
     let l = style.labels();
-    let _ = writeln!(
-        out,
-        "  {}  {}",
-        style.bold(&p.name),
+    let p = g.shown;
+    let mut name = style.bold(&p.name);
+    if g.count > 1 {
+        name.push(' ');
+        name.push_str(&l.alike.replace("{n}", &(g.count - 1).to_string()));
+    }
+    let heading = format!(
+        "{name}  {}",
         style.dim(&format!(
             "{} · revision {}",
             p.node.as_deref().unwrap_or("no node"),
             p.revision.map_or("?".into(), |r| r.to_string())
         ))
     );
+    push_lines(out, wrap(&heading, style.width, "  ", "    "));
     let moments = [
         ("stored", p.moments.stored),
         ("bound", p.moments.bound),
@@ -512,7 +858,7 @@ fn pod_waterfall(out: &mut String, p: &PodState, axis: &Axis, now: Timestamp, st
     let mut previous: Option<Timestamp> = None;
     let mut waiting_shown = false;
     for (label, m) in moments {
-        let name = format!("{label:<8}");
+        let name = pad(label, 8);
         match (m.reached, m.at) {
             (true, Some(t)) => {
                 let gap = previous
@@ -528,33 +874,28 @@ fn pod_waterfall(out: &mut String, p: &PodState, axis: &Axis, now: Timestamp, st
                 previous = Some(t);
             }
             (true, None) => {
-                let _ = writeln!(
-                    out,
-                    "    {name} {:>8} {:>8} │{}│",
-                    "?",
-                    "",
-                    " ".repeat(BAR_WIDTH)
-                );
+                let _ = writeln!(out, "    {name} {:>8} {:>8} │{}│", "?", "", axis.empty());
             }
             (false, _) if !waiting_shown => {
                 waiting_shown = true;
                 let from = previous.unwrap_or(now);
-                let _ = writeln!(
-                    out,
-                    "    {} {:>8} {:>8} │{}│ {}",
+                let lead = format!(
+                    "    {} {:>8} {:>8} │{}│ ",
                     style.bad(&name),
                     "—",
                     format!("+{}", format_duration(secs(from, now))),
                     style.bad(&axis.bar(from, now, '░')),
-                    style.bad(&format!(
-                        "{}{}",
-                        l.not_reached,
-                        p.state_reason
-                            .as_deref()
-                            .map(|r| format!(": {r}"))
-                            .unwrap_or_default()
-                    ))
                 );
+                let note = format!(
+                    "{}{}",
+                    l.not_reached,
+                    p.state_reason
+                        .as_deref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default()
+                );
+                let room = style.width.saturating_sub(width(&lead));
+                push_lines(out, [format!("{lead}{}", style.bad(&cut(&note, room)))]);
             }
             (false, _) => {
                 let _ = writeln!(out, "    {} {:>8}", style.dim(&name), "—");
@@ -562,89 +903,333 @@ fn pod_waterfall(out: &mut String, p: &PodState, axis: &Axis, now: Timestamp, st
         }
     }
     let serving = if p.serving {
-        style.good(&format!(
-            "{} (endpoint ready; slices keep no time)",
-            l.serving_yes
-        ))
+        format!("{} (endpoint ready; slices keep no time)", l.serving_yes)
     } else if p.draining {
-        style.dim("draining (terminating endpoint)")
+        "draining (terminating endpoint)".to_string()
     } else {
-        style.dim(l.serving_no)
+        l.serving_no.to_string()
     };
-    let _ = writeln!(out, "    {:<8} {serving}", "serving");
+    let lines = wrap(&serving, style.width, "    serving  ", "             ");
+    push_lines(
+        out,
+        lines.into_iter().map(|s| {
+            let (head, text) = s.split_at(13.min(s.len()));
+            let text = if p.serving {
+                style.good(text)
+            } else {
+                style.dim(text)
+            };
+            format!("{head}{text}")
+        }),
+    );
+}
+
+fn severity_mark(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "✘",
+        Severity::Warning => "!",
+        Severity::Info => "i",
+    }
 }
 
 fn findings(out: &mut String, d: &Diagnosis, style: &Style) {
     let l = style.labels();
     if d.findings.is_empty() {
-        let _ = writeln!(out, "{}  {}\n", style.bold(l.findings), l.no_findings);
+        let _ = writeln!(out, "{}  {}", style.bold(l.findings), l.no_findings);
         return;
     }
-    let _ = writeln!(out, "{} ({})", style.bold(l.findings), d.findings.len());
-    for f in &d.findings {
-        finding(out, f, style);
+    let heading = format!("{} ({})", l.findings, d.findings.len());
+    if !style.verbose && width(&heading) + 2 + width(l.verbose_hint) <= style.width {
+        let _ = writeln!(
+            out,
+            "{}  {}",
+            style.bold(&heading),
+            style.dim(l.verbose_hint)
+        );
+    } else {
+        let _ = writeln!(out, "{}", style.bold(&heading));
+    }
+    for (i, f) in d.findings.iter().enumerate() {
+        if style.verbose {
+            out.push('\n');
+            finding(out, f, true, None, style);
+        } else if i == 0 {
+            finding(out, f, false, d.verdict.next.as_deref(), style);
+        } else {
+            finding_line(out, f, style);
+        }
     }
 }
 
-fn finding(out: &mut String, f: &Finding, style: &Style) {
+/// The label column of a finding: the widest label of the language.
+fn label_width(style: &Style) -> usize {
     let l = style.labels();
-    let entry = catalogue().get(f.id);
-    let mark = match f.severity {
-        crate::catalogue::Severity::Error => "✘",
-        crate::catalogue::Severity::Warning => "!",
-        crate::catalogue::Severity::Info => "i",
-    };
-    let _ = writeln!(
-        out,
-        "\n  {} {}  {}",
-        style.severity(f.severity, &format!("{mark} {:<7}", f.severity.as_str())),
+    [l.evidence, l.log, l.cause, l.check, l.fix, l.verify]
+        .iter()
+        .map(|s| width(s))
+        .max()
+        .unwrap_or(6)
+        + 1
+}
+
+/// `    label   ` at the label column, the label dimmed after padding
+/// (padding a coloured string would count its escapes as columns).
+fn label_prefix(label: &str, style: &Style) -> String {
+    let padded = pad(label, label_width(style));
+    let text = padded.trim_end();
+    format!("    {}{}", style.dim(text), &padded[text.len()..])
+}
+
+/// Prose under a label, wrapped.
+fn labelled(out: &mut String, label: &str, text: &str, max_lines: Option<usize>, style: &Style) {
+    let rest = " ".repeat(4 + label_width(style));
+    let mut first = true;
+    for para in text.lines().filter(|p| !p.trim().is_empty()) {
+        let head = if first {
+            pad(&format!("    {label}"), 4 + label_width(style))
+        } else {
+            rest.clone()
+        };
+        let lines = match max_lines {
+            Some(n) => wrap_at_most(para, style.width, &head, &rest, n),
+            None => wrap(para, style.width, &head, &rest),
+        };
+        for (j, line) in lines.into_iter().enumerate() {
+            if first && j == 0 {
+                let body = line[head.len().min(line.len())..].to_string();
+                push_lines(out, [format!("{}{body}", label_prefix(label, style))]);
+            } else {
+                push_lines(out, [line]);
+            }
+        }
+        first = false;
+    }
+}
+
+/// The opening of a catalogue text, the default view's fix: whole
+/// sentences until there are at least [`FIX_OPENING`] characters (a first
+/// sentence such as "Fix what the log names." says little alone).
+fn opening(text: &str) -> &str {
+    let text = text.trim();
+    let mut end = None;
+    for (i, c) in text.char_indices() {
+        let stop = match c {
+            '。' => Some(i + c.len_utf8()),
+            '.' => {
+                let after = &text[i + 1..];
+                (after.is_empty() || after.starts_with(' ') || after.starts_with('\n'))
+                    .then_some(i + 1)
+            }
+            _ => None,
+        };
+        if let Some(e) = stop {
+            end = Some(e);
+            if text[..e].chars().count() >= FIX_OPENING {
+                break;
+            }
+        }
+    }
+    match end {
+        Some(e) if text[..e].chars().count() >= FIX_OPENING => &text[..e],
+        _ => text,
+    }
+}
+
+fn finding_head(f: &Finding, style: &Style) -> (String, String) {
+    let mark = severity_mark(f.severity);
+    let sev = format!("{mark} {}", pad(f.severity.as_str(), 7));
+    let plain = format!("  {sev} {}  {}", f.id.as_str(), f.subject);
+    let painted = format!(
+        "  {} {}  {}",
+        style.severity(f.severity, &sev),
         style.bold(f.id.as_str()),
         f.subject
     );
-    if let Some(e) = entry {
-        let _ = writeln!(out, "    {}", style.bold(e.title.get(style.lang)));
+    (plain, painted)
+}
+
+/// Another finding, in one line: severity, id, subject, the detail cut.
+fn finding_line(out: &mut String, f: &Finding, style: &Style) {
+    let (plain, painted) = finding_head(f, style);
+    let detail = detail_with_others(f, style.lang);
+    if width(&plain) + 2 >= style.width {
+        let _ = writeln!(out, "{}", cut(&plain, style.width));
+        return;
     }
-    let _ = writeln!(out, "    {}", detail_with_others(f, style.lang));
-    if !f.evidence.is_empty() {
-        let _ = writeln!(out, "    {}", style.dim(l.evidence));
-        for e in &f.evidence {
-            let at =
-                e.at.map(|t| {
-                    format!(
-                        " ({}, {} ago)",
-                        clock_time(t, style.now),
-                        format_duration(secs(t, style.now))
-                    )
-                })
-                .unwrap_or_default();
-            let _ = writeln!(
+    let room = style.width - width(&plain) - 2;
+    let _ = writeln!(out, "{painted}  {}", cut(&detail, room));
+}
+
+fn finding(out: &mut String, f: &Finding, full: bool, next: Option<&str>, style: &Style) {
+    let l = style.labels();
+    let entry = catalogue().get(f.id);
+    let (plain, painted) = finding_head(f, style);
+    if width(&plain) <= style.width {
+        let _ = writeln!(out, "{painted}");
+    } else {
+        push_lines(out, wrap(&plain, style.width, "", "      "));
+    }
+    // The default view leaves the title to `explain`: the headline named it.
+    if let Some(e) = entry.filter(|_| full) {
+        let title = style.bold(e.title.get(style.lang));
+        push_lines(out, wrap(&title, style.width, "    ", "    "));
+    }
+    let detail = detail_with_others(f, style.lang);
+    push_lines(
+        out,
+        if full {
+            wrap(&detail, style.width, "    ", "    ")
+        } else {
+            wrap_at_most(&detail, style.width, "    ", "    ", COMPACT_DETAIL_LINES)
+        },
+    );
+    evidence(out, f, full, style);
+    let Some(e) = entry else { return };
+    if full {
+        labelled(out, l.cause, e.cause.get(style.lang), None, style);
+    }
+    let checks = e.checks_for(&f.vars);
+    let shown = if full { checks.len() } else { 1 };
+    if !full && checks.first().map(String::as_str) == next && next.is_some() {
+        // Printed in full under the headline, a few lines up.
+        let _ = writeln!(out, "{}{}", label_prefix(l.check, style), l.check_is_next);
+    }
+    let shown: Vec<&String> = checks
+        .iter()
+        .take(shown)
+        .filter(|c| full || Some(c.as_str()) != next)
+        .collect();
+    // Beside the label when every command fits there; else all of them
+    // under it, at one indent, so they line up.
+    let column = 4 + label_width(style);
+    if shown.iter().all(|c| column + width(c) <= style.width) {
+        for (i, c) in shown.iter().enumerate() {
+            let label = if i == 0 {
+                label_prefix(l.check, style)
+            } else {
+                " ".repeat(column)
+            };
+            let _ = writeln!(out, "{label}{}", style.bold(c));
+        }
+    } else if !shown.is_empty() {
+        let _ = writeln!(out, "    {}", style.dim(l.check));
+        for c in shown {
+            push_lines(
                 out,
-                "      {} {} = {}{}",
-                e.object,
-                style.dim(&e.field),
-                e.value,
-                style.dim(&at)
+                layout::command("    ", c, style.width, 4, &|s| style.bold(s)),
             );
         }
     }
-    if let Some(e) = entry {
-        labelled(out, l.cause, e.cause.get(style.lang), style);
-        let checks = e.checks_for(&f.vars);
-        for (i, c) in checks.iter().enumerate() {
-            let label = if i == 0 { l.check } else { "" };
-            let _ = writeln!(out, "    {:<7} {}", style.dim(label), style.bold(c));
-        }
-        labelled(out, l.fix, e.fix.get(style.lang), style);
-        labelled(out, l.verify, e.verify.get(style.lang), style);
+    if full {
+        labelled(out, l.fix, e.fix.get(style.lang), None, style);
+        labelled(out, l.verify, e.verify.get(style.lang), None, style);
+    } else {
+        labelled(out, l.fix, opening(e.fix.get(style.lang)), Some(3), style);
     }
 }
 
-fn labelled(out: &mut String, label: &str, text: &str, style: &Style) {
-    let mut first = true;
-    for line in text.lines() {
-        let label = if first { label } else { "" };
-        let _ = writeln!(out, "    {:<7} {}", style.dim(label), line);
-        first = false;
+fn evidence(out: &mut String, f: &Finding, full: bool, style: &Style) {
+    let l = style.labels();
+    let subject = format!("pod/{}", f.subject.name);
+    let items: Vec<&Evidence> = f
+        .evidence
+        .iter()
+        .filter(|e| e.log.is_none())
+        .filter(|e| full || f.subject.kind != "Pod" || e.object == subject)
+        .take(match (full, f.evidence.iter().any(|e| e.log.is_some())) {
+            (true, _) => usize::MAX,
+            // The log says more than the status fields around it.
+            (false, true) => 1,
+            (false, false) => COMPACT_EVIDENCE,
+        })
+        .collect();
+    let rest = " ".repeat(4 + label_width(style));
+    for (i, e) in items.iter().enumerate() {
+        let at =
+            e.at.map(|t| {
+                format!(
+                    " ({}, {} ago)",
+                    clock_time(t, style.now),
+                    format_duration(secs(t, style.now))
+                )
+            })
+            .unwrap_or_default();
+        // The default view drops the object when it is the finding's subject.
+        let object = if !full && (e.object == subject || e.object == f.subject.to_string()) {
+            String::new()
+        } else {
+            format!("{} ", e.object)
+        };
+        let text = format!("{object}{} = {}{at}", e.field, layout::clean(&e.value));
+        let head = if i == 0 {
+            pad(&format!("    {}", l.evidence), 4 + label_width(style))
+        } else {
+            rest.clone()
+        };
+        let has_log = f.evidence.iter().any(|e| e.log.is_some());
+        let lines = if full {
+            wrap(&text, style.width, &head, &rest)
+        } else {
+            let max = if has_log { 1 } else { COMPACT_EVIDENCE_LINES };
+            wrap_at_most(&text, style.width, &head, &rest, max)
+        };
+        for (j, line) in lines.into_iter().enumerate() {
+            if i == 0 && j == 0 {
+                let body = line[head.len().min(line.len())..].to_string();
+                push_lines(out, [format!("{}{body}", label_prefix(l.evidence, style))]);
+            } else {
+                push_lines(out, [line]);
+            }
+        }
+    }
+    for e in f.evidence.iter().filter(|e| e.log.is_some()) {
+        log_tail(out, e, full, style);
+    }
+}
+
+/// A log's last lines under its finding, each cut to the width (a log
+/// line is not prose: wrapped, it would read as several).
+fn log_tail(out: &mut String, e: &Evidence, full: bool, style: &Style) {
+    let Some(log) = &e.log else { return };
+    let lines = &log.lines[if full {
+        0
+    } else {
+        log.lines.len().saturating_sub(COMPACT_LOG_LINES)
+    }..];
+    let l = style.labels();
+    let run = if log.previous {
+        l.previous_run
+    } else {
+        l.current_run
+    };
+    let shown = lines.len();
+    let count = match style.lang {
+        crate::catalogue::Lang::En if log.total_lines > shown => {
+            format!(", last {shown} of {} lines", log.total_lines)
+        }
+        crate::catalogue::Lang::En => String::new(),
+        crate::catalogue::Lang::Zh if log.total_lines > shown => {
+            format!("，共 {} 行中的最后 {shown} 行", log.total_lines)
+        }
+        crate::catalogue::Lang::Zh => String::new(),
+    };
+    let what = format!(
+        "{} ({run}){count}{}",
+        log.container,
+        if log.truncated { " …" } else { "" }
+    );
+    let rest = " ".repeat(4 + label_width(style));
+    let room = style.width.saturating_sub(width(&rest)).max(8);
+    push_lines(
+        out,
+        [format!(
+            "{}{}",
+            label_prefix(l.log, style),
+            style.dim(&cut(&what, room))
+        )],
+    );
+    for line in lines {
+        push_lines(out, [format!("{rest}{}", cut(&layout::clean(line), room))]);
     }
 }
 
@@ -655,24 +1240,142 @@ fn gaps(out: &mut String, d: &Diagnosis, style: &Style) {
     }
 }
 
-/// What could not be read, one line each under a heading.
+/// What could not be read, one line each under a heading (wrapped with -v,
+/// else cut to the width).
 pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
     let mut out = String::new();
     if gaps.is_empty() {
         return out;
     }
-    let _ = writeln!(out, "{}", style.warn(style.labels().gaps));
-    for g in gaps {
+    let line_of = |g: &crate::model::Gap| {
         // A kind missing from a file is about the file, not a cluster scope.
         let scope = match (&g.namespace, &g.complete_with) {
             (Some(n), _) => format!(" in {n}"),
             (None, Some(_)) => String::new(),
             (None, None) => " (cluster)".into(),
         };
-        let _ = writeln!(out, "  {} {}{scope}: {}", g.verb, g.resource, g.reason);
+        format!("{} {}{scope}: {}", g.verb, g.resource, g.reason)
+    };
+    // The kubectl get that would add a kind missing from a dump, pasteable.
+    let complete = |out: &mut String, g: &crate::model::Gap| {
         if let Some(command) = &g.complete_with {
-            let _ = writeln!(out, "    {} {command}", style.labels().complete_with);
+            let label = format!("    {} ", style.labels().complete_with);
+            push_lines(
+                out,
+                layout::command(&label, command, style.width, 4, &|c| c.to_string()),
+            );
         }
+    };
+    if !style.verbose && gaps.len() == 1 {
+        let heading = style.labels().gaps_one;
+        let room = style.width.saturating_sub(width(heading));
+        let _ = writeln!(
+            out,
+            "{}{}",
+            style.warn(heading),
+            cut(&line_of(&gaps[0]), room)
+        );
+        complete(&mut out, &gaps[0]);
+        return out;
+    }
+    push_lines(
+        &mut out,
+        wrap(style.labels().gaps, style.width, "", "  ")
+            .into_iter()
+            .map(|l| style.warn(&l)),
+    );
+    for g in gaps {
+        let line = line_of(g);
+        if style.verbose {
+            push_lines(&mut out, wrap(&line, style.width, "  ", "    "));
+        } else {
+            let _ = writeln!(out, "  {}", cut(&line, style.width.saturating_sub(2)));
+        }
+        complete(&mut out, g);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fold, opening};
+    use crate::analysis::{Moment, Moments, PodState, Step};
+
+    fn pod(name: &str, node: &str, reason: Option<&str>, restarts: i32) -> PodState {
+        let m = Moment {
+            reached: true,
+            at: None,
+        };
+        PodState {
+            name: name.into(),
+            uid: name.into(),
+            revision: Some(3),
+            current: true,
+            terminating: false,
+            node: Some(node.into()),
+            phase: Some("Running".into()),
+            moments: Moments {
+                stored: m,
+                bound: m,
+                started: Moment {
+                    reached: false,
+                    at: None,
+                },
+                ready: Moment {
+                    reached: false,
+                    at: None,
+                },
+            },
+            serving: false,
+            draining: false,
+            last_step: Step::Bound,
+            restarts,
+            state_reason: reason.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn alike_pods_fold_into_one_line_named_after_the_lead() {
+        let mut pods: Vec<PodState> = (0..5529)
+            .map(|i| {
+                pod(
+                    &format!("web-{i}"),
+                    &format!("node-{}", i % 7),
+                    Some("CrashLoopBackOff"),
+                    3 + i % 2,
+                )
+            })
+            .collect();
+        pods.push(pod("web-odd", "node-0", Some("ImagePullBackOff"), 0));
+        let refs: Vec<&PodState> = pods.iter().collect();
+        let groups = fold(&refs, Some("web-17"));
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].count, 5529);
+        assert_eq!(groups[0].shown.name, "web-17");
+        assert_eq!(groups[0].nodes, 7);
+        assert_eq!(groups[0].restarts, (3, 4));
+        assert_eq!(groups[1].count, 1);
+        assert_eq!(groups[1].shown.name, "web-odd");
+        // Without a lead Pod in the group, the first one names it.
+        assert_eq!(fold(&refs, None)[0].shown.name, "web-0");
+    }
+
+    #[test]
+    fn the_default_fix_is_its_opening_sentences() {
+        let fix = "Fix the image tag in the chart values, then roll the ModelService out again. Then check the pull secret.";
+        assert_eq!(
+            opening(fix),
+            "Fix the image tag in the chart values, then roll the ModelService out again."
+        );
+        assert_eq!(
+            opening("Fix it. Add the verbs to the controller's Role through its chart. More."),
+            "Fix it. Add the verbs to the controller's Role through its chart."
+        );
+        assert_eq!(
+            opening("Use values.yaml, then retry"),
+            "Use values.yaml, then retry"
+        );
+        let zh = "根据上一次日志里的报错，在 ModelService 或 chart values 中修正：启动参数、环境变量、ConfigMap 或 Secret 内容、模型路径。依赖启动慢时让应用重试。";
+        assert!(opening(zh).ends_with("模型路径。"));
+    }
 }

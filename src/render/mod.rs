@@ -7,6 +7,7 @@ pub mod explain;
 pub mod gate;
 pub mod headline;
 pub mod human;
+pub mod layout;
 pub mod report;
 mod text;
 pub mod triage;
@@ -20,12 +21,23 @@ use crate::catalogue::{Lang, Severity};
 
 pub use text::Labels;
 
-/// How to render: language, colour, and the clock times are shown against.
+/// Columns of the human views when stdout is not a terminal and neither
+/// `--width` nor `COLUMNS` says otherwise.
+pub const DEFAULT_WIDTH: usize = 80;
+/// The narrowest width the views are laid out for.
+pub const MIN_WIDTH: usize = 40;
+
+/// How to render: language, colour, the clock times are shown against, the
+/// width lines are fitted to, and whether every finding is shown in full.
 #[derive(Debug, Clone, Copy)]
 pub struct Style {
     pub lang: Lang,
     pub color: bool,
     pub now: Timestamp,
+    /// Terminal columns; no line of the default trace view is wider.
+    pub width: usize,
+    /// `-v`: every finding's cause, checks, fix and verify, and the Pods.
+    pub verbose: bool,
 }
 
 impl Style {
@@ -34,6 +46,8 @@ impl Style {
             lang,
             color: false,
             now,
+            width: DEFAULT_WIDTH,
+            verbose: false,
         }
     }
 

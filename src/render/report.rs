@@ -131,6 +131,24 @@ pub struct ReportEvidence {
     pub field: String,
     pub value: String,
     pub at: Option<Timestamp>,
+    /// Only on log evidence (`field` is `log of CONTAINER (previous|current)`):
+    /// the log's last lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<ReportLog>,
+}
+
+/// The last lines of a container log the snapshot (or `trace --logs`) holds.
+#[derive(Debug, Serialize)]
+pub struct ReportLog {
+    pub container: String,
+    /// The run before the current one (`kubectl logs --previous`).
+    pub previous: bool,
+    /// Non-empty lines the held log has.
+    pub total_lines: usize,
+    /// The held log was cut to the capture's size cap.
+    pub truncated: bool,
+    /// The last non-empty lines (at most 5), oldest first, as written.
+    pub lines: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -267,6 +285,13 @@ pub fn report_finding(f: &Finding, lang: Lang) -> ReportFinding {
                 field: e.field.clone(),
                 value: e.value.clone(),
                 at: e.at,
+                log: e.log.as_ref().map(|l| ReportLog {
+                    container: l.container.clone(),
+                    previous: l.previous,
+                    total_lines: l.total_lines,
+                    truncated: l.truncated,
+                    lines: l.lines.clone(),
+                }),
             })
             .collect(),
         cause: text(|e| &e.cause),

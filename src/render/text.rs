@@ -35,6 +35,21 @@ pub struct Labels {
     pub clock_live: &'static str,
     pub clock_capture: &'static str,
     pub clock_newest: &'static str,
+    /// The label of a log's last lines under a finding.
+    pub log: &'static str,
+    /// `(previous run)` / `(current run)` after the container's name.
+    pub previous_run: &'static str,
+    pub current_run: &'static str,
+    /// After the findings' count in the compact view.
+    pub verbose_hint: &'static str,
+    /// `and N more alike` after a folded Pod's name: {n} is the count.
+    pub alike: &'static str,
+    pub nodes: &'static str,
+    pub restarts: &'static str,
+    /// Beside `check` when the first check is the `next:` command.
+    pub check_is_next: &'static str,
+    /// The heading of a single gap, on its line.
+    pub gaps_one: &'static str,
 }
 
 const EN: Labels = Labels {
@@ -69,6 +84,15 @@ const EN: Labels = Labels {
     clock_live: "now",
     clock_capture: "capture time",
     clock_newest: "newest timestamp in the file",
+    log: "log",
+    previous_run: "previous run",
+    current_run: "current run",
+    verbose_hint: "-v: every finding in full",
+    alike: "and {n} more alike",
+    nodes: "nodes",
+    restarts: "restarts",
+    check_is_next: "the next: command above",
+    gaps_one: "Could not read: ",
 };
 
 const ZH: Labels = Labels {
@@ -103,6 +127,15 @@ const ZH: Labels = Labels {
     clock_live: "当前时间",
     clock_capture: "采集时间",
     clock_newest: "文件中最新的时间戳",
+    log: "日志",
+    previous_run: "上一次运行",
+    current_run: "本次运行",
+    verbose_hint: "-v：显示每条发现的全部内容",
+    alike: "及另外 {n} 个相同的 Pod",
+    nodes: "个节点",
+    restarts: "次重启",
+    check_is_next: "即上方的 next: 命令",
+    gaps_one: "无法读取：",
 };
 
 impl Labels {

@@ -205,7 +205,44 @@ fn judge(s: &Scenario, ns: &str, run: &(i32, Value, String)) -> Result<(), Faile
             .into());
         }
     }
+    if !s.expect.crash_log.is_empty() {
+        log_evidence_names_next(s, &replay)?;
+    }
     let _ = std::fs::remove_file(file);
+    Ok(())
+}
+
+/// The replayed trace quotes the crash's words under the lead finding, as
+/// log evidence about the Pod that `next` names (issue 13 item 3, against
+/// what a real kubelet keeps: the crashed run's log may be the current one).
+fn log_evidence_names_next(s: &Scenario, report: &Value) -> Result<(), Failed> {
+    let lead = &report["findings"][0];
+    if !["crash-loop", "oom-killed", "container-cannot-run"]
+        .contains(&lead["id"].as_str().unwrap_or_default())
+    {
+        return Ok(());
+    }
+    let log = lead["evidence"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e.get("log").is_some())
+        .ok_or_else(|| format!("{}: no log evidence under {}", s.name, lead["id"]))?;
+    let quoted = log["log"]["lines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .any(|l| l.contains(s.expect.crash_log));
+    let pod = lead["subject"]["name"].as_str().unwrap_or_default();
+    let next = report["verdict"]["next"].as_str().unwrap_or_default();
+    if !quoted || log["object"] != format!("pod/{pod}").as_str() || !next.contains(pod) {
+        return Err(format!(
+            "{}: want {:?} in the log of the Pod next names; log {log}, next {next}",
+            s.name, s.expect.crash_log
+        )
+        .into());
+    }
     Ok(())
 }
 
