@@ -35,6 +35,14 @@ pub enum Step {
     /// The ReplicaSet of the current revision exists.
     #[serde(rename = "replicaset")]
     ReplicaSet,
+    /// A StatefulSet target: it exists, its generation is observed and its
+    /// update revision is recorded (there is no ReplicaSet step).
+    #[serde(rename = "statefulset")]
+    StatefulSet,
+    /// A DaemonSet target: it exists, its generation is observed and its
+    /// newest ControllerRevision is known.
+    #[serde(rename = "daemonset")]
+    DaemonSet,
     Stored,
     Bound,
     Started,
@@ -44,11 +52,13 @@ pub enum Step {
 }
 
 impl Step {
-    pub const ALL: [Step; 9] = [
+    pub const ALL: [Step; 11] = [
         Step::Declared,
         Step::Observed,
         Step::Deployment,
         Step::ReplicaSet,
+        Step::StatefulSet,
+        Step::DaemonSet,
         Step::Stored,
         Step::Bound,
         Step::Started,
@@ -62,6 +72,8 @@ impl Step {
             Step::Observed => "observed",
             Step::Deployment => "deployment",
             Step::ReplicaSet => "replicaset",
+            Step::StatefulSet => "statefulset",
+            Step::DaemonSet => "daemonset",
             Step::Stored => "stored",
             Step::Bound => "bound",
             Step::Started => "started",
@@ -326,13 +338,12 @@ fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
 /// The resources of the workload's own chain a gap hides, each with the
 /// gap's reason. ModelServices matter only when the workload has (or is) one.
 fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
-    const ALWAYS: &[&str] = &[
-        "deployments",
-        "replicasets",
-        "pods",
-        "services",
-        "endpointslices",
-    ];
+    const SHARED: &[&str] = &["pods", "services", "endpointslices"];
+    let own: &[&str] = match chain.pod_set.map(|s| s.kind()) {
+        Some(crate::model::TargetKind::StatefulSet) => &["statefulsets", "controllerrevisions"],
+        Some(_) => &["daemonsets", "controllerrevisions"],
+        None => &["deployments", "replicasets"],
+    };
     let wants_model_service = chain.target.kind == crate::model::TargetKind::ModelService
         || (chain.model_service.is_none()
             && chain.deployment.is_some_and(|d| {
@@ -342,7 +353,7 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
                     .flatten()
                     .any(|o| o.kind == "ModelService")
             }));
-    let mut wanted: Vec<&str> = ALWAYS.to_vec();
+    let mut wanted: Vec<&str> = own.iter().chain(SHARED).copied().collect();
     if wants_model_service {
         wanted.extend(["modelservices", "apis"]);
     }

@@ -191,6 +191,8 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
     let resource = match not_found.kind {
         crate::model::TargetKind::ModelService => "modelservices",
         crate::model::TargetKind::Deployment => "deployments",
+        crate::model::TargetKind::StatefulSet => "statefulsets",
+        crate::model::TargetKind::DaemonSet => "daemonsets",
         crate::model::TargetKind::Pod => "pods",
     };
     let hidden = snapshot.gaps.iter().find(|g| {

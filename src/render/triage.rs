@@ -9,7 +9,7 @@ use super::Style;
 use super::report::{ReportClock, RunInfo, SCHEMA, TraceReport, trace_report};
 use crate::analysis::{Diagnosis, format_duration};
 use crate::catalogue::Lang;
-use crate::model::Gap;
+use crate::model::{Gap, TargetKind};
 
 #[derive(Debug, Serialize)]
 pub struct TriageReport {
@@ -63,11 +63,7 @@ pub fn table(items: &[Diagnosis], gaps: &[Gap], all: bool, style: &Style) -> Str
     ]);
     let shown: Vec<&Diagnosis> = items.iter().filter(|d| all || !d.healthy).collect();
     for d in &shown {
-        let kind = if d.target.kind == "ModelService" {
-            "msvc"
-        } else {
-            "deploy"
-        };
+        let kind = TargetKind::from_name(&d.target.kind).map_or("deploy", TargetKind::short);
         let step = match d.verdict.missing {
             None => d.verdict.last_step.as_str().to_string(),
             Some(m) => format!("{} → {}", d.verdict.last_step.as_str(), m.as_str()),
@@ -122,10 +118,10 @@ pub fn table(items: &[Diagnosis], gaps: &[Gap], all: bool, style: &Style) -> Str
         )));
     }
     if let Some(worst) = items.iter().find(|d| !d.healthy) {
-        let kind = if worst.target.kind == "ModelService" {
-            ""
-        } else {
-            "deploy/"
+        let kind = match TargetKind::from_name(&worst.target.kind) {
+            Some(TargetKind::ModelService) => String::new(),
+            Some(k) => format!("{}/", k.short()),
+            None => "deploy/".into(),
         };
         out.push_str(&format!(
             "{} {} trace {kind}{} -n {}\n",
