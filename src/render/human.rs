@@ -365,8 +365,16 @@ fn timeline(out: &mut String, d: &Diagnosis, style: &Style) {
         .max_by_key(|(_, g)| *g)
         .map(|(s, _)| *s);
     let mut previous: Option<Timestamp> = None;
+    // `statefulset` is one letter longer than the other step names.
+    let width = d
+        .steps
+        .iter()
+        .map(|s| s.step.as_str().len())
+        .max()
+        .unwrap_or(10)
+        .max(10);
     for s in &d.steps {
-        let name = format!("{:<10}", s.step.as_str());
+        let name = format!("{:<width$}", s.step.as_str());
         match (s.reached, s.at) {
             (true, Some(t)) => {
                 let gap = previous
