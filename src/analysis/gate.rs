@@ -721,4 +721,144 @@ mod tests {
             assert_eq!(failed_id(&d, &v), want, "{name}: {:?}", v.judgement);
         }
     }
+
+    fn check<'v>(v: &'v GateView, name: &str) -> &'v Check {
+        v.checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no {name} check in {:?}", v.checks))
+    }
+
+    #[test]
+    fn a_statefulset_is_judged_by_its_own_counts_and_fails_on_its_new_revision() {
+        let policy = GatePolicy::default();
+        let (_, v) = view_of_target(
+            "fixtures/cases/statefulset-healthy.yaml",
+            "sts/shard",
+            &policy,
+        );
+        assert_eq!(v.judgement, Judgement::Converged, "{:?}", v.checks);
+        let names: Vec<&str> = v.checks.iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            [
+                "statefulset-observed",
+                "replicas-updated",
+                "replicas-available",
+                "endpoints-ready"
+            ]
+        );
+        // The update revision crash-loops past the restart budget while
+        // ordinals 0 and 1 still serve the old one.
+        let (d, v) = view_of_target(
+            "fixtures/cases/statefulset-crash-loop.yaml",
+            "sts/shard",
+            &policy,
+        );
+        assert_eq!(
+            failed_id(&d, &v),
+            Some(FindingId::CRASH_LOOP),
+            "{:?}",
+            v.checks
+        );
+        assert_eq!(check(&v, "replicas-updated").detail, "1 of 3 updated");
+        assert!(!check(&v, "endpoints-ready").passed);
+        // With a budget it has not used up yet, it waits instead.
+        let patient = GatePolicy {
+            max_restarts: 10,
+            ..GatePolicy::default()
+        };
+        let (_, v) = view_of_target(
+            "fixtures/cases/statefulset-crash-loop.yaml",
+            "sts/shard",
+            &patient,
+        );
+        assert!(
+            matches!(
+                v.judgement,
+                Judgement::Waiting {
+                    check: "replicas-updated",
+                    ..
+                }
+            ),
+            "{:?}",
+            v.judgement
+        );
+    }
+
+    #[test]
+    fn a_partition_reached_and_an_on_delete_set_converge() {
+        let (_, v) = view_of_target(
+            "fixtures/cases/statefulset-partition.yaml",
+            "sts/shard",
+            &GatePolicy::default(),
+        );
+        assert_eq!(v.judgement, Judgement::Converged, "{:?}", v.checks);
+        // Only ordinal 2 is expected at the update revision.
+        let updated = check(&v, "replicas-updated");
+        assert!(
+            updated.detail.starts_with("1 of 1 updated"),
+            "{}",
+            updated.detail
+        );
+        let (_, v) = view_of_target(
+            "fixtures/cases/statefulset-on-delete.yaml",
+            "sts/shard",
+            &GatePolicy::default(),
+        );
+        assert_eq!(v.judgement, Judgement::Converged, "{:?}", v.checks);
+        assert!(check(&v, "replicas-updated").detail.contains("OnDelete"));
+    }
+
+    #[test]
+    fn a_daemonset_fails_fast_on_a_missing_image_and_converges_when_every_node_serves() {
+        let (d, v) = view_of_target(
+            "fixtures/cases/daemonset-image-pull.yaml",
+            "ds/model-prefetch",
+            &GatePolicy::default(),
+        );
+        assert_eq!(
+            check(&v, "daemonset-observed").detail,
+            "generation 2, observed 2"
+        );
+        assert_eq!(
+            failed_id(&d, &v),
+            Some(FindingId::IMAGE_PULL_NOT_FOUND),
+            "{:?}",
+            v.checks
+        );
+        let (_, v) = view_of_target(
+            "fixtures/cases/daemonset-healthy.yaml",
+            "ds/model-prefetch",
+            &GatePolicy::default(),
+        );
+        assert_eq!(v.judgement, Judgement::Converged, "{:?}", v.checks);
+        assert_eq!(
+            check(&v, "replicas-available").detail,
+            "2 of 2 ready on the revision the declaration asks for, 2 available"
+        );
+    }
+
+    #[test]
+    fn an_unobserved_set_waits_and_its_old_pods_symptoms_do_not_fail_it() {
+        // The StatefulSet controller has not seen generation 3 yet: the
+        // crash-looping Pod may be the previous declaration's.
+        let (mut snapshot, target, ns, now) =
+            fixture("fixtures/cases/statefulset-crash-loop.yaml", "sts/shard");
+        snapshot.objects.stateful_sets[0].metadata.generation = Some(3);
+        let chain = walk(&snapshot, &target, &ns, None).unwrap();
+        let d = super::super::analyze(&snapshot, &chain, now);
+        let v = judge(&snapshot, &chain, &d, &GatePolicy::default());
+        assert!(
+            matches!(
+                v.judgement,
+                Judgement::Waiting {
+                    check: "statefulset-observed",
+                    ..
+                }
+            ),
+            "{:?}",
+            v.judgement
+        );
+    }
 }

@@ -334,4 +334,29 @@ mod tests {
             );
         }
     }
+
+    #[test]
+    fn a_controller_revision_keeps_its_revision_and_owner_but_not_its_template_copy() {
+        let mut r: ControllerRevision = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": "shard-5f6d8c9b7d", "namespace": "serve",
+                "labels": {"controller.kubernetes.io/hash": "5f6d8c9b7d"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "shard", "uid": "u", "controller": true}],
+                "managedFields": [{"manager": "kube-controller-manager", "operation": "Update"}]
+            },
+            "data": {"spec": {"template": {"$patch": "replace", "spec": {"containers": [{"name": "server", "image": "img:2"}]}}}},
+            "revision": 2
+        }))
+        .unwrap();
+        assert!(r.keep());
+        assert!(r.data.is_none());
+        assert!(r.metadata.managed_fields.is_none());
+        assert_eq!(r.revision, 2);
+        assert_eq!(r.metadata.owner_references.unwrap()[0].kind, "StatefulSet");
+        let mut names = Names(Vec::new());
+        each_list(&mut names);
+        for kind in ["statefulsets", "daemonsets", "controllerrevisions"] {
+            assert!(names.0.contains(&(kind, Where::Scope)), "{kind}");
+        }
+    }
 }
