@@ -351,3 +351,30 @@ fn triage_ranks_sets_as_rows_and_names_them_as_kubectl_does() {
         );
     }
 }
+
+#[test]
+fn a_set_still_moving_with_nothing_wrong_is_progressing_and_points_at_its_rollout_status() {
+    // The partition fixture with the partition taken away: ordinals 0 and 1
+    // are simply old now, and the controller has yet to replace them.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(case("statefulset-partition"));
+    let mut snapshot = mdiag::source::read_snapshot_file(&path).unwrap();
+    let spec = snapshot.objects.stateful_sets[0].spec.as_mut().unwrap();
+    spec.update_strategy.as_mut().unwrap().rolling_update = None;
+    let target = mdiag::model::TargetSpec::parse("sts/shard", None).unwrap();
+    let chain = mdiag::chain::walk(&snapshot, &target, "serve", None).unwrap();
+    let now = snapshot.origin.newest_seen.unwrap();
+    let d = mdiag::analysis::analyze(&snapshot, &chain, now);
+    assert_eq!(d.verdict.state, mdiag::analysis::State::Progressing);
+    assert_eq!(mdiag::exit::for_diagnosis(&d).code(), 3);
+    let lead = d.lead().unwrap();
+    assert_eq!(lead.id.as_str(), "rollout-in-progress");
+    assert!(
+        lead.detail.contains("2 Pod(s) of older revisions"),
+        "{}",
+        lead.detail
+    );
+    assert_eq!(
+        d.verdict.next.as_deref(),
+        Some("kubectl -n serve rollout status statefulset/shard")
+    );
+}

@@ -313,7 +313,8 @@ fn rollout_in_progress(
     ));
     f.vars.insert("namespace".into(), chain.namespace.clone());
     f.vars.insert("deployment".into(), name.to_string());
-    f.vars.insert("workload".into(), format!("deployment/{name}"));
+    f.vars
+        .insert("workload".into(), format!("deployment/{name}"));
     if let Some(m) = chain.model_service {
         f.vars
             .insert("modelservice".into(), facts::name(&m.metadata).to_string());
