@@ -378,3 +378,33 @@ fn a_set_still_moving_with_nothing_wrong_is_progressing_and_points_at_its_rollou
         Some("kubectl -n serve rollout status statefulset/shard")
     );
 }
+
+#[test]
+fn an_hpa_that_scales_the_statefulset_is_judged_with_it() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(case("statefulset-healthy"));
+    let mut snapshot = mdiag::source::read_snapshot_file(&path).unwrap();
+    let hpa = |kind: &str| -> k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "shard-autoscale", "namespace": "serve"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": kind, "name": "shard"},
+                     "minReplicas": 3, "maxReplicas": 6},
+            "status": {"currentReplicas": 3, "desiredReplicas": 0, "conditions": [{
+                "type": "ScalingActive", "status": "False", "reason": "FailedGetResourceMetric",
+                "message": "the HPA was unable to compute the replica count: failed to get cpu utilization",
+                "lastTransitionTime": "2026-11-28T10:45:00Z"}]}
+        }))
+        .unwrap()
+    };
+    let target = mdiag::model::TargetSpec::parse("sts/shard", None).unwrap();
+    let now = snapshot.origin.newest_seen.unwrap();
+    snapshot.objects.hpas.push(hpa("StatefulSet"));
+    let chain = mdiag::chain::walk(&snapshot, &target, "serve", None).unwrap();
+    let d = mdiag::analysis::analyze(&snapshot, &chain, now);
+    let found: Vec<&str> = d.findings.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(found, ["hpa-metrics-unavailable"]);
+    // An HPA of another kind's workload of the same name is not this one's.
+    snapshot.objects.hpas = vec![hpa("Deployment")];
+    let chain = mdiag::chain::walk(&snapshot, &target, "serve", None).unwrap();
+    let d = mdiag::analysis::analyze(&snapshot, &chain, now);
+    assert!(d.findings.is_empty(), "{:?}", d.findings);
+}

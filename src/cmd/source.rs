@@ -172,6 +172,20 @@ fn all_targets(snapshot: &Snapshot) -> Vec<String> {
                 .iter()
                 .filter_map(|d| d.metadata.namespace.clone()),
         )
+        .chain(
+            snapshot
+                .objects
+                .stateful_sets
+                .iter()
+                .filter_map(|s| s.metadata.namespace.clone()),
+        )
+        .chain(
+            snapshot
+                .objects
+                .daemon_sets
+                .iter()
+                .filter_map(|d| d.metadata.namespace.clone()),
+        )
         .collect();
     namespaces.sort();
     namespaces.dedup();
