@@ -1,7 +1,8 @@
 //! A StatefulSet rollout on the simulated nodes, through the real
 //! statefulset controller of kube-controller-manager: healthy, then an
 //! update whose new revision crash-loops while the old ordinals serve.
-//! `trace sts/NAME` live and from a kubectl dump, and `gate sts/NAME`.
+//! `trace sts/NAME` live, from a kubectl dump and from `snapshot sts/NAME`,
+//! and `gate sts/NAME`.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -262,6 +263,24 @@ fn rollout() -> Result<(), Failed> {
         }
         std::thread::sleep(Duration::from_secs(2));
     }
+
+    // `snapshot sts/shard` keeps the set, its revisions and its Pods: the
+    // file replays the same verdict.
+    let viewer = world().layout.viewer_kubeconfig();
+    let file = super::snapshot_file(&ns, &["sts/shard"], &viewer)?;
+    let (code, replay) = mdiag(&[
+        "trace",
+        "sts/shard",
+        "--snapshot",
+        file.to_str().unwrap(),
+        "-o",
+        "json",
+    ])?;
+    let problems = stuck.problems(code, &replay);
+    if !problems.is_empty() {
+        return Err(format!("{ns}: the mdiag snapshot says {}", problems.join("; ")).into());
+    }
+    let _ = std::fs::remove_file(file);
 
     // The gate fails on the crash loop of the update revision.
     let (code, run) = gate(&ns, &["--timeout", "90s", "--max-restarts", "1"])?;
