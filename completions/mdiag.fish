@@ -41,8 +41,8 @@ complete -c mdiag -n "__fish_mdiag_needs_command" -l request-timeout -d 'Seconds
 complete -c mdiag -n "__fish_mdiag_needs_command" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_needs_command" -s V -l version -d 'Print version'
-complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
-complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "triage" -d 'Rank every ModelService (and plain Deployment) of a namespace, or of all with -A, by how broken it is: one line each, worst first'
+complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, sts/NAME, ds/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
+complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "triage" -d 'Rank every ModelService (and plain Deployment, StatefulSet and DaemonSet) of a namespace, or of all with -A, by how broken it is: one line each, worst first'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "gate" -d 'Wait on a rollout after `helm upgrade`: exit 0 the moment it serves, 1 on a definitive symptom, 3 on timeout; write reports and evidence for CI'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "snapshot" -d 'Capture the evidence (objects, events, current and previous logs) into one file that every command reads back with --snapshot'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
@@ -70,7 +70,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s v -l verbose -d 'S
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s V -l version -d 'Print version'
-complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l alert -d 'Trace what an alert is about: an Alertmanager webhook payload, a list of alerts, one alert or its labels (JSON or YAML; `-` reads stdin). Its labels name the namespace and the ModelService, Deployment, Pod, ReplicaSet or Service' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l alert -d 'Trace what an alert is about: an Alertmanager webhook payload, a list of alerts, one alert or its labels (JSON or YAML; `-` reads stdin). Its labels name the namespace and the ModelService, Deployment, StatefulSet, DaemonSet, Pod, ReplicaSet or Service' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
 yaml\t'The same report as YAML'"
@@ -163,8 +163,8 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l list -d 'List ev
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s V -l version -d 'Print version'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "triage" -d 'Rank every ModelService (and plain Deployment) of a namespace, or of all with -A, by how broken it is: one line each, worst first'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, sts/NAME, ds/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "triage" -d 'Rank every ModelService (and plain Deployment, StatefulSet and DaemonSet) of a namespace, or of all with -A, by how broken it is: one line each, worst first'
 complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "gate" -d 'Wait on a rollout after `helm upgrade`: exit 0 the moment it serves, 1 on a definitive symptom, 3 on timeout; write reports and evidence for CI'
 complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "snapshot" -d 'Capture the evidence (objects, events, current and previous logs) into one file that every command reads back with --snapshot'
 complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'

@@ -163,7 +163,8 @@ fn label<'a>(labels: &'a BTreeMap<String, String>, names: &[&str]) -> Option<&'a
 }
 
 /// Maps an alert's labels onto what to trace, most specific first: a
-/// ModelService, a Deployment, a Pod, a ReplicaSet, a Service; else the
+/// ModelService, a Deployment, a StatefulSet, a DaemonSet, a Pod, a
+/// ReplicaSet, a Service; else the
 /// namespace. `default_namespace` is used when the labels name none.
 pub fn subject(alert: &Alert, default_namespace: Option<&str>) -> Subject {
     let l = &alert.labels;
@@ -183,6 +184,14 @@ pub fn subject(alert: &Alert, default_namespace: Option<&str>) -> Subject {
     }
     if let Some(n) = label(l, &["deployment"]) {
         return target(TargetKind::Deployment, n);
+    }
+    // kube-state-metrics names them so (KubeStatefulSetUpdateNotRolledOut,
+    // KubeDaemonSetRolloutStuck).
+    if let Some(n) = label(l, &["statefulset"]) {
+        return target(TargetKind::StatefulSet, n);
+    }
+    if let Some(n) = label(l, &["daemonset"]) {
+        return target(TargetKind::DaemonSet, n);
     }
     if let Some(n) = label(l, &["pod", "kubernetes_pod_name", "pod_name"]) {
         return target(TargetKind::Pod, n);
@@ -311,6 +320,7 @@ pub fn same_workload(a: &TargetSpec, b: &TargetSpec, snapshot: &Snapshot, ns: &s
             c.model_service
                 .and_then(|m| m.metadata.uid.clone())
                 .or_else(|| c.deployment.and_then(|d| d.metadata.uid.clone()))
+                .or_else(|| c.pod_set.and_then(|s| s.meta().uid.clone()))
         })
     };
     a.namespace == b.namespace && root(a).is_some() && root(a) == root(b)
@@ -392,6 +402,23 @@ mod tests {
         assert!(matches!(s, Subject::Target(t) if t.kind == TargetKind::ModelService));
         let s = subject(&with(&[("namespace", "ns"), ("service", "svc")]), None);
         assert!(matches!(s, Subject::Service { name, .. } if name == "svc"));
+        // kube-state-metrics' rollout alerts name the set, and the Pod of
+        // the set is less specific than the set.
+        let s = subject(
+            &with(&[
+                ("namespace", "ns"),
+                ("statefulset", "web"),
+                ("pod", "web-0"),
+            ]),
+            None,
+        );
+        assert!(
+            matches!(s, Subject::Target(t) if t.kind == TargetKind::StatefulSet && t.name == "web")
+        );
+        let s = subject(&with(&[("namespace", "ns"), ("daemonset", "agent")]), None);
+        assert!(
+            matches!(s, Subject::Target(t) if t.kind == TargetKind::DaemonSet && t.name == "agent")
+        );
         let s = subject(&with(&[("namespace", "ns")]), None);
         assert_eq!(s, Subject::Namespace("ns".into()));
         assert!(matches!(

@@ -4,7 +4,9 @@
 //! snapshot.
 
 use k8s_openapi::Metadata;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::{
+    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
+};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -20,6 +22,14 @@ use crate::model::{EventRecord, LogRecord, Snapshot, TargetKind, TargetSpec};
 pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
 pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
+/// The label a StatefulSet or DaemonSet puts on its Pods and
+/// ControllerRevisions: a StatefulSet's Pods carry the revision's name, a
+/// DaemonSet's Pods only its hash.
+pub const CONTROLLER_REVISION_HASH: &str = "controller-revision-hash";
+/// A DaemonSet Pod's template generation, and where its DaemonSet keeps
+/// the current one: the fallback when no ControllerRevision was read.
+pub const POD_TEMPLATE_GENERATION: &str = "pod-template-generation";
+pub const DAEMONSET_TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
 /// Where the ModelService controller is looked for after the target namespace.
 pub const CONTROLLER_NAMESPACE: &str = "modeldock-system";
 pub const CONTROLLER_NAME: &str = "modeldock-controller";
@@ -87,6 +97,10 @@ pub struct Chain<'a> {
     pub deployment: Option<&'a Deployment>,
     /// Newest revision first.
     pub replica_sets: Vec<RevisionSet<'a>>,
+    /// A StatefulSet or DaemonSet target: its Pods are owned directly.
+    pub pod_set: Option<PodSet<'a>>,
+    /// The pod set's ControllerRevisions, newest first.
+    pub set_revisions: Vec<SetRevision<'a>>,
     pub pods: Vec<ChainPod<'a>>,
     pub services: Vec<&'a Service>,
     pub endpoint_slices: Vec<&'a EndpointSlice>,
@@ -105,8 +119,170 @@ pub struct RevisionSet<'a> {
 pub struct ChainPod<'a> {
     pub pod: &'a Pod,
     pub revision: Option<i64>,
-    /// Owned by the ReplicaSet of the current revision.
+    /// Owned by the ReplicaSet of the current revision; for a pod set, at
+    /// its update revision or held where its update strategy leaves it.
     pub current: bool,
+    /// A pod set's Pod its update strategy keeps on an older revision on
+    /// purpose (an ordinal below the partition, or OnDelete): it counts as
+    /// the declaration in effect.
+    pub held: bool,
+}
+
+/// A StatefulSet or a DaemonSet: it owns its Pods, keeps its revisions in
+/// ControllerRevisions, and has no ReplicaSet between.
+#[derive(Debug, Clone, Copy)]
+pub enum PodSet<'a> {
+    StatefulSet(&'a StatefulSet),
+    DaemonSet(&'a DaemonSet),
+}
+
+/// How a pod set replaces its Pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetStrategy {
+    /// Replaced by the controller; a StatefulSet's ordinals below
+    /// `partition` stay on their revision.
+    RollingUpdate { partition: i32 },
+    /// Replaced only when someone deletes them.
+    OnDelete,
+}
+
+impl<'a> PodSet<'a> {
+    pub fn meta(&self) -> &'a ObjectMeta {
+        match self {
+            PodSet::StatefulSet(s) => &s.metadata,
+            PodSet::DaemonSet(d) => &d.metadata,
+        }
+    }
+
+    pub fn kind(&self) -> TargetKind {
+        match self {
+            PodSet::StatefulSet(_) => TargetKind::StatefulSet,
+            PodSet::DaemonSet(_) => TargetKind::DaemonSet,
+        }
+    }
+
+    pub fn name(&self) -> &'a str {
+        name(self.meta())
+    }
+
+    pub fn observed_generation(&self) -> Option<i64> {
+        match self {
+            PodSet::StatefulSet(s) => s.status.as_ref().and_then(|st| st.observed_generation),
+            PodSet::DaemonSet(d) => d.status.as_ref().and_then(|st| st.observed_generation),
+        }
+    }
+
+    /// The set's controller observed its current generation.
+    pub fn observed(&self) -> bool {
+        generation_observed(self.meta().generation, self.observed_generation())
+    }
+
+    pub fn template_labels(&self) -> Option<&'a std::collections::BTreeMap<String, String>> {
+        match self {
+            PodSet::StatefulSet(s) => s.spec.as_ref()?.template.metadata.as_ref()?.labels.as_ref(),
+            PodSet::DaemonSet(d) => d.spec.as_ref()?.template.metadata.as_ref()?.labels.as_ref(),
+        }
+    }
+
+    pub fn strategy(&self) -> SetStrategy {
+        let (kind, partition) = match self {
+            PodSet::StatefulSet(s) => {
+                let u = s.spec.as_ref().and_then(|s| s.update_strategy.as_ref());
+                (
+                    u.and_then(|u| u.type_.clone()),
+                    u.and_then(|u| u.rolling_update.as_ref())
+                        .and_then(|r| r.partition)
+                        .unwrap_or(0),
+                )
+            }
+            PodSet::DaemonSet(d) => (
+                d.spec
+                    .as_ref()
+                    .and_then(|s| s.update_strategy.as_ref())
+                    .and_then(|u| u.type_.clone()),
+                0,
+            ),
+        };
+        match kind.as_deref() {
+            Some("OnDelete") => SetStrategy::OnDelete,
+            _ => SetStrategy::RollingUpdate {
+                partition: partition.max(0),
+            },
+        }
+    }
+
+    /// Desired Pods: a StatefulSet's replicas (default 1); the nodes a
+    /// DaemonSet's controller says should run one.
+    pub fn desired(&self) -> i32 {
+        match self {
+            PodSet::StatefulSet(s) => s.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1),
+            PodSet::DaemonSet(d) => d.status.as_ref().map_or(0, |s| s.desired_number_scheduled),
+        }
+    }
+
+    /// Pods the update strategy expects at the update revision: a
+    /// partitioned StatefulSet only the ordinals at or above the partition;
+    /// OnDelete none (the controller replaces nothing by itself).
+    pub fn expected_updated(&self) -> i32 {
+        match self.strategy() {
+            SetStrategy::OnDelete => 0,
+            SetStrategy::RollingUpdate { partition } => {
+                let desired = self.desired();
+                match self {
+                    PodSet::StatefulSet(_) => (desired - partition).max(0),
+                    PodSet::DaemonSet(_) => desired,
+                }
+            }
+        }
+    }
+}
+
+/// One ControllerRevision of a pod set.
+#[derive(Debug, Clone)]
+pub struct SetRevision<'a> {
+    pub object: &'a ControllerRevision,
+    pub revision: i64,
+    /// The update revision: a StatefulSet's `status.updateRevision`, a
+    /// DaemonSet's newest revision.
+    pub current: bool,
+}
+
+impl SetRevision<'_> {
+    pub fn name(&self) -> &str {
+        name(&self.object.metadata)
+    }
+
+    /// Whether a Pod's `controller-revision-hash` label names this revision:
+    /// the revision's name (StatefulSet) or its hash (DaemonSet).
+    pub fn matches(&self, set_name: &str, pod_hash: &str) -> bool {
+        revision_matches(&self.object.metadata, set_name, pod_hash)
+    }
+}
+
+fn revision_matches(meta: &ObjectMeta, set_name: &str, pod_hash: &str) -> bool {
+    let own = name(meta);
+    !pod_hash.is_empty()
+        && (own == pod_hash
+            || meta
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(CONTROLLER_REVISION_HASH))
+                .is_some_and(|h| h == pod_hash)
+            || own.strip_prefix(set_name).and_then(|r| r.strip_prefix('-')) == Some(pod_hash))
+}
+
+/// A StatefulSet Pod's ordinal: the number after the last `-` of its name.
+pub fn ordinal(pod: &Pod) -> Option<i32> {
+    name(&pod.metadata).rsplit_once('-')?.1.parse().ok()
+}
+
+/// The `controller-revision-hash` label of a Pod.
+pub fn pod_revision_hash(pod: &Pod) -> Option<&str> {
+    pod.metadata
+        .labels
+        .as_ref()?
+        .get(CONTROLLER_REVISION_HASH)
+        .map(String::as_str)
 }
 
 impl ChainPod<'_> {
@@ -132,8 +308,12 @@ impl<'a> Chain<'a> {
         self.pods.iter().filter(|p| p.current && !p.terminating())
     }
 
-    /// Desired replicas: the Deployment's, else the ModelService's, else 1.
+    /// Desired replicas: the Deployment's (or the pod set's), else the
+    /// ModelService's, else 1.
     pub fn desired_replicas(&self) -> i32 {
+        if let Some(set) = self.pod_set {
+            return set.desired();
+        }
         if let Some(d) = self.deployment {
             return d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
         }
@@ -145,6 +325,11 @@ impl<'a> Chain<'a> {
 
     pub fn primary_service(&self) -> Option<&'a Service> {
         self.services.first().copied()
+    }
+
+    /// The pod set's update revision, when one is known.
+    pub fn current_set_revision(&self) -> Option<&SetRevision<'a>> {
+        self.set_revisions.iter().find(|r| r.current)
     }
 }
 
@@ -309,6 +494,11 @@ pub struct Index<'a> {
     pod_by_uid: HashMap<&'a str, &'a Pod>,
     pod_by_name: HashMap<(&'a str, &'a str), &'a Pod>,
     pods_by_owner: HashMap<&'a str, Vec<&'a Pod>>,
+    stateful_set_by_uid: HashMap<&'a str, &'a StatefulSet>,
+    stateful_set_by_name: HashMap<(&'a str, &'a str), &'a StatefulSet>,
+    daemon_set_by_uid: HashMap<&'a str, &'a DaemonSet>,
+    daemon_set_by_name: HashMap<(&'a str, &'a str), &'a DaemonSet>,
+    revisions_by_owner: HashMap<&'a str, Vec<&'a ControllerRevision>>,
     /// Pods with no controller owner, by namespace: the ones a ReplicaSet
     /// may adopt by selector.
     uncontrolled_pods: HashMap<&'a str, Vec<&'a Pod>>,
@@ -338,6 +528,11 @@ impl<'a> Index<'a> {
             pod_by_uid: HashMap::new(),
             pod_by_name: HashMap::new(),
             pods_by_owner: HashMap::new(),
+            stateful_set_by_uid: HashMap::new(),
+            stateful_set_by_name: HashMap::new(),
+            daemon_set_by_uid: HashMap::new(),
+            daemon_set_by_name: HashMap::new(),
+            revisions_by_owner: HashMap::new(),
             uncontrolled_pods: HashMap::new(),
             services_by_ns: HashMap::new(),
             slices_by_ns: HashMap::new(),
@@ -378,6 +573,25 @@ impl<'a> Index<'a> {
             ix.replica_set_by_uid.entry(uid(meta)).or_insert(rs);
             for owner in owners(meta) {
                 push_once(ix.replica_sets_by_owner.entry(owner).or_default(), rs);
+            }
+        }
+        for set in &o.stateful_sets {
+            let meta = &set.metadata;
+            ix.stateful_set_by_uid.entry(uid(meta)).or_insert(set);
+            ix.stateful_set_by_name
+                .entry((ns_of(meta), name(meta)))
+                .or_insert(set);
+        }
+        for set in &o.daemon_sets {
+            let meta = &set.metadata;
+            ix.daemon_set_by_uid.entry(uid(meta)).or_insert(set);
+            ix.daemon_set_by_name
+                .entry((ns_of(meta), name(meta)))
+                .or_insert(set);
+        }
+        for r in &o.controller_revisions {
+            for owner in owners(&r.metadata) {
+                push_once(ix.revisions_by_owner.entry(owner).or_default(), r);
             }
         }
         for p in &o.pods {
@@ -475,8 +689,28 @@ impl<'a> Index<'a> {
                 let msvc = owner_uid_of_kind(&d.metadata, "ModelService").and_then(msvc_by_uid);
                 (msvc, Some(d))
             }
+            TargetKind::StatefulSet => {
+                let set = *self.stateful_set_by_name.get(&key).ok_or_else(not_found)?;
+                return Ok(self.walk_pod_set(target, namespace, PodSet::StatefulSet(set)));
+            }
+            TargetKind::DaemonSet => {
+                let set = *self.daemon_set_by_name.get(&key).ok_or_else(not_found)?;
+                return Ok(self.walk_pod_set(target, namespace, PodSet::DaemonSet(set)));
+            }
             TargetKind::Pod => {
                 let pod = *self.pod_by_name.get(&key).ok_or_else(not_found)?;
+                // A StatefulSet's or DaemonSet's Pod: the chain is its set's.
+                let set = owner_uid_of_kind(&pod.metadata, "StatefulSet")
+                    .and_then(|o| self.stateful_set_by_uid.get(o).copied())
+                    .map(PodSet::StatefulSet)
+                    .or_else(|| {
+                        owner_uid_of_kind(&pod.metadata, "DaemonSet")
+                            .and_then(|o| self.daemon_set_by_uid.get(o).copied())
+                            .map(PodSet::DaemonSet)
+                    });
+                if let Some(set) = set {
+                    return Ok(self.walk_pod_set(target, namespace, set));
+                }
                 let rs = owner_uid_of_kind(&pod.metadata, "ReplicaSet")
                     .and_then(|owner| self.replica_set_by_uid.get(owner).copied());
                 let d = rs
@@ -543,6 +777,7 @@ impl<'a> Index<'a> {
                     pod,
                     revision: owner.revision,
                     current: owner.current,
+                    held: false,
                 })
             })
             .collect();
@@ -562,11 +797,145 @@ impl<'a> Index<'a> {
             model_service,
             deployment,
             replica_sets,
+            pod_set: None,
+            set_revisions: Vec::new(),
             pods,
             services,
             endpoint_slices,
             controller: model_service.map(|_| self.find_controller(namespace, controller)),
         })
+    }
+
+    /// A StatefulSet's or DaemonSet's chain: its Pods by owner UID, its
+    /// ControllerRevisions, and the update revision each Pod is (or is
+    /// meant to stay) on.
+    fn walk_pod_set(&self, target: &TargetSpec, namespace: &str, set: PodSet<'a>) -> Chain<'a> {
+        let set_uid = uid(set.meta());
+        let set_name = set.name();
+        let mut set_revisions: Vec<SetRevision> = self
+            .revisions_by_owner
+            .get(set_uid)
+            .into_iter()
+            .flatten()
+            .filter(|r| ns_of(&r.metadata) == namespace)
+            .map(|r| SetRevision {
+                object: r,
+                revision: r.revision,
+                current: false,
+            })
+            .collect();
+        set_revisions.sort_by(|a, b| {
+            b.revision
+                .cmp(&a.revision)
+                .then_with(|| a.name().cmp(b.name()))
+        });
+        // The update revision: the StatefulSet controller records it; a
+        // DaemonSet's is its newest ControllerRevision.
+        let update_hash: Option<String> = match set {
+            PodSet::StatefulSet(s) => s
+                .status
+                .as_ref()
+                .and_then(|st| st.update_revision.clone())
+                .filter(|r| !r.is_empty()),
+            PodSet::DaemonSet(_) => set_revisions.first().map(|r| {
+                r.object
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(CONTROLLER_REVISION_HASH))
+                    .cloned()
+                    .or_else(|| {
+                        r.name()
+                            .strip_prefix(set_name)
+                            .and_then(|h| h.strip_prefix('-'))
+                            .map(str::to_string)
+                    })
+                    .unwrap_or_else(|| r.name().to_string())
+            }),
+        };
+        if let Some(hash) = &update_hash
+            && let Some(r) = set_revisions.iter_mut().find(|r| r.matches(set_name, hash))
+        {
+            r.current = true;
+        }
+        // Without a ControllerRevision (a dump that left them out), a
+        // DaemonSet Pod of the current template carries its generation.
+        let template_generation = match set {
+            PodSet::DaemonSet(d) if set_revisions.is_empty() => d
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(DAEMONSET_TEMPLATE_GENERATION))
+                .cloned(),
+            _ => None,
+        };
+        let strategy = set.strategy();
+        let mut pods: Vec<ChainPod> = self
+            .pods_by_owner
+            .get(set_uid)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|pod| ns_of(&pod.metadata) == namespace)
+            .map(|pod| {
+                let hash = pod_revision_hash(pod).unwrap_or("");
+                let at_update = match (&update_hash, &template_generation) {
+                    (Some(h), _) => !hash.is_empty() && hash == h,
+                    (None, Some(generation)) => {
+                        pod.metadata
+                            .labels
+                            .as_ref()
+                            .and_then(|l| l.get(POD_TEMPLATE_GENERATION))
+                            == Some(generation)
+                    }
+                    (None, None) => false,
+                };
+                let known = update_hash.is_some() || template_generation.is_some();
+                let held = !at_update
+                    && known
+                    && match strategy {
+                        SetStrategy::OnDelete => true,
+                        SetStrategy::RollingUpdate { partition } => {
+                            matches!(set, PodSet::StatefulSet(_))
+                                && ordinal(pod).is_some_and(|o| o < partition)
+                        }
+                    };
+                ChainPod {
+                    pod,
+                    revision: set_revisions
+                        .iter()
+                        .find(|r| r.matches(set_name, hash))
+                        .map(|r| r.revision),
+                    current: at_update || held,
+                    held,
+                }
+            })
+            .collect();
+        pods.sort_by(|a, b| {
+            b.current
+                .cmp(&a.current)
+                .then_with(|| b.revision.cmp(&a.revision))
+                .then_with(|| {
+                    ordinal(a.pod)
+                        .cmp(&ordinal(b.pod))
+                        .then_with(|| name(&a.pod.metadata).cmp(name(&b.pod.metadata)))
+                })
+        });
+        let services = set_services(self.services_in(namespace), set);
+        let endpoint_slices = self.slices_of(namespace, &services);
+        Chain {
+            namespace: namespace.to_string(),
+            target: target.clone(),
+            model_service: None,
+            deployment: None,
+            replica_sets: Vec::new(),
+            pod_set: Some(set),
+            set_revisions,
+            pods,
+            services,
+            endpoint_slices,
+            controller: None,
+        }
     }
 
     fn owned_deployment(
@@ -656,10 +1025,13 @@ impl<'a> Index<'a> {
             model_service: None,
             deployment: None,
             replica_sets: Vec::new(),
+            pod_set: None,
+            set_revisions: Vec::new(),
             pods: vec![ChainPod {
                 pod,
                 revision: None,
                 current: true,
+                held: false,
             }],
             services,
             endpoint_slices,
@@ -783,6 +1155,40 @@ fn related_services<'a>(
         .collect()
 }
 
+/// The Services of a pod set: a StatefulSet's governing Service
+/// (`spec.serviceName`, headless as a rule) first, then every Service whose
+/// selector matches the template's labels, else one of the set's name.
+fn set_services<'a>(in_namespace: &[&'a Service], set: PodSet) -> Vec<&'a Service> {
+    let governing = match set {
+        PodSet::StatefulSet(s) => s
+            .spec
+            .as_ref()
+            .and_then(|s| s.service_name.as_deref())
+            .filter(|n| !n.is_empty()),
+        PodSet::DaemonSet(_) => None,
+    };
+    let mut out: Vec<&Service> = in_namespace
+        .iter()
+        .copied()
+        .filter(|s| governing == Some(name(&s.metadata)))
+        .collect();
+    let labels = set.template_labels();
+    for s in in_namespace.iter().copied() {
+        if selector_matches(s, labels) && !out.iter().any(|o| std::ptr::eq(*o, s)) {
+            out.push(s);
+        }
+    }
+    if out.is_empty() {
+        out.extend(
+            in_namespace
+                .iter()
+                .copied()
+                .filter(|s| name(&s.metadata) == set.name()),
+        );
+    }
+    out
+}
+
 /// Targets a user could trace in a namespace, for "not found" messages.
 pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<String> {
     let mut out: Vec<String> = snapshot
@@ -799,6 +1205,22 @@ pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<Strin
             .iter()
             .filter(|d| ns_of(&d.metadata) == namespace_name)
             .map(|d| format!("deploy/{}", name(&d.metadata))),
+    );
+    out.extend(
+        snapshot
+            .objects
+            .stateful_sets
+            .iter()
+            .filter(|s| ns_of(&s.metadata) == namespace_name)
+            .map(|s| format!("sts/{}", name(&s.metadata))),
+    );
+    out.extend(
+        snapshot
+            .objects
+            .daemon_sets
+            .iter()
+            .filter(|d| ns_of(&d.metadata) == namespace_name)
+            .map(|d| format!("ds/{}", name(&d.metadata))),
     );
     out.sort();
     out.dedup();
@@ -817,6 +1239,18 @@ pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<Strin
         TargetKind::Deployment => snapshot
             .objects
             .deployments
+            .iter()
+            .map(|d| &d.metadata)
+            .collect(),
+        TargetKind::StatefulSet => snapshot
+            .objects
+            .stateful_sets
+            .iter()
+            .map(|s| &s.metadata)
+            .collect(),
+        TargetKind::DaemonSet => snapshot
+            .objects
+            .daemon_sets
             .iter()
             .map(|d| &d.metadata)
             .collect(),
@@ -857,6 +1291,20 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
         uids.insert(uid(&rs.replica_set.metadata));
         out.replica_sets.push(rs.replica_set.clone());
     }
+    match chain.pod_set {
+        Some(PodSet::StatefulSet(s)) => {
+            uids.insert(uid(&s.metadata));
+            out.stateful_sets.push(s.clone());
+        }
+        Some(PodSet::DaemonSet(d)) => {
+            uids.insert(uid(&d.metadata));
+            out.daemon_sets.push(d.clone());
+        }
+        None => {}
+    }
+    for r in &chain.set_revisions {
+        out.controller_revisions.push(r.object.clone());
+    }
     let referenced: HashSet<&str> = chain
         .endpoint_slices
         .iter()
@@ -891,6 +1339,16 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
             out.replica_sets
                 .iter()
                 .map(|r| ("ReplicaSet".into(), name(&r.metadata).to_string())),
+        )
+        .chain(
+            out.stateful_sets
+                .iter()
+                .map(|s| ("StatefulSet".into(), name(&s.metadata).to_string())),
+        )
+        .chain(
+            out.daemon_sets
+                .iter()
+                .map(|d| ("DaemonSet".into(), name(&d.metadata).to_string())),
         )
         .chain(
             out.services
@@ -939,7 +1397,8 @@ pub struct Workload {
 }
 
 /// Every workload of a namespace (or of all): each ModelService, each
-/// Deployment that no ModelService owns, and each Pod with no owner.
+/// Deployment, StatefulSet and DaemonSet that no ModelService owns, and
+/// each Pod with no owner.
 pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> {
     let wanted = |meta: &ObjectMeta| namespace.is_none_or(|ns| ns_of(meta) == ns);
     let target = |kind, meta: &ObjectMeta| Workload {
@@ -966,6 +1425,23 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
             .filter(|d| owner_uid_of_kind(&d.metadata, "ModelService").is_none())
             .map(|d| target(TargetKind::Deployment, &d.metadata)),
     );
+    let sets = snapshot
+        .objects
+        .stateful_sets
+        .iter()
+        .map(|s| (TargetKind::StatefulSet, &s.metadata))
+        .chain(
+            snapshot
+                .objects
+                .daemon_sets
+                .iter()
+                .map(|d| (TargetKind::DaemonSet, &d.metadata)),
+        );
+    out.extend(
+        sets.filter(|(_, meta)| wanted(meta))
+            .filter(|(_, meta)| owner_uid_of_kind(meta, "ModelService").is_none())
+            .map(|(kind, meta)| target(kind, meta)),
+    );
     // A Pod nobody owns fails on its own: nothing will replace it.
     out.extend(
         snapshot
@@ -982,4 +1458,249 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
             .map(|p| target(TargetKind::Pod, &p.metadata)),
     );
     out
+}
+
+#[cfg(test)]
+mod pod_set_tests {
+    use super::*;
+    use crate::source::read_snapshot_file;
+
+    fn load(name: &str) -> Snapshot {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/cases")
+            .join(format!("{name}.yaml"));
+        read_snapshot_file(&path).unwrap()
+    }
+
+    fn target(text: &str) -> TargetSpec {
+        TargetSpec::parse(text, None).unwrap()
+    }
+
+    /// (name, revision, current, held) of each Pod, in the chain's order.
+    fn pods(chain: &Chain) -> Vec<(String, Option<i64>, bool, bool)> {
+        chain
+            .pods
+            .iter()
+            .map(|p| {
+                (
+                    name(&p.pod.metadata).to_string(),
+                    p.revision,
+                    p.current,
+                    p.held,
+                )
+            })
+            .collect()
+    }
+
+    fn row(
+        name: &str,
+        revision: i64,
+        current: bool,
+        held: bool,
+    ) -> (String, Option<i64>, bool, bool) {
+        (name.to_string(), Some(revision), current, held)
+    }
+
+    #[test]
+    fn a_statefulsets_pods_are_current_by_the_update_revision_not_by_name() {
+        let s = load("statefulset-crash-loop");
+        let chain = walk(&s, &target("sts/shard"), "serve", None).unwrap();
+        assert!(chain.replica_sets.is_empty() && chain.deployment.is_none());
+        assert_eq!(
+            pods(&chain),
+            [
+                row("shard-2", 2, true, false),
+                row("shard-0", 1, false, false),
+                row("shard-1", 1, false, false),
+            ]
+        );
+        let current = chain.current_set_revision().unwrap();
+        assert_eq!((current.revision, current.name()), (2, "shard-5f6d8c9b7d"));
+        // The governing (headless) Service is the workload's Service.
+        let services: Vec<&str> = chain.services.iter().map(|s| name(&s.metadata)).collect();
+        assert_eq!(services, ["shard"]);
+        assert_eq!(chain.endpoint_slices.len(), 1);
+        assert_eq!(chain.desired_replicas(), 3);
+    }
+
+    #[test]
+    fn ordinals_below_the_partition_and_on_delete_pods_are_held_not_stale() {
+        let s = load("statefulset-partition");
+        let chain = walk(&s, &target("statefulset/shard"), "serve", None).unwrap();
+        assert_eq!(
+            chain.pod_set.unwrap().strategy(),
+            SetStrategy::RollingUpdate { partition: 2 }
+        );
+        assert_eq!(chain.pod_set.unwrap().expected_updated(), 1);
+        assert_eq!(
+            pods(&chain),
+            [
+                row("shard-2", 2, true, false),
+                row("shard-0", 1, true, true),
+                row("shard-1", 1, true, true),
+            ]
+        );
+        let s = load("statefulset-on-delete");
+        let chain = walk(&s, &target("sts/shard"), "serve", None).unwrap();
+        assert_eq!(chain.pod_set.unwrap().strategy(), SetStrategy::OnDelete);
+        assert_eq!(chain.pod_set.unwrap().expected_updated(), 0);
+        assert!(pods(&chain).iter().all(|(_, _, current, _)| *current));
+        assert_eq!(pods(&chain).iter().filter(|p| p.3).count(), 2);
+        // Without the partition the same old ordinals are simply old.
+        let mut s = load("statefulset-partition");
+        s.objects.stateful_sets[0]
+            .spec
+            .as_mut()
+            .unwrap()
+            .update_strategy
+            .as_mut()
+            .unwrap()
+            .rolling_update = None;
+        let chain = walk(&s, &target("sts/shard"), "serve", None).unwrap();
+        assert_eq!(pods(&chain)[1], row("shard-0", 1, false, false));
+    }
+
+    #[test]
+    fn a_daemonsets_current_revision_is_its_newest_controller_revision() {
+        let s = load("daemonset-image-pull");
+        let chain = walk(&s, &target("ds/model-prefetch"), "modeldock-nodes", None).unwrap();
+        let revisions: Vec<(i64, bool)> = chain
+            .set_revisions
+            .iter()
+            .map(|r| (r.revision, r.current))
+            .collect();
+        assert_eq!(revisions, [(2, true), (1, false)]);
+        assert_eq!(
+            pods(&chain),
+            [
+                row("model-prefetch-t4mzn", 2, true, false),
+                row("model-prefetch-k7x2p", 1, false, false),
+            ]
+        );
+        // The nodes its controller wants a Pod on, not spec.replicas.
+        assert_eq!(chain.desired_replicas(), 2);
+        // A DaemonSet Pod carries only the hash, a StatefulSet Pod the name.
+        let cr = chain.set_revisions[0].object;
+        assert!(revision_matches(
+            &cr.metadata,
+            "model-prefetch",
+            "84d5b6f7c9"
+        ));
+        assert!(!revision_matches(
+            &cr.metadata,
+            "model-prefetch",
+            "6c8f7d9b5"
+        ));
+        assert!(!revision_matches(&cr.metadata, "model-prefetch", ""));
+    }
+
+    #[test]
+    fn without_controller_revisions_a_daemonset_pod_is_matched_by_its_template_generation() {
+        let mut s = load("daemonset-image-pull");
+        s.objects.controller_revisions.clear();
+        let chain = walk(&s, &target("ds/model-prefetch"), "modeldock-nodes", None).unwrap();
+        let current: Vec<(String, bool)> = chain
+            .pods
+            .iter()
+            .map(|p| (name(&p.pod.metadata).to_string(), p.current))
+            .collect();
+        assert_eq!(
+            current,
+            [
+                ("model-prefetch-t4mzn".to_string(), true),
+                ("model-prefetch-k7x2p".to_string(), false)
+            ]
+        );
+        assert!(chain.pods.iter().all(|p| p.revision.is_none()));
+    }
+
+    #[test]
+    fn a_pod_of_a_set_is_traced_through_its_set_and_sets_are_triage_rows() {
+        let s = load("statefulset-crash-loop");
+        let chain = walk(&s, &target("pod/shard-0"), "serve", None).unwrap();
+        assert!(matches!(chain.pod_set, Some(PodSet::StatefulSet(_))));
+        assert_eq!(chain.pods.len(), 3);
+        let rows: Vec<String> = workloads(&s, None)
+            .into_iter()
+            .map(|w| format!("{}/{}", w.target.kind.short(), w.target.name))
+            .collect();
+        assert_eq!(rows, ["sts/shard"]);
+        assert_eq!(available_targets(&s, "serve"), ["sts/shard"]);
+        assert_eq!(namespaces_holding(&s, &target("sts/shard")), ["serve"]);
+        let s = load("daemonset-healthy");
+        let rows: Vec<String> = workloads(&s, Some("modeldock-nodes"))
+            .into_iter()
+            .map(|w| format!("{}/{}", w.target.kind.short(), w.target.name))
+            .collect();
+        assert_eq!(rows, ["ds/model-prefetch"]);
+        assert!(workloads(&s, Some("elsewhere")).is_empty());
+    }
+
+    #[test]
+    fn a_set_a_model_service_owns_is_not_a_row_of_its_own() {
+        let mut s = load("statefulset-healthy");
+        s.objects.stateful_sets[0].metadata.owner_references = Some(vec![
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                api_version: "modeldock.io/v1alpha1".into(),
+                kind: "ModelService".into(),
+                name: "shard".into(),
+                uid: "msvc-uid".into(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            },
+        ]);
+        assert!(workloads(&s, None).is_empty());
+    }
+
+    #[test]
+    fn a_snapshot_of_a_sets_chain_keeps_the_set_and_its_revisions() {
+        let s = load("daemonset-image-pull");
+        let chain = walk(&s, &target("ds/model-prefetch"), "modeldock-nodes", None).unwrap();
+        let kept = chain_objects(&s, &chain);
+        assert_eq!(kept.daemon_sets.len(), 1);
+        assert_eq!(kept.controller_revisions.len(), 2);
+        assert_eq!(kept.pods.len(), 2);
+        // The DaemonSet controller's events about the set are kept.
+        assert!(kept.events.iter().any(|e| e.subject().kind == "DaemonSet"));
+        let replay = Snapshot {
+            objects: kept,
+            ..s.clone()
+        };
+        let again = walk(
+            &replay,
+            &target("ds/model-prefetch"),
+            "modeldock-nodes",
+            None,
+        )
+        .unwrap();
+        assert_eq!(pods(&again), pods(&chain));
+    }
+
+    #[test]
+    fn a_service_that_publishes_not_ready_addresses_does_not_make_a_failing_pod_serve() {
+        // Governing Services of StatefulSets often set
+        // publishNotReadyAddresses: every endpoint is then ready=true.
+        let mut s = load("statefulset-crash-loop");
+        s.objects.services[0]
+            .spec
+            .as_mut()
+            .unwrap()
+            .publish_not_ready_addresses = Some(true);
+        for e in &mut s.objects.endpoint_slices[0].endpoints {
+            e.conditions.as_mut().unwrap().ready = Some(true);
+        }
+        let chain = walk(&s, &target("sts/shard"), "serve", None).unwrap();
+        let now = s.origin.newest_seen.unwrap();
+        let d = crate::analysis::analyze(&s, &chain, now);
+        let serving: Vec<(&str, bool)> = d
+            .pods
+            .iter()
+            .map(|p| (p.name.as_str(), p.serving))
+            .collect();
+        assert_eq!(
+            serving,
+            [("shard-2", false), ("shard-0", true), ("shard-1", true)]
+        );
+        assert_eq!(d.verdict.state, crate::analysis::State::Degraded);
+    }
 }

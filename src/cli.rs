@@ -69,11 +69,12 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Trace one ModelService (or deploy/NAME, pod/NAME): the object chain,
+    /// Trace one ModelService (or deploy/NAME, sts/NAME, ds/NAME, pod/NAME): the object chain,
     /// each Pod's moments, where the rollout stopped, why, and what to run next.
     Trace(TraceArgs),
-    /// Rank every ModelService (and plain Deployment) of a namespace, or of
-    /// all with -A, by how broken it is: one line each, worst first.
+    /// Rank every ModelService (and plain Deployment, StatefulSet and
+    /// DaemonSet) of a namespace, or of all with -A, by how broken it is: one
+    /// line each, worst first.
     Triage(TriageArgs),
     /// Wait on a rollout after `helm upgrade`: exit 0 the moment it serves, 1 on
     /// a definitive symptom, 3 on timeout; write reports and evidence for CI.
@@ -87,7 +88,8 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct TraceArgs {
-    /// NAME (a ModelService), msvc/NAME, deploy/NAME or pod/NAME.
+    /// NAME (a ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME or
+    /// pod/NAME.
     pub target: String,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
@@ -120,8 +122,8 @@ pub struct ViewArgs {
 pub struct TriageArgs {
     /// Trace what an alert is about: an Alertmanager webhook payload, a list
     /// of alerts, one alert or its labels (JSON or YAML; `-` reads stdin).
-    /// Its labels name the namespace and the ModelService, Deployment, Pod,
-    /// ReplicaSet or Service.
+    /// Its labels name the namespace and the ModelService, Deployment,
+    /// StatefulSet, DaemonSet, Pod, ReplicaSet or Service.
     #[arg(long, value_name = "FILE|-")]
     pub alert: Option<PathBuf>,
     /// Show healthy workloads too (they are folded into a count).
@@ -136,7 +138,7 @@ pub struct TriageArgs {
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
-    /// NAME (a ModelService), msvc/NAME or deploy/NAME.
+    /// NAME (a ModelService), msvc/NAME, deploy/NAME, sts/NAME or ds/NAME.
     pub target: String,
     /// How long to wait for the rollout to converge (`90s`, `10m`, `1h30m`;
     /// a bare number is seconds).
@@ -194,8 +196,8 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
-    /// What to capture: NAME (a ModelService), msvc/NAME, deploy/NAME or
-    /// pod/NAME; without it, the whole namespace.
+    /// What to capture: NAME (a ModelService), msvc/NAME, deploy/NAME,
+    /// sts/NAME, ds/NAME or pod/NAME; without it, the whole namespace.
     pub target: Option<String>,
     /// The file to write: .yaml or .json, gzip-compressed when it ends in .gz.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -223,8 +225,8 @@ pub struct ExplainArgs {
     #[arg(value_name = "ID|SYMPTOM")]
     pub symptom: Option<String>,
     /// Fill the real names of this target into the check commands: NAME (a
-    /// ModelService), msvc/NAME, deploy/NAME or pod/NAME, read live or from
-    /// --snapshot.
+    /// ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME or pod/NAME,
+    /// read live or from --snapshot.
     #[arg(value_name = "TARGET", requires = "symptom")]
     pub target: Option<String>,
     /// List every finding id with its title (as with no argument).

@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use jiff::Timestamp;
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::{
+    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
+};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Event as CoreEvent, Node, Pod, Service};
@@ -60,6 +62,11 @@ pub struct Objects {
     pub model_services: Vec<DynamicObject>,
     pub deployments: Vec<Deployment>,
     pub replica_sets: Vec<ReplicaSet>,
+    pub stateful_sets: Vec<StatefulSet>,
+    pub daemon_sets: Vec<DaemonSet>,
+    /// The revisions of StatefulSets and DaemonSets (their `data` dropped
+    /// on a live read: only the metadata and `revision` are read).
+    pub controller_revisions: Vec<ControllerRevision>,
     pub pods: Vec<Pod>,
     pub services: Vec<Service>,
     pub endpoint_slices: Vec<EndpointSlice>,
@@ -78,6 +85,9 @@ impl Objects {
         self.model_services.len()
             + self.deployments.len()
             + self.replica_sets.len()
+            + self.stateful_sets.len()
+            + self.daemon_sets.len()
+            + self.controller_revisions.len()
             + self.pods.len()
             + self.services.len()
             + self.endpoint_slices.len()
@@ -313,6 +323,8 @@ pub struct TargetSpec {
 pub enum TargetKind {
     ModelService,
     Deployment,
+    StatefulSet,
+    DaemonSet,
     Pod,
 }
 
@@ -321,8 +333,40 @@ impl TargetKind {
         match self {
             TargetKind::ModelService => "ModelService",
             TargetKind::Deployment => "Deployment",
+            TargetKind::StatefulSet => "StatefulSet",
+            TargetKind::DaemonSet => "DaemonSet",
             TargetKind::Pod => "Pod",
         }
+    }
+
+    /// The short name kubectl prints and accepts (`deploy`, `sts`, `ds`).
+    pub fn short(self) -> &'static str {
+        match self {
+            TargetKind::ModelService => "msvc",
+            TargetKind::Deployment => "deploy",
+            TargetKind::StatefulSet => "sts",
+            TargetKind::DaemonSet => "ds",
+            TargetKind::Pod => "pod",
+        }
+    }
+
+    /// The kind named as [`Self::as_str`] writes it (`StatefulSet`).
+    pub fn from_name(kind: &str) -> Option<TargetKind> {
+        [
+            TargetKind::ModelService,
+            TargetKind::Deployment,
+            TargetKind::StatefulSet,
+            TargetKind::DaemonSet,
+            TargetKind::Pod,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == kind)
+    }
+
+    /// A StatefulSet or a DaemonSet: Pods owned directly, revisions kept
+    /// in ControllerRevisions, no ReplicaSet between.
+    pub fn is_pod_set(self) -> bool {
+        matches!(self, TargetKind::StatefulSet | TargetKind::DaemonSet)
     }
 }
 
@@ -334,15 +378,17 @@ impl fmt::Display for TargetKind {
 
 /// A bad target argument.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("cannot read target {given:?}: {why} (use NAME, msvc/NAME, deploy/NAME or pod/NAME)")]
+#[error(
+    "cannot read target {given:?}: {why} (use NAME, msvc/NAME, deploy/NAME, sts/NAME, ds/NAME or pod/NAME)"
+)]
 pub struct TargetParseError {
     pub given: String,
     pub why: &'static str,
 }
 
 impl TargetSpec {
-    /// Parses `NAME`, `msvc/NAME`, `deploy/NAME`, `pod/NAME` (and the long
-    /// kind names kubectl accepts).
+    /// Parses `NAME`, `msvc/NAME`, `deploy/NAME`, `sts/NAME`, `ds/NAME`,
+    /// `pod/NAME` (and the long kind names kubectl accepts).
     pub fn parse(text: &str, namespace: Option<&str>) -> Result<Self, TargetParseError> {
         let err = |why| TargetParseError {
             given: text.to_string(),
@@ -355,6 +401,11 @@ impl TargetSpec {
                     "msvc" | "modelservice" | "modelservices" => TargetKind::ModelService,
                     "deploy" | "deployment" | "deployments" | "deployment.apps"
                     | "deployments.apps" => TargetKind::Deployment,
+                    "sts" | "statefulset" | "statefulsets" | "statefulset.apps"
+                    | "statefulsets.apps" => TargetKind::StatefulSet,
+                    "ds" | "daemonset" | "daemonsets" | "daemonset.apps" | "daemonsets.apps" => {
+                        TargetKind::DaemonSet
+                    }
                     "po" | "pod" | "pods" => TargetKind::Pod,
                     _ => return Err(err("unknown kind")),
                 };
@@ -482,12 +533,20 @@ mod tests {
             ("msvc/a", TargetKind::ModelService),
             ("deploy/a", TargetKind::Deployment),
             ("deployment.apps/a", TargetKind::Deployment),
+            ("sts/a", TargetKind::StatefulSet),
+            ("statefulset/a", TargetKind::StatefulSet),
+            ("statefulsets.apps/a", TargetKind::StatefulSet),
+            ("ds/a", TargetKind::DaemonSet),
+            ("daemonset/a", TargetKind::DaemonSet),
+            ("DaemonSets.apps/a", TargetKind::DaemonSet),
             ("pod/a", TargetKind::Pod),
             ("po/a", TargetKind::Pod),
         ] {
             assert_eq!(TargetSpec::parse(text, None).unwrap().kind, kind, "{text}");
         }
-        for bad in ["", "svc/a", "deploy/", "a/b/c", "Upper", "-lead", "x_y"] {
+        for bad in [
+            "", "svc/a", "rs/a", "sts/", "ds/A", "deploy/", "a/b/c", "Upper", "-lead", "x_y",
+        ] {
             assert!(TargetSpec::parse(bad, None).is_err(), "{bad:?} accepted");
         }
     }

@@ -829,12 +829,12 @@ fn each_bad_input_is_one_sentence_naming_the_problem_and_what_to_do() {
         (
             vec!["triage", "-n", "nobody-here", "--snapshot", teams],
             5,
-            format!("mdiag: no ModelService or Deployment in namespace \"nobody-here\" of {teams}; name another namespace, or use -A for all the file holds"),
+            format!("mdiag: no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing in namespace \"nobody-here\" of {teams}; name another namespace, or use -A for all the file holds"),
         ),
         (
             vec!["triage", "-A", "-l", "app=nothing", "--snapshot", &healthy],
             5,
-            format!("mdiag: no ModelService or Deployment matches -l app=nothing in any namespace of {healthy}; check the selector, or leave it out to see what the file holds"),
+            format!("mdiag: no workload or Service matches -l app=nothing in any namespace of {healthy}; check the selector, or leave it out to see what the file holds"),
         ),
         (
             vec!["trace", "chart-demo-typo", "--snapshot", &healthy],

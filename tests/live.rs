@@ -33,6 +33,8 @@ use serde_json::Value;
 mod commands;
 #[path = "live/gate.rs"]
 mod gate;
+#[path = "live/pod_sets.rs"]
+mod pod_sets;
 #[path = "live/real_node.rs"]
 mod real_node;
 #[path = "live/real_scenarios.rs"]
@@ -409,6 +411,7 @@ fn trials() -> Vec<Trial> {
     all.extend(real_node::trials());
     all.extend(real_scenarios::trials());
     all.extend(gate::trials());
+    all.extend(pod_sets::trials());
     all.extend(triage_scale::trials());
     all.extend(commands::trials());
     // Last: it stops the scheduler of the whole cluster for a while.
@@ -898,7 +901,7 @@ fn no_logs_kubeconfig(ns: &str) -> Result<PathBuf, Failed> {
     w.kubectl(&[
         "-n", ns, "create", "role", "reader",
         "--verb=get,list,watch",
-        "--resource=pods,services,events,endpoints,deployments.apps,replicasets.apps,endpointslices.discovery.k8s.io,modelservices.modeldock.io",
+        "--resource=pods,services,events,endpoints,deployments.apps,replicasets.apps,statefulsets.apps,daemonsets.apps,controllerrevisions.apps,endpointslices.discovery.k8s.io,modelservices.modeldock.io",
     ])?;
     w.kubectl(&[
         "-n",

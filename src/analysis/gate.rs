@@ -15,8 +15,8 @@ use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
 
 use super::facts::{self, EventIndex};
-use super::{Diagnosis, Finding, PodState};
-use crate::chain::{self, Chain};
+use super::{Diagnosis, Finding, PodState, Step};
+use crate::chain::{self, Chain, PodSet, SetStrategy};
 use crate::model::{Snapshot, TargetKind, TargetSpec};
 
 /// The findings that fail the gate by default: symptoms that do not go away
@@ -57,8 +57,8 @@ impl Default for GatePolicy {
 /// One condition of convergence, as CI reports show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
-    /// Stable name: `modelservice-observed`, `deployment-observed`,
-    /// `replicas-updated`, `replicas-available`, `endpoints-ready`,
+    /// Stable name: `modelservice-observed`, `deployment-observed` (or
+    /// `statefulset-observed`, `daemonset-observed`), `replicas-updated`, `replicas-available`, `endpoints-ready`,
     /// `declaration-in-effect`.
     pub name: &'static str,
     pub passed: bool,
@@ -214,6 +214,12 @@ pub fn helm_matches(
             .iter()
             .map(|m| &m.metadata)
             .find(named),
+        TargetKind::StatefulSet => objects
+            .stateful_sets
+            .iter()
+            .map(|s| &s.metadata)
+            .find(named),
+        TargetKind::DaemonSet => objects.daemon_sets.iter().map(|d| &d.metadata).find(named),
         _ => objects.deployments.iter().map(|d| &d.metadata).find(named),
     };
     let Some(meta) = meta else {
@@ -250,7 +256,12 @@ pub fn helm_matches(
 /// The checks that say the current declaration reached the workload's
 /// controllers: until each one present passed, the Pods on show may be the
 /// previous revision's.
-const OBSERVED_CHECKS: [&str; 2] = ["modelservice-observed", "deployment-observed"];
+const OBSERVED_CHECKS: [&str; 4] = [
+    "modelservice-observed",
+    "deployment-observed",
+    "statefulset-observed",
+    "daemonset-observed",
+];
 
 /// Judges the rollout as it stands in `snapshot`.
 pub fn judge(
@@ -312,6 +323,10 @@ pub fn checks(chain: &Chain, d: &Diagnosis) -> Vec<Check> {
             passed,
             detail,
         });
+    }
+    if let Some(set) = chain.pod_set {
+        out.extend(set_checks(set, d));
+        return out;
     }
     let deployment = chain.deployment;
     let desired = deployment
@@ -380,6 +395,90 @@ pub fn checks(chain: &Chain, d: &Diagnosis) -> Vec<Check> {
             ),
         });
     }
+    out
+}
+
+/// The convergence checks of a StatefulSet or DaemonSet, as its own
+/// controller counts them: observed, then updated (only the Pods its
+/// strategy updates: a partition's ordinals, none for OnDelete), then
+/// available and serving on the revision the declaration leaves each Pod on.
+fn set_checks(set: PodSet, d: &Diagnosis) -> Vec<Check> {
+    let desired = set.desired();
+    let meta = set.meta();
+    let observed = set.observed_generation();
+    let revision_known = d
+        .steps
+        .iter()
+        .find(|s| matches!(s.step, Step::StatefulSet | Step::DaemonSet))
+        .is_some_and(|s| s.reached);
+    let mut out = vec![Check {
+        name: match set {
+            PodSet::StatefulSet(_) => "statefulset-observed",
+            PodSet::DaemonSet(_) => "daemonset-observed",
+        },
+        passed: set.observed() && revision_known,
+        detail: format!(
+            "generation {}, observed {}{}",
+            meta.generation.map_or("none".into(), |g| g.to_string()),
+            observed.map_or("none".into(), |o| o.to_string()),
+            if revision_known {
+                ""
+            } else {
+                ", no update revision yet"
+            }
+        ),
+    }];
+    let (updated, available) = match set {
+        PodSet::StatefulSet(s) => {
+            let st = s.status.as_ref();
+            (
+                st.and_then(|st| st.updated_replicas).unwrap_or(0),
+                st.and_then(|st| st.available_replicas).unwrap_or(0),
+            )
+        }
+        PodSet::DaemonSet(ds) => {
+            let st = ds.status.as_ref();
+            (
+                st.and_then(|st| st.updated_number_scheduled).unwrap_or(0),
+                st.map_or(0, |st| st.number_available.unwrap_or(0)),
+            )
+        }
+    };
+    let expected = set.expected_updated();
+    out.push(Check {
+        name: "replicas-updated",
+        passed: updated >= expected,
+        detail: match set.strategy() {
+            SetStrategy::OnDelete => format!(
+                "{updated} of {desired} updated; OnDelete: the rest take the new revision when deleted"
+            ),
+            SetStrategy::RollingUpdate { partition } if partition > 0 => format!(
+                "{updated} of {expected} updated (ordinals from {partition} up; partition {partition})"
+            ),
+            SetStrategy::RollingUpdate { .. } => format!("{updated} of {expected} updated"),
+        },
+    });
+    // Ready Pods on the revision the declaration wants each on, and the
+    // controller's own available count (minReadySeconds included).
+    let ready = d.replicas.ready;
+    out.push(Check {
+        name: "replicas-available",
+        passed: ready >= desired && available >= desired,
+        detail: format!(
+            "{ready} of {desired} ready on the revision the declaration asks for, {available} available"
+        ),
+    });
+    let worker = d.verdict.serving.worker;
+    let serving = if worker { ready } else { d.replicas.serving };
+    out.push(Check {
+        name: "endpoints-ready",
+        passed: serving >= desired,
+        detail: if worker {
+            format!("no Service selects the Pods: {serving} of {desired} Ready is the last step")
+        } else {
+            format!("{serving} of {desired} with a ready endpoint")
+        },
+    });
     out
 }
 
@@ -621,5 +720,145 @@ mod tests {
             );
             assert_eq!(failed_id(&d, &v), want, "{name}: {:?}", v.judgement);
         }
+    }
+
+    fn check<'v>(v: &'v GateView, name: &str) -> &'v Check {
+        v.checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no {name} check in {:?}", v.checks))
+    }
+
+    #[test]
+    fn a_statefulset_is_judged_by_its_own_counts_and_fails_on_its_new_revision() {
+        let policy = GatePolicy::default();
+        let (_, v) = view_of_target(
+            "fixtures/cases/statefulset-healthy.yaml",
+            "sts/shard",
+            &policy,
+        );
+        assert_eq!(v.judgement, Judgement::Converged, "{:?}", v.checks);
+        let names: Vec<&str> = v.checks.iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            [
+                "statefulset-observed",
+                "replicas-updated",
+                "replicas-available",
+                "endpoints-ready"
+            ]
+        );
+        // The update revision crash-loops past the restart budget while
+        // ordinals 0 and 1 still serve the old one.
+        let (d, v) = view_of_target(
+            "fixtures/cases/statefulset-crash-loop.yaml",
+            "sts/shard",
+            &policy,
+        );
+        assert_eq!(
+            failed_id(&d, &v),
+            Some(FindingId::CRASH_LOOP),
+            "{:?}",
+            v.checks
+        );
+        assert_eq!(check(&v, "replicas-updated").detail, "1 of 3 updated");
+        assert!(!check(&v, "endpoints-ready").passed);
+        // With a budget it has not used up yet, it waits instead.
+        let patient = GatePolicy {
+            max_restarts: 10,
+            ..GatePolicy::default()
+        };
+        let (_, v) = view_of_target(
+            "fixtures/cases/statefulset-crash-loop.yaml",
+            "sts/shard",
+            &patient,
+        );
+        assert!(
+            matches!(
+                v.judgement,
+                Judgement::Waiting {
+                    check: "replicas-updated",
+                    ..
+                }
+            ),
+            "{:?}",
+            v.judgement
+        );
+    }
+
+    #[test]
+    fn a_partition_reached_and_an_on_delete_set_converge() {
+        let (_, v) = view_of_target(
+            "fixtures/cases/statefulset-partition.yaml",
+            "sts/shard",
+            &GatePolicy::default(),
+        );
+        assert_eq!(v.judgement, Judgement::Converged, "{:?}", v.checks);
+        // Only ordinal 2 is expected at the update revision.
+        let updated = check(&v, "replicas-updated");
+        assert!(
+            updated.detail.starts_with("1 of 1 updated"),
+            "{}",
+            updated.detail
+        );
+        let (_, v) = view_of_target(
+            "fixtures/cases/statefulset-on-delete.yaml",
+            "sts/shard",
+            &GatePolicy::default(),
+        );
+        assert_eq!(v.judgement, Judgement::Converged, "{:?}", v.checks);
+        assert!(check(&v, "replicas-updated").detail.contains("OnDelete"));
+    }
+
+    #[test]
+    fn a_daemonset_fails_fast_on_a_missing_image_and_converges_when_every_node_serves() {
+        let (d, v) = view_of_target(
+            "fixtures/cases/daemonset-image-pull.yaml",
+            "ds/model-prefetch",
+            &GatePolicy::default(),
+        );
+        assert_eq!(
+            check(&v, "daemonset-observed").detail,
+            "generation 2, observed 2"
+        );
+        assert_eq!(
+            failed_id(&d, &v),
+            Some(FindingId::IMAGE_PULL_NOT_FOUND),
+            "{:?}",
+            v.checks
+        );
+        let (_, v) = view_of_target(
+            "fixtures/cases/daemonset-healthy.yaml",
+            "ds/model-prefetch",
+            &GatePolicy::default(),
+        );
+        assert_eq!(v.judgement, Judgement::Converged, "{:?}", v.checks);
+        assert_eq!(
+            check(&v, "replicas-available").detail,
+            "2 of 2 ready on the revision the declaration asks for, 2 available"
+        );
+    }
+
+    #[test]
+    fn an_unobserved_set_waits_and_its_old_pods_symptoms_do_not_fail_it() {
+        // The StatefulSet controller has not seen generation 3 yet: the
+        // crash-looping Pod may be the previous declaration's.
+        let (mut snapshot, target, ns, now) =
+            fixture("fixtures/cases/statefulset-crash-loop.yaml", "sts/shard");
+        snapshot.objects.stateful_sets[0].metadata.generation = Some(3);
+        let chain = walk(&snapshot, &target, &ns, None).unwrap();
+        let d = super::super::analyze(&snapshot, &chain, now);
+        let v = judge(&snapshot, &chain, &d, &GatePolicy::default());
+        assert!(
+            matches!(
+                v.judgement,
+                Judgement::Waiting {
+                    check: "statefulset-observed",
+                    ..
+                }
+            ),
+            "{:?}",
+            v.judgement
+        );
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::facts::{self, container_statuses, created, pod_condition};
 use super::{Replicas, Step, StepState};
-use crate::chain::{CONTROLLER_NAME, Chain, ChainPod};
+use crate::chain::{CONTROLLER_NAME, Chain, ChainPod, PodSet, SetStrategy};
 
 /// One moment of a Pod: whether its persisted record exists, and its time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -37,6 +37,9 @@ pub struct PodState {
     pub uid: String,
     pub revision: Option<i64>,
     pub current: bool,
+    /// A StatefulSet's or DaemonSet's Pod its update strategy keeps on an
+    /// older revision on purpose (below the partition, or OnDelete).
+    pub held: bool,
     pub terminating: bool,
     pub node: Option<String>,
     pub phase: Option<String>,
@@ -52,21 +55,64 @@ pub struct PodState {
 }
 
 pub fn pod_states(chain: &Chain) -> Vec<PodState> {
-    let serving_uids = endpoint_uids(chain, |ready, _| ready);
-    let draining_uids = endpoint_uids(chain, |ready, serving| !ready && serving);
+    let serving_uids = endpoint_uids(chain, false, |ready, _| ready);
+    let published_uids = endpoint_uids(chain, true, |ready, _| ready);
+    let draining_uids = endpoint_uids(chain, false, |ready, serving| !ready && serving);
     chain
         .pods
         .iter()
-        .map(|p| pod_state(p, &serving_uids, &draining_uids))
+        .map(|p| {
+            let mut state = pod_state(p, &serving_uids, &draining_uids);
+            // A Service that publishes not-ready addresses (a StatefulSet's
+            // governing Service often does) marks every endpoint ready: its
+            // endpoint says the Pod serves only once the Pod is Ready.
+            if !state.serving
+                && state.moments.ready.reached
+                && pod_in(&published_uids, &state.uid, &state.name)
+            {
+                state.serving = true;
+                state.last_step = Step::Serving;
+            }
+            state
+        })
         .collect()
 }
 
-/// UIDs of Pods whose endpoint conditions satisfy `keep(ready, serving)`.
-/// An unset condition counts as true, as the EndpointSlice API says.
-fn endpoint_uids(chain: &Chain, keep: impl Fn(bool, bool) -> bool) -> HashSet<String> {
+/// Whether a Service publishes the addresses of Pods that are not ready.
+fn publishes_not_ready(service: &k8s_openapi::api::core::v1::Service) -> bool {
+    service
+        .spec
+        .as_ref()
+        .and_then(|s| s.publish_not_ready_addresses)
+        .unwrap_or(false)
+}
+
+/// UIDs of Pods whose endpoint conditions satisfy `keep(ready, serving)`,
+/// in the slices of Services that publish not-ready addresses or in the
+/// others. An unset condition counts as true, as the EndpointSlice API says.
+fn endpoint_uids(
+    chain: &Chain,
+    published: bool,
+    keep: impl Fn(bool, bool) -> bool,
+) -> HashSet<String> {
+    let publishing: HashSet<&str> = chain
+        .services
+        .iter()
+        .filter(|s| publishes_not_ready(s))
+        .filter_map(|s| s.metadata.name.as_deref())
+        .collect();
     chain
         .endpoint_slices
         .iter()
+        .filter(|s| {
+            let service = s
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(crate::chain::SERVICE_NAME_LABEL))
+                .map_or("", String::as_str);
+            publishing.contains(service) == published
+        })
         .flat_map(|s| s.endpoints.iter())
         .filter(|e| {
             let c = e.conditions.as_ref();
@@ -157,6 +203,7 @@ fn pod_state(p: &ChainPod, serving: &HashSet<String>, draining: &HashSet<String>
         uid,
         revision: p.revision,
         current: p.current,
+        held: p.held,
         terminating: p.terminating(),
         node,
         phase: pod.status.as_ref().and_then(|s| s.phase.clone()),
@@ -267,6 +314,10 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         });
     }
 
+    if let Some(set) = chain.pod_set {
+        out.push(pod_set_step(chain, set));
+    }
+
     let current: Vec<&PodState> = pods
         .iter()
         .filter(|p| p.current && !p.terminating)
@@ -317,4 +368,59 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         },
     });
     out
+}
+
+/// A pod set's own rung: it exists, its controller observed the current
+/// generation, and its update revision is known (the revision the Pods are
+/// walked against).
+fn pod_set_step(chain: &Chain, set: PodSet) -> StepState {
+    let meta = set.meta();
+    let generation = meta.generation.unwrap_or(0);
+    let observed = set.observed_generation();
+    let current = chain.current_set_revision();
+    let revision_known = current.is_some()
+        || match set {
+            PodSet::StatefulSet(s) => s
+                .status
+                .as_ref()
+                .and_then(|st| st.update_revision.as_deref())
+                .is_some_and(|r| !r.is_empty()),
+            // Without ControllerRevisions a DaemonSet's Pods are matched by
+            // their template generation.
+            PodSet::DaemonSet(_) => chain.set_revisions.is_empty(),
+        };
+    let observed_note = match observed {
+        Some(o) => format!("observedGeneration {o} of {generation}"),
+        None => format!("generation {generation}, not observed"),
+    };
+    let revision_note = match current {
+        Some(r) => format!("update revision {} ({})", r.revision, r.name()),
+        None if revision_known => match set {
+            PodSet::StatefulSet(s) => format!(
+                "update revision {}",
+                s.status
+                    .as_ref()
+                    .and_then(|st| st.update_revision.as_deref())
+                    .unwrap_or("?")
+            ),
+            PodSet::DaemonSet(_) => "no ControllerRevision read".into(),
+        },
+        None => "no update revision yet".into(),
+    };
+    let strategy_note = match set.strategy() {
+        SetStrategy::OnDelete => ", OnDelete".to_string(),
+        SetStrategy::RollingUpdate { partition } if partition > 0 => {
+            format!(", partition {partition}")
+        }
+        SetStrategy::RollingUpdate { .. } => String::new(),
+    };
+    StepState {
+        step: match set {
+            PodSet::StatefulSet(_) => Step::StatefulSet,
+            PodSet::DaemonSet(_) => Step::DaemonSet,
+        },
+        reached: set.observed() && revision_known,
+        at: facts::spec_write_time(meta, None).or(created(meta)),
+        note: format!("{observed_note}, {revision_note}{strategy_note}"),
+    }
 }

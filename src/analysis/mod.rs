@@ -37,6 +37,14 @@ pub enum Step {
     /// The ReplicaSet of the current revision exists.
     #[serde(rename = "replicaset")]
     ReplicaSet,
+    /// A StatefulSet target: it exists, its generation is observed and its
+    /// update revision is recorded (there is no ReplicaSet step).
+    #[serde(rename = "statefulset")]
+    StatefulSet,
+    /// A DaemonSet target: it exists, its generation is observed and its
+    /// newest ControllerRevision is known.
+    #[serde(rename = "daemonset")]
+    DaemonSet,
     Stored,
     Bound,
     Started,
@@ -46,11 +54,13 @@ pub enum Step {
 }
 
 impl Step {
-    pub const ALL: [Step; 9] = [
+    pub const ALL: [Step; 11] = [
         Step::Declared,
         Step::Observed,
         Step::Deployment,
         Step::ReplicaSet,
+        Step::StatefulSet,
+        Step::DaemonSet,
         Step::Stored,
         Step::Bound,
         Step::Started,
@@ -64,6 +74,8 @@ impl Step {
             Step::Observed => "observed",
             Step::Deployment => "deployment",
             Step::ReplicaSet => "replicaset",
+            Step::StatefulSet => "statefulset",
+            Step::DaemonSet => "daemonset",
             Step::Stored => "stored",
             Step::Bound => "bound",
             Step::Started => "started",
@@ -331,11 +343,14 @@ fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
     if about_controller {
         return chain.model_service.is_some();
     }
-    let bare_pod = chain.deployment.is_none() && chain.target.kind == crate::model::TargetKind::Pod;
+    let bare_pod = chain.deployment.is_none()
+        && chain.pod_set.is_none()
+        && chain.target.kind == crate::model::TargetKind::Pod;
     match gap.resource.split('.').next().unwrap_or("") {
         "modelservices" => wants_model_service(chain),
-        // A Pod nobody owns has no Deployment or ReplicaSet to hide.
-        "deployments" | "replicasets" => !bare_pod,
+        // A Pod nobody owns, or a StatefulSet's or DaemonSet's, has no
+        // Deployment or ReplicaSet to hide.
+        "deployments" | "replicasets" => !bare_pod && chain.pod_set.is_none(),
         "leases" => {
             chain.controller.is_some()
                 || chain
@@ -363,17 +378,18 @@ fn wants_model_service(chain: &Chain) -> bool {
 /// The resources of the workload's own chain a gap hides, each with the
 /// gap's reason. ModelServices matter only when the workload has (or is) one.
 fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
-    const ALWAYS: &[&str] = &[
-        "deployments",
-        "replicasets",
-        "pods",
-        "services",
-        "endpointslices",
-    ];
-    let mut wanted: Vec<&str> = ALWAYS.to_vec();
-    if chain.deployment.is_none() && chain.target.kind == crate::model::TargetKind::Pod {
-        wanted.retain(|r| !matches!(*r, "deployments" | "replicasets"));
-    }
+    const SHARED: &[&str] = &["pods", "services", "endpointslices"];
+    let bare_pod = chain.deployment.is_none()
+        && chain.pod_set.is_none()
+        && chain.target.kind == crate::model::TargetKind::Pod;
+    let own: &[&str] = match chain.pod_set.map(|s| s.kind()) {
+        Some(crate::model::TargetKind::StatefulSet) => &["statefulsets", "controllerrevisions"],
+        Some(_) => &["daemonsets", "controllerrevisions"],
+        // A Pod nobody owns has no Deployment or ReplicaSet to hide.
+        None if bare_pod => &[],
+        None => &["deployments", "replicasets"],
+    };
+    let mut wanted: Vec<&str> = own.iter().chain(SHARED).copied().collect();
     if wants_model_service(chain) {
         wanted.extend(["modelservices", "apis"]);
     }

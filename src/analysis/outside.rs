@@ -77,6 +77,13 @@ impl Covered {
             self.targets
                 .insert((ns.clone(), "Deployment".into(), name(&d.metadata).into()));
         }
+        if let Some(set) = &chain.pod_set {
+            self.targets.insert((
+                ns.clone(),
+                set.kind().as_str().to_string(),
+                name(set.meta()).to_string(),
+            ));
+        }
         if let Some(m) = chain.model_service {
             self.targets
                 .insert((ns.clone(), "ModelService".into(), name(&m.metadata).into()));
@@ -281,13 +288,15 @@ fn lone_hpa(
         .iter()
         .flatten()
         .any(|o| covered.owners.contains(&o.uid));
-    let named = ["ModelService", "Deployment"].iter().any(|kind| {
-        covered.targets.contains(&(
-            ns.to_string(),
-            kind.to_string(),
-            name(&h.metadata).to_string(),
-        ))
-    });
+    let named = ["ModelService", "Deployment", "StatefulSet", "DaemonSet"]
+        .iter()
+        .any(|kind| {
+            covered.targets.contains(&(
+                ns.to_string(),
+                kind.to_string(),
+                name(&h.metadata).to_string(),
+            ))
+        });
     if covered.targets.contains(&key) || owned || named {
         return None;
     }

@@ -17,6 +17,8 @@ pub struct ChainSummary {
     pub deployment: Option<DeploymentFacts>,
     /// Newest revision first, as the chain holds them.
     pub replica_sets: Vec<ReplicaSetFacts>,
+    /// A StatefulSet or DaemonSet target.
+    pub pod_set: Option<PodSetFacts>,
     pub services: Vec<ServiceFacts>,
     /// The workload (a ModelService or a Deployment) should have a Service.
     pub wants_service: bool,
@@ -39,6 +41,22 @@ pub struct DeploymentFacts {
     pub available: i32,
     /// The Progressing condition's status and reason, as the cluster wrote it.
     pub progressing: Option<(String, String)>,
+}
+
+/// A StatefulSet's or DaemonSet's own counts, as its controller wrote them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PodSetFacts {
+    /// `StatefulSet` or `DaemonSet`.
+    pub kind: String,
+    pub name: String,
+    pub desired: i32,
+    pub ready: i32,
+    pub updated: i32,
+    pub available: i32,
+    /// The update revision's number and name, when known.
+    pub update_revision: Option<(i64, String)>,
+    /// `RollingUpdate`, `RollingUpdate, partition 2` or `OnDelete`.
+    pub strategy: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -207,12 +225,55 @@ pub fn summarize(chain: &Chain, now: Timestamp) -> ChainSummary {
             }
         }),
     });
+    let pod_set = chain.pod_set.map(|set| {
+        let (ready, updated, available) = match set {
+            chain::PodSet::StatefulSet(s) => {
+                let st = s.status.as_ref();
+                (
+                    st.and_then(|s| s.ready_replicas).unwrap_or(0),
+                    st.and_then(|s| s.updated_replicas).unwrap_or(0),
+                    st.and_then(|s| s.available_replicas).unwrap_or(0),
+                )
+            }
+            chain::PodSet::DaemonSet(d) => {
+                let st = d.status.as_ref();
+                (
+                    st.map_or(0, |s| s.number_ready),
+                    st.and_then(|s| s.updated_number_scheduled).unwrap_or(0),
+                    st.and_then(|s| s.number_available).unwrap_or(0),
+                )
+            }
+        };
+        PodSetFacts {
+            kind: set.kind().as_str().to_string(),
+            name: set.name().to_string(),
+            desired: set.desired(),
+            ready,
+            updated,
+            available,
+            update_revision: chain
+                .current_set_revision()
+                .map(|r| (r.revision, r.name().to_string())),
+            strategy: match set.strategy() {
+                chain::SetStrategy::OnDelete => "OnDelete".into(),
+                chain::SetStrategy::RollingUpdate { partition } if partition > 0 => {
+                    format!("RollingUpdate, partition {partition}")
+                }
+                chain::SetStrategy::RollingUpdate { .. } => "RollingUpdate".into(),
+            },
+        }
+    });
     ChainSummary {
         model_service,
         deployment,
         replica_sets,
+        pod_set,
         services,
-        wants_service: chain.model_service.is_some() || chain.deployment.is_some(),
+        wants_service: chain.model_service.is_some()
+            || chain.deployment.is_some()
+            // A StatefulSet names its governing Service; a DaemonSet (a
+            // node agent) often has none.
+            || matches!(chain.pod_set, Some(chain::PodSet::StatefulSet(_))),
         controller,
     }
 }

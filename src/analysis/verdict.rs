@@ -11,7 +11,7 @@ use super::{
     Diagnosis, Evidence, Finding, PodState, Replicas, Step, StepState, TargetInfo, Verdict,
 };
 use crate::catalogue::{Severity, catalogue};
-use crate::chain::Chain;
+use crate::chain::{CONTROLLER_REVISION_HASH, Chain, PodSet, SetStrategy};
 use crate::model::{Gap, ObjectRef};
 
 /// What the ladder and the rules produced, for the verdict to weigh.
@@ -45,6 +45,9 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
 
     // An unread chain is not "still moving": what it does is unknown.
     if !incomplete && let Some(f) = rollout_in_progress(chain, &replicas, &findings, missing) {
+        findings.push(f);
+    }
+    if !incomplete && let Some(f) = set_rollout(chain, &replicas, &pods, &findings, missing) {
         findings.push(f);
     }
 
@@ -125,7 +128,10 @@ fn serving(
         ready_endpoints,
         desired: replicas.desired,
         worker,
-        current_revision: chain.current_replica_set().and_then(|r| r.revision),
+        current_revision: chain
+            .current_replica_set()
+            .and_then(|r| r.revision)
+            .or_else(|| chain.current_set_revision().map(|r| r.revision)),
         // Declared, observed, deployment and replicaset: the chain above
         // the Pods runs the current declaration.
         observed: steps
@@ -181,6 +187,20 @@ fn next_command(
             facts::name(&d.metadata)
         ));
     }
+    if let Some(set) = chain.pod_set {
+        let kind = set.kind().as_str().to_ascii_lowercase();
+        // kubectl rollout status refuses an OnDelete set: list the Pods'
+        // revisions instead.
+        return Some(match set.strategy() {
+            SetStrategy::OnDelete => format!(
+                "kubectl -n {ns} get pods -L {CONTROLLER_REVISION_HASH} -l {}",
+                selector_text(set)
+            ),
+            SetStrategy::RollingUpdate { .. } => {
+                format!("kubectl -n {ns} rollout status {kind}/{}", set.name())
+            }
+        });
+    }
     chain.pods.first().map(|p| {
         format!(
             "kubectl -n {ns} describe pod {}",
@@ -230,6 +250,8 @@ fn target_info(chain: &Chain) -> TargetInfo {
         ("ModelService", &m.metadata)
     } else if let Some(d) = chain.deployment {
         ("Deployment", &d.metadata)
+    } else if let Some(set) = chain.pod_set {
+        (set.kind().as_str(), set.meta())
     } else if let Some(p) = chain.pods.first() {
         ("Pod", &p.pod.metadata)
     } else {
@@ -304,10 +326,153 @@ fn rollout_in_progress(
     ));
     f.vars.insert("namespace".into(), chain.namespace.clone());
     f.vars.insert("deployment".into(), name.to_string());
+    f.vars
+        .insert("workload".into(), format!("deployment/{name}"));
     if let Some(m) = chain.model_service {
         f.vars
             .insert("modelservice".into(), facts::name(&m.metadata).to_string());
     }
     f.vars.insert("resource".into(), "msvc".into());
+    Some(f)
+}
+
+/// A pod set's selector as `kubectl -l` takes it (its matchLabels).
+fn selector_text(set: PodSet) -> String {
+    let selector = match set {
+        PodSet::StatefulSet(s) => s.spec.as_ref().map(|s| &s.selector),
+        PodSet::DaemonSet(d) => d.spec.as_ref().map(|s| &s.selector),
+    };
+    selector
+        .and_then(|s| s.match_labels.as_ref())
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "<selector>".into())
+}
+
+/// A StatefulSet's or DaemonSet's rollout with nothing wrong, as its own
+/// strategy has it: Pods an OnDelete set left on an older revision wait for
+/// someone to delete them (info, never "stuck"); a rolling update still
+/// moving is rollout-in-progress. A partitioned StatefulSet that reached its
+/// partition is done, and says nothing.
+fn set_rollout(
+    chain: &Chain,
+    replicas: &Replicas,
+    pods: &[PodState],
+    findings: &[Finding],
+    missing: Option<Step>,
+) -> Option<Finding> {
+    let set = chain.pod_set?;
+    let meta = set.meta();
+    let name = facts::name(meta);
+    let kind = set.kind().as_str();
+    let object = format!("{}/{name}", kind.to_ascii_lowercase());
+    let held: Vec<&PodState> = pods
+        .iter()
+        .zip(chain.pods.iter())
+        .filter(|(s, p)| p.held && !s.terminating)
+        .map(|(s, _)| s)
+        .collect();
+    let (updated, update_revision, current_revision) = match set {
+        PodSet::StatefulSet(s) => {
+            let st = s.status.as_ref();
+            (
+                st.and_then(|st| st.updated_replicas).unwrap_or(0),
+                st.and_then(|st| st.update_revision.clone()),
+                st.and_then(|st| st.current_revision.clone()),
+            )
+        }
+        PodSet::DaemonSet(d) => (
+            d.status
+                .as_ref()
+                .and_then(|st| st.updated_number_scheduled)
+                .unwrap_or(0),
+            chain.current_set_revision().map(|r| r.name().to_string()),
+            None,
+        ),
+    };
+    let mut vars = super::rules::chain_vars(chain);
+    let problems = findings.iter().any(|f| f.severity != Severity::Info);
+    let f = if set.strategy() == SetStrategy::OnDelete && !held.is_empty() {
+        let names: Vec<&str> = held.iter().map(|p| p.name.as_str()).collect();
+        vars.insert("pod".into(), names[0].to_string());
+        Finding::new(
+            FindingId::UPDATE_ON_DELETE,
+            ObjectRef::new(kind, meta),
+            missing.unwrap_or(Step::Serving),
+            format!(
+                "updateStrategy OnDelete: {} of {} Pod(s) still run an older revision ({}) and are replaced only when deleted",
+                held.len(),
+                replicas.desired,
+                names.join(", ")
+            ),
+        )
+        .evidence(Evidence::new(
+            &object,
+            "spec.updateStrategy.type",
+            "OnDelete",
+        ))
+    } else {
+        if problems {
+            return None;
+        }
+        let moving = missing.is_some_and(|m| m > Step::DaemonSet);
+        let draining = missing.is_none() && replicas.old > 0;
+        if !moving && !draining {
+            return None;
+        }
+        let detail = if draining {
+            format!(
+                "the update revision serves all {} replicas; {} Pod(s) of older revisions are still going",
+                replicas.desired, replicas.old
+            )
+        } else {
+            format!(
+                "{} of {} Pods at the update revision are ready, {} serving; {} Pod(s) of older revisions still present",
+                replicas.ready, replicas.desired, replicas.serving, replicas.old
+            )
+        };
+        Finding::new(
+            FindingId::ROLLOUT_IN_PROGRESS,
+            ObjectRef::new(kind, meta),
+            missing.unwrap_or(Step::Serving),
+            detail,
+        )
+        .evidence(Evidence::new(
+            &object,
+            "metadata.generation / status.observedGeneration",
+            format!(
+                "{} / {}",
+                meta.generation.unwrap_or(0),
+                set.observed_generation().unwrap_or(0)
+            ),
+        ))
+    };
+    let mut f = f.evidence(Evidence::new(
+        &object,
+        match set {
+            PodSet::StatefulSet(_) => "status.updatedReplicas",
+            PodSet::DaemonSet(_) => "status.updatedNumberScheduled",
+        },
+        format!("{updated} of {}", replicas.desired),
+    ));
+    if let Some(r) = update_revision {
+        f = f.evidence(Evidence::new(
+            &object,
+            match set {
+                PodSet::StatefulSet(_) => "status.updateRevision / currentRevision",
+                PodSet::DaemonSet(_) => "newest ControllerRevision",
+            },
+            match current_revision {
+                Some(c) => format!("{r} / {c}"),
+                None => r,
+            },
+        ));
+    }
+    f.vars = vars;
     Some(f)
 }

@@ -52,6 +52,7 @@ finding_ids! {
     NODE_NOT_READY = "node-not-ready",
     PDB_BLOCKING = "pdb-blocking",
     ROLLOUT_IN_PROGRESS = "rollout-in-progress",
+    UPDATE_ON_DELETE = "update-on-delete",
 }
 
 impl FindingId {

@@ -99,6 +99,9 @@ pub const PLACEHOLDERS: &[&str] = &[
     "modelservice",
     "deployment",
     "replicaset",
+    "statefulset",
+    "daemonset",
+    "workload",
     "pod",
     "container",
     "service",
@@ -331,6 +334,9 @@ impl Entry {
     /// has none (a plain Deployment or Pod).
     pub fn checks_for(&self, vars: &BTreeMap<String, String>) -> Vec<String> {
         let has_model_service = vars.contains_key("modelservice");
+        // A StatefulSet or DaemonSet has no Deployment and no ReplicaSet:
+        // their commands would send the user to objects that do not exist.
+        let pod_set = vars.contains_key("statefulset") || vars.contains_key("daemonset");
         self.check
             .iter()
             .filter(|c| {
@@ -338,6 +344,13 @@ impl Entry {
                     || !placeholders_in(c)
                         .iter()
                         .any(|p| MODEL_SERVICE_PLACEHOLDERS.contains(&p.as_str()))
+            })
+            .filter(|c| {
+                !pod_set
+                    || !(c.contains("replicasets")
+                        || placeholders_in(c)
+                            .iter()
+                            .any(|p| p == "deployment" || p == "replicaset"))
             })
             .map(|c| fill(c, vars))
             .collect()
@@ -534,5 +547,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_pod_set_is_not_sent_to_deployments_or_replicasets() {
+        let entry = catalogue().get("rollout-in-progress").unwrap();
+        let set = BTreeMap::from([
+            ("namespace".to_string(), "serve".to_string()),
+            ("statefulset".to_string(), "shard".to_string()),
+            ("workload".to_string(), "statefulset/shard".to_string()),
+            ("target".to_string(), "sts/shard".to_string()),
+        ]);
+        let checks = entry.checks_for(&set);
+        assert_eq!(
+            checks.first().map(String::as_str),
+            Some("kubectl -n serve rollout status statefulset/shard")
+        );
+        assert!(
+            checks
+                .iter()
+                .all(|c| !c.contains("deployment") && !c.contains("replicaset")),
+            "{checks:?}"
+        );
+        let deployment = BTreeMap::from([
+            ("namespace".to_string(), "shop".to_string()),
+            ("deployment".to_string(), "web".to_string()),
+        ]);
+        assert!(
+            entry
+                .checks_for(&deployment)
+                .iter()
+                .any(|c| c.contains("get replicasets"))
+        );
     }
 }

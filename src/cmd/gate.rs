@@ -67,7 +67,7 @@ impl GateRequest {
         let target = TargetSpec::parse(&args.target, global.namespace.as_deref())?;
         if target.kind == TargetKind::Pod {
             return Err(UsageError(
-                "gate waits on a rollout: name a ModelService or deploy/NAME, not a Pod".into(),
+                "gate waits on a rollout: name a ModelService, deploy/NAME, sts/NAME or ds/NAME, not a Pod".into(),
             )
             .into());
         }
@@ -210,7 +210,7 @@ async fn wait(
         namespace,
         request.source.resource.as_deref(),
         request.source.controller.as_ref(),
-        request.target.kind == TargetKind::ModelService,
+        request.target.kind,
     )
     .await;
     let mut feed = match feed {

@@ -172,6 +172,20 @@ fn all_targets(snapshot: &Snapshot) -> Vec<String> {
                 .iter()
                 .filter_map(|d| d.metadata.namespace.clone()),
         )
+        .chain(
+            snapshot
+                .objects
+                .stateful_sets
+                .iter()
+                .filter_map(|s| s.metadata.namespace.clone()),
+        )
+        .chain(
+            snapshot
+                .objects
+                .daemon_sets
+                .iter()
+                .filter_map(|d| d.metadata.namespace.clone()),
+        )
         .collect();
     namespaces.sort();
     namespaces.dedup();
@@ -191,6 +205,8 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
     let resource = match not_found.kind {
         crate::model::TargetKind::ModelService => "modelservices",
         crate::model::TargetKind::Deployment => "deployments",
+        crate::model::TargetKind::StatefulSet => "statefulsets",
+        crate::model::TargetKind::DaemonSet => "daemonsets",
         crate::model::TargetKind::Pod => "pods",
     };
     let hidden = snapshot.gaps.iter().find(|g| {

@@ -42,22 +42,22 @@ impl NoWorkloads {
         };
         match (&self.selector, &self.file) {
             (Some(sel), None) => format!(
-                "no ModelService or Deployment matches -l {sel} {place}; compare the selector with their labels: kubectl get msvc,deploy {scope} --show-labels"
+                "no workload or Service matches -l {sel} {place}; compare the selector with their labels: kubectl get msvc,deploy,sts,ds,svc {scope} --show-labels"
             ),
             (Some(sel), Some(_)) => format!(
-                "no ModelService or Deployment matches -l {sel} {place}; check the selector, or leave it out to see what the file holds"
+                "no workload or Service matches -l {sel} {place}; check the selector, or leave it out to see what the file holds"
             ),
             (None, None) if self.namespace.is_some() => format!(
-                "no ModelService or Deployment {place}; check the namespace and the context (kubectl config current-context), or look in every namespace with -A"
+                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing {place}; check the namespace and the context (kubectl config current-context), or look in every namespace with -A"
             ),
             (None, None) => format!(
-                "no ModelService or Deployment {place}; check the context (kubectl config current-context)"
+                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing {place}; check the context (kubectl config current-context)"
             ),
             (None, Some(_)) if self.namespace.is_some() => format!(
-                "no ModelService or Deployment {place}; name another namespace, or use -A for all the file holds"
+                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing {place}; name another namespace, or use -A for all the file holds"
             ),
             (None, Some(_)) => {
-                format!("no ModelService or Deployment {place}; it holds no workload to triage")
+                format!("no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing {place}; it holds no workload to triage")
             }
         }
     }

@@ -150,7 +150,33 @@ pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
     match d.verdict.state {
         State::Serving => {
             let n = current_count(d);
+            // A partition or OnDelete keeps some Pods on an older revision
+            // on purpose: say how many are where.
+            let held = d.pods.iter().filter(|p| p.held && !p.terminating).count();
             let mut out = match (zh, s.worker) {
+                _ if held > 0 => {
+                    let updated = d
+                        .pods
+                        .iter()
+                        .filter(|p| p.current && !p.held && !p.terminating)
+                        .count();
+                    let what = if s.worker {
+                        if zh { "就绪" } else { "ready" }
+                    } else if zh {
+                        "在服务"
+                    } else {
+                        "serving"
+                    };
+                    if zh {
+                        format!(
+                            "{n}/{desired} {what}：{updated} 个在{rev}，{held} 个按更新策略保留在旧修订版，发布完成"
+                        )
+                    } else {
+                        format!(
+                            "{n}/{desired} {what}: {updated} on {rev}, {held} kept on an older revision by the update strategy, rollout complete"
+                        )
+                    }
+                }
                 (false, false) => format!("{n}/{desired} on {rev}, rollout complete"),
                 (false, true) => {
                     format!("{n}/{desired} ready on {rev}, rollout complete ({WORKER_EN})")
@@ -343,6 +369,9 @@ fn display_kind(resource: &str) -> &str {
         "pods" => "Pods",
         "replicasets" => "ReplicaSets",
         "deployments" => "Deployments",
+        "statefulsets" => "StatefulSets",
+        "daemonsets" => "DaemonSets",
+        "controllerrevisions" => "ControllerRevisions",
         "modelservices" => "ModelServices",
         "apis" => "API discovery",
         other => other,

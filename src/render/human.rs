@@ -244,6 +244,27 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
         ));
         depth += 1;
     }
+    if let Some(set) = &c.pod_set {
+        let revision = set
+            .update_revision
+            .as_ref()
+            .map(|(n, name)| format!(" · update revision {n} ({name})"))
+            .unwrap_or_default();
+        lines.push((
+            depth,
+            format!(
+                "{} {}  {}/{} ready, {} updated, {} available{revision} · {}",
+                set.kind,
+                set.name,
+                set.ready,
+                set.desired,
+                set.updated,
+                set.available,
+                set.strategy,
+            ),
+        ));
+        depth += 1;
+    }
     for rs in &c.replica_sets {
         let rev = rs.revision.map_or("?".into(), |v| v.to_string());
         let pods: Vec<&PodState> = d
@@ -391,6 +412,12 @@ fn pod_line(g: &PodGroup, style: &Style) -> String {
                 format!("{count} restart{plural}")
             }
         });
+    }
+    if p.held {
+        let revision = p.revision.map_or(String::new(), |r| format!(" {r}"));
+        parts.push(style.dim(&format!(
+            "kept on revision{revision} by the update strategy"
+        )));
     }
     if p.terminating {
         parts.push(style.dim("terminating"));
@@ -1311,6 +1338,7 @@ mod tests {
             uid: name.into(),
             revision: Some(3),
             current: true,
+            held: false,
             terminating: false,
             node: Some(node.into()),
             phase: Some("Running".into()),

@@ -115,6 +115,9 @@ pub struct ReportPod {
     pub uid: String,
     pub revision: Option<i64>,
     pub current: bool,
+    /// A StatefulSet's or DaemonSet's Pod its update strategy keeps on an
+    /// older revision on purpose (below the partition, or OnDelete).
+    pub held: bool,
     pub terminating: bool,
     pub node: Option<String>,
     pub phase: Option<String>,
@@ -243,6 +246,7 @@ pub fn trace_report(d: &Diagnosis, run: &RunInfo, lang: Lang) -> TraceReport {
                 uid: p.uid.clone(),
                 revision: p.revision,
                 current: p.current,
+                held: p.held,
                 terminating: p.terminating,
                 node: p.node.clone(),
                 phase: p.phase.clone(),

@@ -92,6 +92,8 @@ fn short_kind(kind: &str) -> &str {
     match kind {
         "ModelService" => "msvc",
         "Deployment" => "deploy",
+        "StatefulSet" => "sts",
+        "DaemonSet" => "ds",
         "Pod" => "pod",
         "Service" => "svc",
         "HorizontalPodAutoscaler" => "hpa",

@@ -46,6 +46,9 @@ pub fn sort_object(objects: &mut Objects, value: Value) -> Result<(), ObjectErro
         (_, "ModelService") => objects.model_services.push(typed(value)?),
         ("apps", "Deployment") => objects.deployments.push(typed(value)?),
         ("apps", "ReplicaSet") => objects.replica_sets.push(typed(value)?),
+        ("apps", "StatefulSet") => objects.stateful_sets.push(typed(value)?),
+        ("apps", "DaemonSet") => objects.daemon_sets.push(typed(value)?),
+        ("apps", "ControllerRevision") => objects.controller_revisions.push(typed(value)?),
         ("", "Pod") => objects.pods.push(typed(value)?),
         ("", "Service") => objects.services.push(typed(value)?),
         ("discovery.k8s.io", "EndpointSlice") => objects.endpoint_slices.push(typed(value)?),
@@ -78,6 +81,9 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
     push(&mut out, &objects.model_services);
     push(&mut out, &objects.deployments);
     push(&mut out, &objects.replica_sets);
+    push(&mut out, &objects.stateful_sets);
+    push(&mut out, &objects.daemon_sets);
+    push(&mut out, &objects.controller_revisions);
     push(&mut out, &objects.pods);
     push(&mut out, &objects.services);
     push(&mut out, &objects.endpoint_slices);

@@ -10,7 +10,9 @@
 
 use std::fmt::Debug;
 
-use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::apps::v1::{
+    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
+};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Event as CoreEvent, Node, Pod, Service};
@@ -87,6 +89,9 @@ pub trait Visit {
 pub fn each_list(v: &mut impl Visit) {
     v.visit::<Deployment>(Where::Scope);
     v.visit::<ReplicaSet>(Where::Scope);
+    v.visit::<StatefulSet>(Where::Scope);
+    v.visit::<DaemonSet>(Where::Scope);
+    v.visit::<ControllerRevision>(Where::Scope);
     v.visit::<Pod>(Where::Scope);
     v.visit::<Service>(Where::Scope);
     v.visit::<EndpointSlice>(Where::Scope);
@@ -133,6 +138,45 @@ impl Planned for ReplicaSet {
     }
     fn land(items: Vec<Self>, o: &mut Objects) {
         o.replica_sets.extend(items);
+    }
+}
+
+impl Planned for StatefulSet {
+    const RESOURCE: &'static str = "statefulsets";
+    const KEEP_MANAGED_FIELDS: bool = true;
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.stateful_sets.extend(items);
+    }
+}
+
+impl Planned for DaemonSet {
+    const RESOURCE: &'static str = "daemonsets";
+    const KEEP_MANAGED_FIELDS: bool = true;
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.daemon_sets.extend(items);
+    }
+}
+
+impl Planned for ControllerRevision {
+    const RESOURCE: &'static str = "controllerrevisions";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    /// Only the metadata (owner, hash label) and `revision` are read: the
+    /// stored template (`data`) is a copy of the set's own and is dropped.
+    fn keep(&mut self) -> bool {
+        trim_meta(&mut self.metadata, false);
+        self.data = None;
+        true
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.controller_revisions.extend(items);
     }
 }
 
@@ -207,13 +251,12 @@ impl Planned for Lease {
 }
 
 /// Built-in kinds whose Events no rule and no chain reads. Events about
-/// any other kind (Pods, ReplicaSets, Deployments, Services, Nodes, HPAs,
-/// the ModelService and other custom kinds) are kept.
+/// any other kind (Pods, ReplicaSets, Deployments, StatefulSets,
+/// DaemonSets, Services, Nodes, HPAs, the ModelService and other custom
+/// kinds) are kept.
 const UNREAD_EVENT_KINDS: &[&str] = &[
     "Job",
     "CronJob",
-    "StatefulSet",
-    "DaemonSet",
     "ConfigMap",
     "Secret",
     "PersistentVolume",
@@ -277,6 +320,9 @@ mod tests {
         for needed in [
             "deployments",
             "replicasets",
+            "statefulsets",
+            "daemonsets",
+            "controllerrevisions",
             "pods",
             "services",
             "endpointslices",
@@ -286,6 +332,31 @@ mod tests {
                 names.0.contains(&(needed, Where::Scope)),
                 "{needed} is read in the scope"
             );
+        }
+    }
+
+    #[test]
+    fn a_controller_revision_keeps_its_revision_and_owner_but_not_its_template_copy() {
+        let mut r: ControllerRevision = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": "shard-5f6d8c9b7d", "namespace": "serve",
+                "labels": {"controller.kubernetes.io/hash": "5f6d8c9b7d"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "shard", "uid": "u", "controller": true}],
+                "managedFields": [{"manager": "kube-controller-manager", "operation": "Update"}]
+            },
+            "data": {"spec": {"template": {"$patch": "replace", "spec": {"containers": [{"name": "server", "image": "img:2"}]}}}},
+            "revision": 2
+        }))
+        .unwrap();
+        assert!(r.keep());
+        assert!(r.data.is_none());
+        assert!(r.metadata.managed_fields.is_none());
+        assert_eq!(r.revision, 2);
+        assert_eq!(r.metadata.owner_references.unwrap()[0].kind, "StatefulSet");
+        let mut names = Names(Vec::new());
+        each_list(&mut names);
+        for kind in ["statefulsets", "daemonsets", "controllerrevisions"] {
+            assert!(names.0.contains(&(kind, Where::Scope)), "{kind}");
         }
     }
 }

@@ -23,7 +23,7 @@ use tokio::task::JoinHandle;
 use super::live::{self, Connection, LiveError, Served};
 use super::plan::{self, Planned, Where};
 use crate::chain::ControllerLocation;
-use crate::model::{Gap, Origin, OriginKind, Snapshot};
+use crate::model::{Gap, Origin, OriginKind, Snapshot, TargetKind};
 
 /// What happened to one watch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -455,6 +455,7 @@ pub struct Feed {
     health: WatchHealth,
     origin: Origin,
     namespace: String,
+    kind: TargetKind,
     client: kube::Client,
     tick: tokio::time::Interval,
     /// When the API answered again after failing watches.
@@ -465,15 +466,17 @@ pub struct Feed {
 }
 
 impl Feed {
-    /// Discovers what is served and starts the watches. `model_service`
-    /// says the target is a ModelService, so its resource must be served.
+    /// Discovers what is served and starts the watches. A ModelService
+    /// target needs its resource served; the target's kind also says which
+    /// watches are its chain (a denied one of those decides nothing).
     pub async fn start(
         conn: &Connection,
         namespace: &str,
         resource: Option<&str>,
         controller: Option<&ControllerLocation>,
-        model_service: bool,
+        kind: TargetKind,
     ) -> Result<Feed, LiveError> {
+        let model_service = kind == TargetKind::ModelService;
         let wanted = resource.unwrap_or("msvc");
         let served = live::discover_served(conn, wanted).await?;
         if served.model_service.is_none() && model_service {
@@ -510,6 +513,7 @@ impl Feed {
             health,
             origin,
             namespace: namespace.to_string(),
+            kind,
             client: conn.client.clone(),
             tick,
             answered_again: None,
@@ -562,7 +566,7 @@ impl Feed {
                     true
                 }
             };
-            if let Some(gap) = self.health.chain_denied(&self.namespace) {
+            if let Some(gap) = self.health.chain_denied(&self.namespace, self.kind) {
                 self.pending.push_back(FeedEvent::Denied(format!(
                     "may not watch {} in {}: {}",
                     gap.resource, self.namespace, gap.reason
@@ -779,18 +783,18 @@ impl WatchHealth {
             .collect()
     }
 
-    /// A watch of the chain itself was denied: the gate cannot decide.
-    pub fn chain_denied(&self, namespace: &str) -> Option<Gap> {
-        const CHAIN: &[&str] = &[
-            "deployments",
-            "replicasets",
-            "pods",
-            "services",
-            "endpointslices",
-            "modelservices",
-        ];
+    /// A watch of the target's own chain was denied: the gate cannot
+    /// decide. A StatefulSet's or DaemonSet's chain has its set and its
+    /// ControllerRevisions instead of Deployments and ReplicaSets.
+    pub fn chain_denied(&self, namespace: &str, kind: TargetKind) -> Option<Gap> {
+        const SHARED: &[&str] = &["pods", "services", "endpointslices"];
+        let own: &[&str] = match kind {
+            TargetKind::StatefulSet => &["statefulsets", "controllerrevisions"],
+            TargetKind::DaemonSet => &["daemonsets", "controllerrevisions"],
+            _ => &["deployments", "replicasets", "modelservices"],
+        };
         self.gaps().into_iter().find(|g| {
-            CHAIN.contains(&g.resource.as_str())
+            (SHARED.contains(&g.resource.as_str()) || own.contains(&g.resource.as_str()))
                 && g.namespace.as_deref() == Some(namespace)
                 && g.name.is_none()
         })
@@ -822,7 +826,7 @@ mod tests {
         assert_eq!(health.gaps().len(), 1);
         assert_eq!(health.gaps()[0].verb, "watch");
         assert!(
-            health.chain_denied("ns").is_none(),
+            health.chain_denied("ns", TargetKind::Deployment).is_none(),
             "events are not the chain"
         );
     }
@@ -880,7 +884,45 @@ mod tests {
             reason: "pods is forbidden".into(),
             gave_up: true,
         });
-        assert_eq!(health.chain_denied("ns").unwrap().resource, "pods");
+        assert_eq!(
+            health
+                .chain_denied("ns", TargetKind::Deployment)
+                .unwrap()
+                .resource,
+            "pods"
+        );
+    }
+
+    #[test]
+    fn a_denied_watch_decides_nothing_only_for_the_kinds_whose_chain_it_is() {
+        let ids = [id("statefulsets"), id("replicasets")];
+        let mut health = WatchHealth::new(&ids);
+        health.record(&Signal::Failed {
+            id: id("statefulsets"),
+            failure: WatchFailure::Denied,
+            reason: "statefulsets.apps is forbidden".into(),
+            gave_up: true,
+        });
+        // A Deployment's gate does not need StatefulSets: a gap, not a stop.
+        assert!(health.chain_denied("ns", TargetKind::Deployment).is_none());
+        assert!(health.chain_denied("ns", TargetKind::DaemonSet).is_none());
+        let denied = health.chain_denied("ns", TargetKind::StatefulSet).unwrap();
+        assert_eq!(denied.resource, "statefulsets");
+        health.record(&Signal::Failed {
+            id: id("replicasets"),
+            failure: WatchFailure::Denied,
+            reason: "replicasets.apps is forbidden".into(),
+            gave_up: true,
+        });
+        assert!(health.chain_denied("ns", TargetKind::StatefulSet).is_some());
+        assert_eq!(
+            health
+                .chain_denied("ns", TargetKind::Deployment)
+                .unwrap()
+                .resource,
+            "replicasets"
+        );
+        assert!(health.chain_denied("ns", TargetKind::DaemonSet).is_none());
     }
 
     #[test]

@@ -422,7 +422,7 @@ pub fn trials() -> Vec<Trial> {
             w.kubectl(&[
                 "-n", &ns, "create", "role", "nopods",
                 "--verb=get,list,watch",
-                "--resource=services,events,deployments.apps,replicasets.apps,endpointslices.discovery.k8s.io,modelservices.modeldock.io",
+                "--resource=services,events,deployments.apps,replicasets.apps,statefulsets.apps,daemonsets.apps,controllerrevisions.apps,endpointslices.discovery.k8s.io,modelservices.modeldock.io",
             ])?;
             w.kubectl(&[
                 "-n",

@@ -104,7 +104,7 @@ const RULES: &[(&[FindingId], Rule)] = &[
 ];
 
 /// Ids the verdict itself may add beside the rules.
-const VERDICT_IDS: &[FindingId] = &[FindingId::ROLLOUT_IN_PROGRESS];
+const VERDICT_IDS: &[FindingId] = &[FindingId::ROLLOUT_IN_PROGRESS, FindingId::UPDATE_ON_DELETE];
 
 /// Every finding id this build can emit.
 pub fn rule_ids() -> Vec<FindingId> {
@@ -244,6 +244,20 @@ pub fn chain_vars(c: &Chain) -> TemplateVars {
         vars.insert(
             "deployment".into(),
             d.metadata.name.clone().unwrap_or_default(),
+        );
+    }
+    if let Some(set) = c.pod_set {
+        let kind = set.kind();
+        vars.insert(kind.as_str().to_ascii_lowercase(), set.name().to_string());
+        vars.insert("target".into(), format!("{}/{}", kind.short(), set.name()));
+        vars.insert(
+            "workload".into(),
+            format!("{}/{}", kind.as_str().to_ascii_lowercase(), set.name()),
+        );
+    } else if let Some(d) = c.deployment {
+        vars.insert(
+            "workload".into(),
+            format!("deployment/{}", d.metadata.name.as_deref().unwrap_or("")),
         );
     }
     if let Some(rs) = c.current_replica_set() {

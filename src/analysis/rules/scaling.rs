@@ -18,6 +18,8 @@ fn related_hpas<'a>(ctx: &Ctx<'a>) -> Vec<&'a HorizontalPodAutoscaler> {
     let deployment = c.deployment.map(|d| facts::name(&d.metadata));
     let msvc = c.model_service.map(|m| facts::name(&m.metadata));
     let msvc_uid = c.model_service.map(|m| facts::uid(&m.metadata));
+    // An HPA may scale a StatefulSet (a DaemonSet has no replicas to scale).
+    let set = c.pod_set.map(|s| (s.kind().as_str(), s.name()));
     ctx.snapshot
         .objects
         .hpas
@@ -28,6 +30,7 @@ fn related_hpas<'a>(ctx: &Ctx<'a>) -> Vec<&'a HorizontalPodAutoscaler> {
             let targets_us = target.is_some_and(|t| {
                 (t.kind == "Deployment" && Some(t.name.as_str()) == deployment)
                     || (t.kind == "ModelService" && Some(t.name.as_str()) == msvc)
+                    || set.is_some_and(|(kind, name)| t.kind == kind && t.name == name)
             });
             let owned = h
                 .metadata

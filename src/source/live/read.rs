@@ -324,6 +324,8 @@ pub(super) fn keep_events_about_read_objects(o: &mut crate::model::Objects) {
         .map(|m| ("ModelService", &m.metadata))
         .chain(o.deployments.iter().map(|d| ("Deployment", &d.metadata)))
         .chain(o.replica_sets.iter().map(|r| ("ReplicaSet", &r.metadata)))
+        .chain(o.stateful_sets.iter().map(|s| ("StatefulSet", &s.metadata)))
+        .chain(o.daemon_sets.iter().map(|d| ("DaemonSet", &d.metadata)))
         .chain(o.pods.iter().map(|p| ("Pod", &p.metadata)))
         .chain(o.services.iter().map(|s| ("Service", &s.metadata)))
         .chain(

@@ -511,6 +511,8 @@ fn events_about_kinds_nothing_reads_are_dropped() {
         "Pod",
         "ReplicaSet",
         "Deployment",
+        "StatefulSet",
+        "DaemonSet",
         "Node",
         "ModelService",
         "Service",
