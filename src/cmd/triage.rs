@@ -57,7 +57,9 @@ impl NoWorkloads {
                 "no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing {place}; name another namespace, or use -A for all the file holds"
             ),
             (None, Some(_)) => {
-                format!("no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing {place}; it holds no workload to triage")
+                format!(
+                    "no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing {place}; it holds no workload to triage"
+                )
             }
         }
     }
