@@ -239,6 +239,39 @@ fn without_the_registrys_words_the_pull_failure_stays_unclassified() {
     assert!(!ids(&d).contains(&"image-pull-not-found"));
 }
 
+/// The readiness-failing demo with no probe failure recorded, its
+/// containers started `running_for` ago, and a readiness probe that waits
+/// `delay` seconds before its first run.
+fn inside_the_initial_delay(running_for: i64, delay: i32) -> mdiag::analysis::Diagnosis {
+    let mut s = load("readiness-failing");
+    let now = clock(&s).now;
+    s.objects.events.retain(|e| e.reason() != "Unhealthy");
+    for pod in &mut s.objects.pods {
+        for c in pod.spec.iter_mut().flat_map(|s| s.containers.iter_mut()) {
+            if let Some(p) = c.readiness_probe.as_mut() {
+                p.initial_delay_seconds = Some(delay);
+            }
+        }
+        for c in statuses(pod) {
+            if let Some(r) = c.state.as_mut().and_then(|st| st.running.as_mut()) {
+                r.started_at = Some(Time(now - SignedDuration::from_secs(running_for)));
+            }
+        }
+    }
+    diagnose(&s)
+}
+
+#[test]
+fn a_pod_inside_its_probes_initial_delay_is_starting_not_failing() {
+    // A model server that waits 10 minutes before its first probe, 5 in.
+    let d = inside_the_initial_delay(300, 600);
+    assert!(!ids(&d).contains(&"readiness-failing"), "{:?}", ids(&d));
+    // The neighbour: the delay is over, and a grace more, with still no
+    // Ready: it is failing now.
+    let d = inside_the_initial_delay(700, 600);
+    assert!(ids(&d).contains(&"readiness-failing"), "{:?}", ids(&d));
+}
+
 #[test]
 fn a_container_that_just_started_is_not_yet_failing_readiness() {
     let mut s = load("readiness-failing");
@@ -491,4 +524,24 @@ fn a_loop_of_clean_exits_caught_running_is_still_a_crash_loop() {
         "{}",
         f.detail
     );
+}
+
+#[test]
+fn an_oom_kill_of_a_child_process_is_oom_killed_whatever_the_exit_code() {
+    // The kernel killed a worker, the main process then exited by itself:
+    // reason OOMKilled, exit code 0 (as a real kubelet reported it).
+    let mut s = load("oom-killed");
+    for pod in &mut s.objects.pods {
+        for c in statuses(pod) {
+            if let Some(t) = c.last_state.as_mut().and_then(|l| l.terminated.as_mut())
+                && t.reason.as_deref() == Some("OOMKilled")
+            {
+                t.exit_code = 0;
+            }
+        }
+    }
+    let d = diagnose(&s);
+    let f = finding(&d, "oom-killed");
+    assert!(f.detail.contains("exit 0"), "{}", f.detail);
+    assert!(!ids(&d).contains(&"crash-loop"), "{:?}", ids(&d));
 }

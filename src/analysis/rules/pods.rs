@@ -631,6 +631,17 @@ pub fn readiness_failing(ctx: &Ctx) -> Vec<Finding> {
     out
 }
 
+/// The longest readiness-probe `initialDelaySeconds` of the Pod's
+/// containers, in seconds (0 without one).
+fn readiness_initial_delay(pod: &k8s_openapi::api::core::v1::Pod) -> f64 {
+    pod.spec
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .filter_map(|c| c.readiness_probe.as_ref()?.initial_delay_seconds)
+        .max()
+        .map_or(0.0, f64::from)
+}
+
 fn readiness_finding(ctx: &Ctx, p: &ChainPod, state: &PodState) -> Option<Finding> {
     let pod = p.pod;
     let started = state.moments.started.at;
@@ -646,7 +657,13 @@ fn readiness_finding(ctx: &Ctx, p: &ChainPod, state: &PodState) -> Option<Findin
     let running_for = started
         .map(|s| facts::seconds_between(s, ctx.now))
         .unwrap_or(f64::MAX);
-    if unhealthy.is_empty() && running_for < READINESS_GRACE_SECONDS {
+    // No readiness probe runs before its initialDelaySeconds: a Pod inside
+    // it is starting, not failing (a model server often sets minutes).
+    let delay = readiness_initial_delay(pod);
+    if running_for < delay {
+        return None;
+    }
+    if unhealthy.is_empty() && running_for < delay + READINESS_GRACE_SECONDS {
         return None;
     }
     let ready = pod_condition(pod, "Ready");
