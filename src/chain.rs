@@ -286,9 +286,19 @@ pub fn pod_revision_hash(pod: &Pod) -> Option<&str> {
 }
 
 impl ChainPod<'_> {
-    /// Being deleted: it is draining, not part of the rollout any more.
+    /// Being deleted, or ended for good (phase Failed or Succeeded, as an
+    /// evicted Pod is): not part of the rollout any more. The ReplicaSet
+    /// controller does not count such a Pod as a replica and creates another.
     pub fn terminating(&self) -> bool {
-        self.pod.metadata.deletion_timestamp.is_some()
+        self.pod.metadata.deletion_timestamp.is_some() || self.ended()
+    }
+
+    /// In a terminal phase: nothing will restart its containers.
+    pub fn ended(&self) -> bool {
+        matches!(
+            self.pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+            Some("Failed" | "Succeeded")
+        )
     }
 }
 

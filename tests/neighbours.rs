@@ -545,3 +545,18 @@ fn an_oom_kill_of_a_child_process_is_oom_killed_whatever_the_exit_code() {
     assert!(f.detail.contains("exit 0"), "{}", f.detail);
     assert!(!ids(&d).contains(&"crash-loop"), "{:?}", ids(&d));
 }
+
+#[test]
+fn evictions_are_their_own_finding_and_an_oom_kill_is_not_one() {
+    // The neighbour of fixtures/cases/pod-evicted: an OOM kill restarts the
+    // container inside its Pod; nothing was evicted.
+    let d = diagnose(&load("oom-killed"));
+    assert!(!ids(&d).contains(&"pod-evicted"), "{:?}", ids(&d));
+    // And an ended Pod that was not evicted (Succeeded) is no eviction.
+    let mut s = load("healthy");
+    if let Some(status) = s.objects.pods[0].status.as_mut() {
+        status.phase = Some("Succeeded".into());
+    }
+    let d = diagnose(&s);
+    assert!(!ids(&d).contains(&"pod-evicted"), "{:?}", ids(&d));
+}

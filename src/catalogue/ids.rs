@@ -51,6 +51,7 @@ finding_ids! {
     HPA_TARGET_MISSING = "hpa-target-missing",
     NODE_NOT_READY = "node-not-ready",
     PDB_BLOCKING = "pdb-blocking",
+    POD_EVICTED = "pod-evicted",
     ROLLOUT_IN_PROGRESS = "rollout-in-progress",
     UPDATE_ON_DELETE = "update-on-delete",
 }

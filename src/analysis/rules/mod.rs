@@ -71,6 +71,7 @@ const RULES: &[(&[FindingId], Rule)] = &[
         pods::container_failures,
     ),
     (&[FindingId::OOM_KILLED], pods::oom_killed),
+    (&[FindingId::POD_EVICTED], pods::pod_evicted),
     (
         &[
             FindingId::IMAGE_PULL_DENIED,

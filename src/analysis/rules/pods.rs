@@ -1073,3 +1073,61 @@ mod tests {
         }
     }
 }
+
+/// Pods of the workload the kubelet evicted under node pressure (phase
+/// Failed, reason Evicted), in any revision: node pressure, not the
+/// application. The ReplicaSet replaced them; several say the requests are
+/// below real use.
+pub fn pod_evicted(ctx: &Ctx) -> Vec<Finding> {
+    let evicted: Vec<&Pod> = ctx
+        .chain
+        .pods
+        .iter()
+        .map(|p| p.pod)
+        .filter(|pod| {
+            pod.status.as_ref().is_some_and(|s| {
+                s.phase.as_deref() == Some("Failed") && s.reason.as_deref() == Some("Evicted")
+            })
+        })
+        .collect();
+    let many = evicted.len();
+    evicted
+        .into_iter()
+        .map(|pod| {
+            let status = pod.status.as_ref();
+            let message = status
+                .and_then(|s| s.message.as_deref())
+                .unwrap_or("")
+                .trim();
+            let node = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.node_name.as_deref())
+                .unwrap_or("?");
+            let repeated = if many > 1 {
+                format!(" ({many} Pods of this workload evicted)")
+            } else {
+                String::new()
+            };
+            let mut f = pod_finding(
+                ctx,
+                FindingId::POD_EVICTED,
+                pod,
+                Step::Started,
+                format!("evicted by the kubelet on {node}: {message}{repeated}"),
+            )
+            .evidence(Evidence::new(
+                pod_label(pod),
+                "status.phase / reason / message",
+                format!("Failed / Evicted / {message}"),
+            ));
+            if let Some(e) = pod_events(ctx, pod)
+                .into_iter()
+                .rfind(|e| e.reason() == "Evicted")
+            {
+                f = f.evidence(event_evidence(pod, e));
+            }
+            f
+        })
+        .collect()
+}
