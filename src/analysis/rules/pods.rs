@@ -1018,62 +1018,6 @@ pub fn dns_check(ctx: &Ctx) -> Vec<Finding> {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::classify_pull_error;
-    use crate::catalogue::FindingId;
-
-    #[test]
-    fn registry_words_sort_into_the_four_pull_failures() {
-        let cases = [
-            (
-                "pull access denied, repository does not exist or may require authorization",
-                FindingId::IMAGE_PULL_DENIED,
-            ),
-            (
-                "unexpected status: 401 Unauthorized",
-                FindingId::IMAGE_PULL_DENIED,
-            ),
-            ("403 Forbidden", FindingId::IMAGE_PULL_DENIED),
-            (
-                "rpc error: code = NotFound desc = failed to resolve reference: not found",
-                FindingId::IMAGE_PULL_NOT_FOUND,
-            ),
-            (
-                "manifest unknown: manifest unknown",
-                FindingId::IMAGE_PULL_NOT_FOUND,
-            ),
-            (
-                "no matching manifest for linux/arm64 in the manifest list entries",
-                FindingId::IMAGE_PULL_NOT_FOUND,
-            ),
-            (
-                "dial tcp 203.0.113.10:443: i/o timeout",
-                FindingId::IMAGE_PULL_TIMEOUT,
-            ),
-            (
-                "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
-                FindingId::IMAGE_PULL_TIMEOUT,
-            ),
-            (
-                "net/http: TLS handshake timeout",
-                FindingId::IMAGE_PULL_TIMEOUT,
-            ),
-            (
-                "dial tcp: lookup registry.example.com: no such host",
-                FindingId::IMAGE_PULL_FAILED,
-            ),
-            (
-                "x509: certificate signed by unknown authority",
-                FindingId::IMAGE_PULL_FAILED,
-            ),
-        ];
-        for (text, id) in cases {
-            assert_eq!(classify_pull_error(text), id, "{text}");
-        }
-    }
-}
-
 /// Pods of the workload the kubelet evicted under node pressure (phase
 /// Failed, reason Evicted), in any revision: node pressure, not the
 /// application. The ReplicaSet replaced them; several say the requests are
@@ -1130,4 +1074,60 @@ pub fn pod_evicted(ctx: &Ctx) -> Vec<Finding> {
             f
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::classify_pull_error;
+    use crate::catalogue::FindingId;
+
+    #[test]
+    fn registry_words_sort_into_the_four_pull_failures() {
+        let cases = [
+            (
+                "pull access denied, repository does not exist or may require authorization",
+                FindingId::IMAGE_PULL_DENIED,
+            ),
+            (
+                "unexpected status: 401 Unauthorized",
+                FindingId::IMAGE_PULL_DENIED,
+            ),
+            ("403 Forbidden", FindingId::IMAGE_PULL_DENIED),
+            (
+                "rpc error: code = NotFound desc = failed to resolve reference: not found",
+                FindingId::IMAGE_PULL_NOT_FOUND,
+            ),
+            (
+                "manifest unknown: manifest unknown",
+                FindingId::IMAGE_PULL_NOT_FOUND,
+            ),
+            (
+                "no matching manifest for linux/arm64 in the manifest list entries",
+                FindingId::IMAGE_PULL_NOT_FOUND,
+            ),
+            (
+                "dial tcp 203.0.113.10:443: i/o timeout",
+                FindingId::IMAGE_PULL_TIMEOUT,
+            ),
+            (
+                "rpc error: code = DeadlineExceeded desc = context deadline exceeded",
+                FindingId::IMAGE_PULL_TIMEOUT,
+            ),
+            (
+                "net/http: TLS handshake timeout",
+                FindingId::IMAGE_PULL_TIMEOUT,
+            ),
+            (
+                "dial tcp: lookup registry.example.com: no such host",
+                FindingId::IMAGE_PULL_FAILED,
+            ),
+            (
+                "x509: certificate signed by unknown authority",
+                FindingId::IMAGE_PULL_FAILED,
+            ),
+        ];
+        for (text, id) in cases {
+            assert_eq!(classify_pull_error(text), id, "{text}");
+        }
+    }
 }
