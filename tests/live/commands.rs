@@ -100,6 +100,12 @@ fn real_names(ns: &str) -> Result<BTreeMap<String, String>, Failed> {
         ("modelservice", "chart-demo".to_string()),
         ("resource", "msvc".to_string()),
         ("deployment", first("deployments", "metadata.name")?),
+        // `{workload}` names a StatefulSet or DaemonSet as kind/NAME; the
+        // namespace has a Deployment, which parses the same jsonpath.
+        (
+            "workload",
+            format!("deployment/{}", first("deployments", "metadata.name")?),
+        ),
         ("replicaset", first("replicasets", "metadata.name")?),
         ("service", first("services", "metadata.name")?),
         ("node", first("pods", "spec.nodeName")?),
