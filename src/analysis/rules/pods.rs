@@ -663,7 +663,9 @@ fn readiness_finding(ctx: &Ctx, p: &ChainPod, state: &PodState) -> Option<Findin
     if running_for < delay {
         return None;
     }
-    if unhealthy.is_empty() && running_for < delay + READINESS_GRACE_SECONDS {
+    // Without a recorded failure, the grace covers the delay when it is
+    // longer (as it was before: 30 s from the start for short delays).
+    if unhealthy.is_empty() && running_for < delay.max(READINESS_GRACE_SECONDS) {
         return None;
     }
     let ready = pod_condition(pod, "Ready");
