@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use mdiag::analysis::triage::{controller_context, diagnose_all, diagnose_unranked};
+use mdiag::analysis::triage::{controller_context, triage, triage_unranked};
 use mdiag::analysis::{self, Diagnosis};
 use mdiag::chain::{self, workloads};
 use mdiag::model::{Clock, Snapshot};
@@ -75,7 +75,7 @@ fn by_namespace(snapshot: &Snapshot, now: Timestamp) -> Vec<Diagnosis> {
     namespaces.dedup();
     let mut items: Vec<Diagnosis> = namespaces
         .iter()
-        .flat_map(|ns| diagnose_unranked(snapshot, Some(ns), None, None, now))
+        .flat_map(|ns| triage_unranked(snapshot, Some(ns), None, None, now).items)
         .collect();
     analysis::triage::rank(&mut items);
     items
@@ -88,7 +88,7 @@ fn every_fixture_is_judged_the_same_through_the_index() {
         let snapshot = read_snapshot_file(&file).unwrap();
         let now = Clock::choose(&snapshot.origin, None, Timestamp::now()).now;
         let want = plain(&snapshot, now);
-        let got = diagnose_all(&snapshot, None, None, None, now);
+        let got = triage(&snapshot, None, None, None, now).items;
         assert_eq!(got, want, "{}", file.display());
         assert_eq!(with_analyzer(&snapshot, now), want, "{}", file.display());
         assert_eq!(by_namespace(&snapshot, now), want, "{}", file.display());
@@ -129,7 +129,7 @@ fn all_fixtures_in_one_snapshot_are_judged_the_same_through_the_index() {
     let now = now.unwrap();
     let want = plain(&merged, now);
     assert!(want.len() > 20);
-    assert_eq!(diagnose_all(&merged, None, None, None, now), want);
+    assert_eq!(triage(&merged, None, None, None, now).items, want);
     assert_eq!(with_analyzer(&merged, now), want);
     assert_eq!(by_namespace(&merged, now), want);
 }

@@ -112,32 +112,10 @@ fn rank_key(row: Row) -> RankKey {
 }
 
 /// Every workload of `namespace` (or of all) that `filter` keeps, analysed
-/// at `now` and ranked worst first. The snapshot is indexed once (its
-/// chains and its Events) and every workload is judged in it, so the work
-/// grows with the objects, not with workloads times objects.
-pub fn diagnose_all(
-    snapshot: &Snapshot,
-    namespace: Option<&str>,
-    filter: Option<&LabelFilter>,
-    controller: Option<&ControllerLocation>,
-    now: Timestamp,
-) -> Vec<Diagnosis> {
-    triage(snapshot, namespace, filter, controller, now).items
-}
-
-/// [`diagnose_all`] before the ranking, for callers that gather the
-/// diagnoses of several snapshots (a namespace at a time) and rank once.
-pub fn diagnose_unranked(
-    snapshot: &Snapshot,
-    namespace: Option<&str>,
-    filter: Option<&LabelFilter>,
-    controller: Option<&ControllerLocation>,
-    now: Timestamp,
-) -> Vec<Diagnosis> {
-    triage_unranked(snapshot, namespace, filter, controller, now).items
-}
-
-/// The workloads and what fails outside them, ranked.
+/// at `now`, and what fails outside them, ranked worst first. The snapshot
+/// is indexed once (its chains and its Events) and every workload is judged
+/// in it, so the work grows with the objects, not with workloads times
+/// objects.
 pub fn triage(
     snapshot: &Snapshot,
     namespace: Option<&str>,
@@ -150,7 +128,8 @@ pub fn triage(
     t
 }
 
-/// [`triage`] before the ranking.
+/// [`triage`] before the ranking, for callers that gather several
+/// snapshots (a namespace at a time) and rank once.
 pub fn triage_unranked(
     snapshot: &Snapshot,
     namespace: Option<&str>,

@@ -642,13 +642,9 @@ async fn judged_by_namespace(
     let mut pods = Vec::new();
     for ns in &names {
         let snapshot = read_namespace(conn, &common, ns, None).await.unwrap();
-        items.extend(crate::analysis::triage::diagnose_unranked(
-            &snapshot,
-            Some(ns),
-            None,
-            None,
-            now,
-        ));
+        items.extend(
+            crate::analysis::triage::triage_unranked(&snapshot, Some(ns), None, None, now).items,
+        );
         gaps.extend(snapshot.gaps[common.gaps.len()..].iter().cloned());
         pods.extend(snapshot.objects.pods.iter().map(|p| {
             format!(
@@ -670,7 +666,7 @@ async fn namespaces_read_one_after_the_other_give_the_rows_of_one_read_of_all() 
     let whole = read_scoped(&conn, &all_namespaces(), None).await.unwrap();
     assert!(whole.gaps.is_empty(), "{:?}", whole.gaps);
     let now = jiff::Timestamp::now();
-    let want = crate::analysis::triage::diagnose_all(&whole, None, None, None, now);
+    let want = crate::analysis::triage::triage(&whole, None, None, None, now).items;
     // Each namespace's Deployment, and its Pod, which nothing owns (the
     // fake serves no ReplicaSet): a row of its own.
     assert_eq!(want.len(), 4);
