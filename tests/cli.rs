@@ -1,24 +1,17 @@
 //! Ring 2: the binary on files. Exit codes, input shapes, bad input, output
 //! formats, and the rendered views (insta snapshots, fixed clock, no colour).
 
+mod common;
+use common::mdiag;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn mdiag() -> Command {
-    let mut cmd = Command::cargo_bin("mdiag").unwrap();
-    cmd.current_dir(root())
-        .env_remove("NO_COLOR")
-        .env_remove("KUBECONFIG")
-        .env("LANG", "C");
-    cmd
 }
 
 fn fixture(name: &str) -> String {

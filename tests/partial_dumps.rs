@@ -2,22 +2,15 @@
 //! a kind a kubectl dump was not asked for is unknown, not empty), and
 //! triage on every bundled healthy fixture.
 
+mod common;
+use common::mdiag;
+
 use std::path::PathBuf;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn mdiag() -> Command {
-    let mut cmd = Command::cargo_bin("mdiag").unwrap();
-    cmd.current_dir(root())
-        .env_remove("NO_COLOR")
-        .env_remove("KUBECONFIG")
-        .env("LANG", "C");
-    cmd
 }
 
 fn write_temp(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {

@@ -2,19 +2,12 @@
 //! case fixtures: the ladder without a ReplicaSet, partition and OnDelete
 //! judged as such, triage rows, and the target's aliases.
 
+mod common;
+use common::mdiag;
+
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
-
-fn mdiag() -> Command {
-    let mut cmd = Command::cargo_bin("mdiag").unwrap();
-    cmd.current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
-        .env_remove("NO_COLOR")
-        .env_remove("KUBECONFIG")
-        .env("LANG", "C");
-    cmd
-}
 
 fn case(name: &str) -> String {
     format!("fixtures/cases/{name}.yaml")

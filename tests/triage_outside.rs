@@ -7,7 +7,6 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use assert_cmd::Command;
 use mdiag::analysis::triage;
 use mdiag::model::Clock;
 use mdiag::source::read_snapshot_file;
@@ -110,10 +109,7 @@ fn the_analysis_gives_a_row_for_what_fails_outside_any_workload() {
 fn the_binary_shows_the_rows_the_count_and_the_gaps_instead_of_exit_5() {
     for (name, want) in expected() {
         let file = path_of(&name);
-        let out = Command::cargo_bin("mdiag")
-            .unwrap()
-            .env("LANG", "C")
-            .env_remove("KUBECONFIG")
+        let out = common::mdiag()
             .args(["triage", "-A", "--snapshot", file.to_str().unwrap()])
             .output()
             .unwrap();
@@ -141,9 +137,7 @@ fn the_binary_shows_the_rows_the_count_and_the_gaps_instead_of_exit_5() {
             );
         }
 
-        let out = Command::cargo_bin("mdiag")
-            .unwrap()
-            .env_remove("KUBECONFIG")
+        let out = common::mdiag()
             .args([
                 "triage",
                 "-A",

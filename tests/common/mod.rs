@@ -65,3 +65,15 @@ pub fn files_in(folder: &str) -> Vec<String> {
     names.sort();
     names
 }
+
+/// The binary, run from the project root with no kubeconfig, no terminal
+/// width and no colour setting from the caller's environment, in English.
+pub fn mdiag() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("mdiag").unwrap();
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("NO_COLOR")
+        .env_remove("KUBECONFIG")
+        .env_remove("COLUMNS")
+        .env("LANG", "C");
+    cmd
+}
