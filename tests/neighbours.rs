@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
+use k8s_openapi::api::core::v1::{ContainerState, ContainerStateTerminated, ContainerStatus, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use mdiag::catalogue::Severity;
 use mdiag::model::{EventRecord, Gap, Snapshot};
@@ -58,6 +58,32 @@ fn oom_killed_is_its_own_finding_not_a_generic_crash_loop() {
     assert!(ids(&d).contains(&"oom-killed"));
     assert!(!ids(&d).contains(&"crash-loop"));
     assert_eq!(d.lead().unwrap().id.as_str(), "oom-killed");
+}
+
+#[test]
+fn a_container_running_again_after_an_oom_kill_leads_with_the_kill() {
+    // Between two kills the container runs and its probe fails while it
+    // loads again: the kill says why it is not ready.
+    let mut s = load("readiness-failing");
+    for pod in &mut s.objects.pods {
+        for c in statuses(pod) {
+            c.restart_count = 1;
+            c.last_state = Some(ContainerState {
+                terminated: Some(ContainerStateTerminated {
+                    exit_code: 137,
+                    reason: Some("OOMKilled".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+        }
+    }
+    let d = diagnose(&s);
+    assert!(ids(&d).contains(&"readiness-failing"), "{:?}", ids(&d));
+    assert_eq!(d.lead().unwrap().id.as_str(), "oom-killed", "{:?}", ids(&d));
+    // The neighbour: the same Pods without the kill lead with readiness.
+    let d = diagnose(&load("readiness-failing"));
+    assert_eq!(d.lead().unwrap().id.as_str(), "readiness-failing");
 }
 
 #[test]
@@ -244,8 +270,14 @@ fn without_the_registrys_words_the_pull_failure_stays_unclassified() {
 /// `delay` seconds before its first run.
 fn inside_the_initial_delay(running_for: i64, delay: i32) -> mdiag::analysis::Diagnosis {
     let mut s = load("readiness-failing");
-    let now = clock(&s).now;
     s.objects.events.retain(|e| e.reason() != "Unhealthy");
+    diagnose(&started_with_delay(s, running_for, delay))
+}
+
+/// `s` with its containers started `running_for` ago under a readiness
+/// probe that waits `delay` seconds.
+fn started_with_delay(mut s: Snapshot, running_for: i64, delay: i32) -> Snapshot {
+    let now = clock(&s).now;
     for pod in &mut s.objects.pods {
         for c in pod.spec.iter_mut().flat_map(|s| s.containers.iter_mut()) {
             if let Some(p) = c.readiness_probe.as_mut() {
@@ -258,7 +290,7 @@ fn inside_the_initial_delay(running_for: i64, delay: i32) -> mdiag::analysis::Di
             }
         }
     }
-    diagnose(&s)
+    s
 }
 
 #[test]
@@ -269,6 +301,25 @@ fn a_pod_inside_its_probes_initial_delay_is_starting_not_failing() {
     // The neighbour: the delay is over, and a grace more, with still no
     // Ready: it is failing now.
     let d = inside_the_initial_delay(700, 600);
+    assert!(ids(&d).contains(&"readiness-failing"), "{:?}", ids(&d));
+}
+
+#[test]
+fn a_probe_failure_recorded_inside_the_initial_delay_is_still_evidence() {
+    // The node's clock ran ahead of ours (or the delay was changed): the
+    // kubelet recorded failures of this run although we count 5 s into a
+    // 60 s delay. What it recorded wins over what we assume.
+    let mut s = load("readiness-failing");
+    let now = clock(&s).now;
+    for e in &mut s.objects.events {
+        if let EventRecord::Core(core) = e
+            && core.reason.as_deref() == Some("Unhealthy")
+        {
+            core.series = None;
+            core.last_timestamp = Some(Time(now - SignedDuration::from_secs(2)));
+        }
+    }
+    let d = diagnose(&started_with_delay(s, 5, 60));
     assert!(ids(&d).contains(&"readiness-failing"), "{:?}", ids(&d));
 }
 

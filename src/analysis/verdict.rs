@@ -232,6 +232,10 @@ const MORE_SPECIFIC: &[(FindingId, FindingId)] = &[
         FindingId::ROLLOUT_SURGE_BLOCKED,
         FindingId::POD_UNSCHEDULABLE,
     ),
+    // A container running again after a kill or a crash is not ready
+    // because it is starting over: the kill or the crash is why.
+    (FindingId::OOM_KILLED, FindingId::READINESS_FAILING),
+    (FindingId::CRASH_LOOP, FindingId::READINESS_FAILING),
     // The deadline is a statement about time; the refused create is why.
     (
         FindingId::PODS_NOT_CREATED,

@@ -478,7 +478,15 @@ pub fn oom_killed(ctx: &Ctx) -> Vec<Finding> {
                 limit.as_deref().unwrap_or("none"),
                 s.restart_count
             );
-            let f = pod_finding(ctx, FindingId::OOM_KILLED, pod, Step::Started, detail)
+            // Running again after the kill, it fails at Ready (it is
+            // loading again), not at Started.
+            let running_again = state.is_some_and(|st| st.running.is_some());
+            let step = if running_again {
+                Step::Ready
+            } else {
+                Step::Started
+            };
+            let f = pod_finding(ctx, FindingId::OOM_KILLED, pod, step, detail)
                 .var("container", s.name.clone())
                 .evidence(
                     Evidence::new(
@@ -659,12 +667,9 @@ fn readiness_finding(ctx: &Ctx, p: &ChainPod, state: &PodState) -> Option<Findin
         .unwrap_or(f64::MAX);
     // No readiness probe runs before its initialDelaySeconds: a Pod inside
     // it is starting, not failing (a model server often sets minutes).
+    // A recorded failure of this run is evidence all the same (the node's
+    // clock and ours differ), so the grace holds only without one.
     let delay = readiness_initial_delay(pod);
-    if running_for < delay {
-        return None;
-    }
-    // Without a recorded failure, the grace covers the delay when it is
-    // longer (as it was before: 30 s from the start for short delays).
     if unhealthy.is_empty() && running_for < delay.max(READINESS_GRACE_SECONDS) {
         return None;
     }
