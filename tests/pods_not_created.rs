@@ -8,6 +8,8 @@ use common::*;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use mdiag::analysis::crashes::CrashHistory;
+use mdiag::analysis::gate::GatePolicy;
 use mdiag::analysis::{Diagnosis, Finding, Step};
 use mdiag::catalogue::Severity;
 use mdiag::model::{EventRecord, Snapshot};
@@ -384,4 +386,69 @@ fn with_some_new_pods_the_missing_ones_keep_the_rollout_from_serving() {
     assert_eq!(d.verdict.missing, Some(Step::Serving), "{:?}", ids(&d));
     assert!(ids(&d).contains(&"progress-deadline-exceeded"));
     assert_eq!(d.lead().map(|f| f.id.as_str()), Some("pods-not-created"));
+}
+
+/// The gate's judgement of the refused upgrade under the default policy.
+fn gate_judges(s: &Snapshot) -> Option<(&'static str, Option<String>)> {
+    let (d, view) = gate_view(s, &CrashHistory::default(), &GatePolicy::default());
+    failed_on(&d, &view)
+}
+
+#[test]
+fn the_gate_fails_fast_on_a_refusal_no_retry_clears_and_says_why() {
+    // The quota that nothing in the rollout frees (maxUnavailable 0).
+    let (id, why) = gate_judges(&quota()).expect("the gate fails");
+    assert_eq!(id, "pods-not-created");
+    let why = why.expect("a reason for the report");
+    assert!(why.contains("ResourceQuota is exhausted"), "{why}");
+    assert!(why.contains("same answer until someone acts"), "{why}");
+    // Policy and admission denials, a missing ServiceAccount, a LimitRange.
+    for (error, label) in [
+        (
+            r#"pods "chart-demo-mcvj9xnw6c-sf67f" is forbidden: violates PodSecurity "restricted:latest": privileged (container "server" must not set securityContext.privileged=true)"#,
+            "PodSecurity",
+        ),
+        (
+            r#"admission webhook "policy.example.dev" denied the request: images must come from registry.example.dev"#,
+            "admission webhook denied",
+        ),
+        (
+            r#"pods "chart-demo-mcvj9xnw6c-sf67f" is forbidden: error looking up service account demo/model-runner: serviceaccount "model-runner" not found"#,
+            "ServiceAccount does not exist",
+        ),
+    ] {
+        let mut s = quota();
+        refuse_with(&mut s, error);
+        let (id, why) = gate_judges(&s).unwrap_or_else(|| panic!("not failed on {error}"));
+        assert_eq!(id, "pods-not-created");
+        assert!(why.as_deref().unwrap_or("").contains(label), "{why:?}");
+    }
+}
+
+#[test]
+fn the_gate_waits_on_a_refusal_that_may_clear() {
+    // A quota the surge frees: old Pods may go first.
+    let mut s = quota();
+    deployment(&mut s)
+        .spec
+        .as_mut()
+        .unwrap()
+        .strategy
+        .as_mut()
+        .unwrap()
+        .rolling_update
+        .as_mut()
+        .unwrap()
+        .max_unavailable = Some(IntOrString::Int(1));
+    assert_eq!(gate_judges(&s), None);
+    // A webhook that could not be called may answer the next retry, and an
+    // apiserver hiccup is not known to be final.
+    for error in [
+        r#"Internal error occurred: failed calling webhook "policy.example.dev": failed to call webhook: Post "https://policy.example.svc:443/validate": dial tcp 10.96.0.12:443: connect: connection refused"#,
+        "etcdserver: request timed out",
+    ] {
+        let mut s = quota();
+        refuse_with(&mut s, error);
+        assert_eq!(gate_judges(&s), None, "{error}");
+    }
 }

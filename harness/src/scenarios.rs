@@ -62,6 +62,12 @@ pub enum FirstReport {
     None,
     /// The first Event with this reason about the namespace's Pods.
     Event(&'static str),
+    /// The first Event with this reason about the namespace's ReplicaSets
+    /// (the replicaset controller's `FailedCreate`).
+    ReplicaSetEvent(&'static str),
+    /// The end of the second crashed run of a container: a loop that
+    /// repeats itself exactly is final then.
+    SecondCrash,
     /// The start of the container run whose restart crossed
     /// `--max-restarts` (3).
     RestartCrossing,
@@ -219,7 +225,7 @@ pub fn all() -> Vec<Scenario> {
                     "bound",
                     "crash-loop",
                     "exitCode 1 reason Error",
-                    FirstReport::RestartCrossing,
+                    FirstReport::SecondCrash,
                     fails("crash-loop"),
                 )
             },
@@ -237,7 +243,7 @@ pub fn all() -> Vec<Scenario> {
                     "bound",
                     "crash-loop",
                     "exitCode 0 reason Completed",
-                    FirstReport::RestartCrossing,
+                    FirstReport::SecondCrash,
                     fails("crash-loop"),
                 )
             },
@@ -388,7 +394,8 @@ pub fn all() -> Vec<Scenario> {
             },
         },
         // The surge Pod is refused; maxUnavailable 0 keeps both old Pods,
-        // so the quota never frees: the new revision stops at its ReplicaSet.
+        // so the quota never frees: the new revision stops at its ReplicaSet,
+        // and the gate says so at the first refusal.
         Scenario {
             name: "quota-blocks-pods",
             change: Change::Upgrade,
@@ -398,8 +405,8 @@ pub fn all() -> Vec<Scenario> {
                 "replicaset",
                 "pods-not-created",
                 "exceeded quota: pods-per-namespace",
-                FirstReport::None,
-                times_out("replicas-updated", 40),
+                FirstReport::ReplicaSetEvent("FailedCreate"),
+                fails("pods-not-created"),
             ),
         },
         // The gate starts once the Node is NotReady: the node lifecycle

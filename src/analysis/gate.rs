@@ -14,7 +14,9 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
 
+use super::crashes::CrashHistory;
 use super::facts::{self, EventIndex};
+use super::rules::replicasets::Refusal;
 use super::{Diagnosis, Finding, PodState, Step};
 use crate::chain::{self, Chain, PodSet, SetStrategy};
 use crate::model::{Snapshot, TargetKind, TargetSpec};
@@ -32,6 +34,7 @@ pub const DEFAULT_FAIL_ON: &[FindingId] = &[
     FindingId::POD_UNSCHEDULABLE,
     FindingId::PROGRESS_DEADLINE_EXCEEDED,
     FindingId::CONTROLLER_NOT_CONVERGING,
+    FindingId::PODS_NOT_CREATED,
 ];
 
 /// Restarts a crash-looping container may have before the gate fails.
@@ -71,8 +74,9 @@ pub enum Judgement {
     /// Every check passed.
     Converged,
     /// A definitive symptom holds for the new revision: the index of the
-    /// finding in the diagnosis.
-    Failed { finding: usize },
+    /// finding in the diagnosis, and why it is final when the finding alone
+    /// does not say it (a repeated crash, a refusal no retry clears).
+    Failed { finding: usize, why: Option<String> },
     /// Still moving: the first check that has not passed.
     Waiting { check: &'static str, detail: String },
 }
@@ -122,13 +126,11 @@ pub struct Decision {
 /// awaited, a failed one fails the gate (what it declared may not be in
 /// effect).
 pub fn decide(
-    snapshot: &Snapshot,
-    chain: &Chain,
-    diagnosis: &Diagnosis,
+    moment: Observation<'_>,
     policy: &GatePolicy,
     helm: Option<&HelmRelease>,
 ) -> Decision {
-    let mut view = judge(snapshot, chain, diagnosis, policy);
+    let mut view = judge(moment, policy);
     let release_failed = helm.is_some_and(|h| helm_check(h, &mut view));
     let outcome = match view.judgement {
         _ if release_failed => Some(Outcome::Failed),
@@ -136,11 +138,17 @@ pub fn decide(
         Judgement::Failed { .. } => Some(Outcome::Failed),
         Judgement::Waiting { .. } => None,
     };
+    let reason = if release_failed {
+        Some("the Helm release failed: what it declared may not be in effect".to_string())
+    } else if let Judgement::Failed { why, .. } = &view.judgement {
+        why.clone()
+    } else {
+        None
+    };
     Decision {
         view,
         outcome,
-        reason: release_failed
-            .then(|| "the Helm release failed: what it declared may not be in effect".to_string()),
+        reason,
     }
 }
 
@@ -153,8 +161,16 @@ pub fn decided_by(
 ) -> Option<String> {
     let decision = decision?;
     match (outcome, &decision.view.judgement) {
-        (Outcome::Failed, _) if decision.reason.is_some() => Some(HELM_CHECK.to_string()),
-        (Outcome::Failed, Judgement::Failed { finding }) => diagnosis
+        (Outcome::Failed, _)
+            if decision
+                .view
+                .checks
+                .iter()
+                .any(|c| c.name == HELM_CHECK && !c.passed) =>
+        {
+            Some(HELM_CHECK.to_string())
+        }
+        (Outcome::Failed, Judgement::Failed { finding, .. }) => diagnosis
             .and_then(|d| d.findings.get(*finding))
             .map(|f| f.id.to_string()),
         (Outcome::TimedOut, Judgement::Waiting { check, .. }) => Some(check.to_string()),
@@ -263,13 +279,21 @@ const OBSERVED_CHECKS: [&str; 4] = [
     "daemonset-observed",
 ];
 
-/// Judges the rollout as it stands in `snapshot`.
-pub fn judge(
-    snapshot: &Snapshot,
-    chain: &Chain,
-    diagnosis: &Diagnosis,
-    policy: &GatePolicy,
-) -> GateView {
+/// One moment of a rollout as the gate judges it: what was read, the
+/// chain and diagnosis made of it, and the crashes seen so far.
+#[derive(Clone, Copy)]
+pub struct Observation<'m> {
+    pub snapshot: &'m Snapshot,
+    pub chain: &'m Chain<'m>,
+    pub diagnosis: &'m Diagnosis,
+    pub crashes: &'m CrashHistory,
+}
+
+/// Judges the rollout as it stands at `moment`.
+pub fn judge(moment: Observation<'_>, policy: &GatePolicy) -> GateView {
+    let Observation {
+        chain, diagnosis, ..
+    } = moment;
     let checks = checks(chain, diagnosis);
     // Until every controller of the target observed the change, the Pods on
     // show are the previous revision's: their symptoms say nothing about this
@@ -279,13 +303,20 @@ pub fn judge(
         .filter(|c| OBSERVED_CHECKS.contains(&c.name))
         .collect();
     let revision_in_effect = !observed.is_empty() && observed.iter().all(|c| c.passed);
-    let failed = diagnosis.findings.iter().position(|f| {
-        policy.fail_on.contains(&f.id)
-            && (revision_in_effect || f.id == FindingId::CONTROLLER_NOT_CONVERGING)
-            && definitive(snapshot, chain, diagnosis, f, policy)
+    let failed = diagnosis.findings.iter().enumerate().find_map(|(i, f)| {
+        if !policy.fail_on.contains(&f.id)
+            || !(revision_in_effect || f.id == FindingId::CONTROLLER_NOT_CONVERGING)
+        {
+            return None;
+        }
+        match definitive(moment, f, policy) {
+            Final::No => None,
+            Final::Yes => Some((i, None)),
+            Final::Because(why) => Some((i, Some(why))),
+        }
     });
-    let judgement = if let Some(finding) = failed {
-        Judgement::Failed { finding }
+    let judgement = if let Some((finding, why)) = failed {
+        Judgement::Failed { finding, why }
     } else if let Some(first) = checks.iter().find(|c| !c.passed) {
         Judgement::Waiting {
             check: first.name,
@@ -483,27 +514,126 @@ fn set_checks(set: PodSet, d: &Diagnosis) -> Vec<Check> {
 }
 
 /// Whether a finding is final for the new revision.
-fn definitive(
-    snapshot: &Snapshot,
-    chain: &Chain,
-    d: &Diagnosis,
-    f: &Finding,
-    policy: &GatePolicy,
-) -> bool {
+enum Final {
+    No,
+    Yes,
+    /// Final, for a reason the report says.
+    Because(String),
+}
+
+impl From<bool> for Final {
+    fn from(yes: bool) -> Self {
+        if yes { Final::Yes } else { Final::No }
+    }
+}
+
+fn definitive(moment: Observation<'_>, f: &Finding, policy: &GatePolicy) -> Final {
+    let Observation {
+        snapshot,
+        chain,
+        diagnosis: d,
+        crashes,
+    } = moment;
+    if f.id == FindingId::PODS_NOT_CREATED {
+        return refusal_is_final(f);
+    }
     if f.subject.kind != "Pod" {
-        return true;
+        return Final::Yes;
     }
     let Some(state) = d.pods.iter().find(|p| p.uid == f.subject.uid) else {
-        return false;
+        return Final::No;
     };
     if !state.current || state.terminating {
-        return false;
+        return Final::No;
     }
     match f.id {
-        FindingId::CRASH_LOOP => state.restarts >= policy.max_restarts,
-        FindingId::POD_UNSCHEDULABLE => !could_still_schedule(snapshot, chain, d, state),
-        _ => true,
+        FindingId::CRASH_LOOP => {
+            if state.restarts >= policy.max_restarts {
+                return Final::Yes;
+            }
+            let container = f.vars.get("container").map_or("", String::as_str);
+            match crashes.repeats(&state.uid, container) {
+                Some(repeat) => Final::Because(repeat.why(container)),
+                None => Final::No,
+            }
+        }
+        FindingId::POD_UNSCHEDULABLE => (!could_still_schedule(snapshot, chain, d, state)).into(),
+        FindingId::READINESS_FAILING => readiness_budget_spent(chain, d, state),
+        _ => Final::Yes,
     }
+}
+
+/// How many times what its own probes allow a Pod may stay not ready
+/// before `readiness-failing` fails the gate (when it is in `--fail-on`):
+/// a model server warms for a while, and its probe settings say how long
+/// its owners expect; the factor leaves room for a slow node.
+pub const READINESS_BUDGET_FACTOR: f64 = 2.0;
+
+/// The probe defaults (core/v1 Probe): what a probe without a value uses.
+const PROBE_PERIOD_SECONDS: i32 = 10;
+const PROBE_FAILURE_THRESHOLD: i32 = 3;
+
+/// Seconds a container's probes allow before it should be ready: the
+/// startup probe's whole allowance (readiness probes wait for it), then the
+/// readiness probe's delay and failure threshold; the longest container's.
+pub fn readiness_allowance(pod: &Pod) -> f64 {
+    let allows = |p: &k8s_openapi::api::core::v1::Probe| {
+        f64::from(p.initial_delay_seconds.unwrap_or(0))
+            + f64::from(p.failure_threshold.unwrap_or(PROBE_FAILURE_THRESHOLD))
+                * f64::from(p.period_seconds.unwrap_or(PROBE_PERIOD_SECONDS))
+    };
+    pod.spec
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .map(|c| {
+            c.startup_probe.as_ref().map_or(0.0, allows)
+                + c.readiness_probe.as_ref().map_or(0.0, allows)
+        })
+        .fold(0.0, f64::max)
+}
+
+fn readiness_budget_spent(chain: &Chain, d: &Diagnosis, state: &PodState) -> Final {
+    let Some(pod) = chain
+        .pods
+        .iter()
+        .map(|p| p.pod)
+        .find(|p| facts::uid(&p.metadata) == state.uid)
+    else {
+        return Final::No;
+    };
+    let Some(started) = state.moments.started.at else {
+        return Final::No;
+    };
+    let allowance = readiness_allowance(pod);
+    let budget = READINESS_BUDGET_FACTOR * allowance;
+    let waited = facts::seconds_between(started, d.now);
+    if waited < budget {
+        return Final::No;
+    }
+    Final::Because(format!(
+        "not ready {waited:.0} s after its containers started, past the readiness budget of {budget:.0} s ({READINESS_BUDGET_FACTOR} x the {allowance:.0} s its probes allow)"
+    ))
+}
+
+/// A refused Pod create is final when retrying cannot clear it: a policy
+/// or admission denial, a missing ServiceAccount, a quota nothing in the
+/// rollout frees. A webhook that could not be called may answer again,
+/// and a quota a surge is waiting on frees itself: those are waited for.
+fn refusal_is_final(f: &Finding) -> Final {
+    let var = |name: &str| f.vars.get(name).map(String::as_str);
+    let Some(refusal) = var("refusal").and_then(Refusal::parse) else {
+        return Final::No;
+    };
+    if f.severity == crate::catalogue::Severity::Info
+        || var("transient") != Some("false")
+        || refusal.may_pass_on_retry()
+    {
+        return Final::No;
+    }
+    Final::Because(format!(
+        "{}, and the ReplicaSet's retries get the same answer until someone acts",
+        refusal.label()
+    ))
 }
 
 /// An unschedulable Pod may still be placed when something is changing:
@@ -564,6 +694,23 @@ mod tests {
     use crate::model::TargetSpec;
     use crate::source::read_snapshot_file;
 
+    static NO_CRASHES: std::sync::LazyLock<CrashHistory> =
+        std::sync::LazyLock::new(CrashHistory::default);
+
+    fn at<'m>(
+        snapshot: &'m Snapshot,
+        chain: &'m Chain<'m>,
+        diagnosis: &'m Diagnosis,
+        crashes: &'m CrashHistory,
+    ) -> Observation<'m> {
+        Observation {
+            snapshot,
+            chain,
+            diagnosis,
+            crashes,
+        }
+    }
+
     fn view_of(file: &str, policy: &GatePolicy) -> (Diagnosis, GateView) {
         view_of_target(file, "chart-demo", policy)
     }
@@ -586,13 +733,13 @@ mod tests {
         let (snapshot, target, ns, now) = fixture(file, target);
         let chain = walk(&snapshot, &target, &ns, None).unwrap();
         let d = super::super::analyze(&snapshot, &chain, now);
-        let view = judge(&snapshot, &chain, &d, policy);
+        let view = judge(at(&snapshot, &chain, &d, &NO_CRASHES), policy);
         (d, view)
     }
 
     fn failed_id(d: &Diagnosis, v: &GateView) -> Option<FindingId> {
         match v.judgement {
-            Judgement::Failed { finding } => Some(d.findings[finding].id),
+            Judgement::Failed { finding, .. } => Some(d.findings[finding].id),
             _ => None,
         }
     }
@@ -654,13 +801,15 @@ mod tests {
             ..HelmRelease::default()
         };
         let policy = GatePolicy::default();
-        let ok = decide(&snapshot, &chain, &d, &policy, Some(&release("deployed")));
+        let ok = decide(
+            at(&snapshot, &chain, &d, &NO_CRASHES),
+            &policy,
+            Some(&release("deployed")),
+        );
         assert_eq!(ok.outcome, Some(Outcome::Converged));
         assert_eq!(ok.view.checks[0].name, HELM_CHECK);
         let pending = decide(
-            &snapshot,
-            &chain,
-            &d,
+            at(&snapshot, &chain, &d, &NO_CRASHES),
             &policy,
             Some(&release("pending-upgrade")),
         );
@@ -672,7 +821,11 @@ mod tests {
                 ..
             }
         ));
-        let failed = decide(&snapshot, &chain, &d, &policy, Some(&release("failed")));
+        let failed = decide(
+            at(&snapshot, &chain, &d, &NO_CRASHES),
+            &policy,
+            Some(&release("failed")),
+        );
         assert_eq!(failed.outcome, Some(Outcome::Failed));
         assert_eq!(
             decided_by(Outcome::Failed, Some(&failed), Some(&d)).as_deref(),
@@ -848,7 +1001,10 @@ mod tests {
         snapshot.objects.stateful_sets[0].metadata.generation = Some(3);
         let chain = walk(&snapshot, &target, &ns, None).unwrap();
         let d = super::super::analyze(&snapshot, &chain, now);
-        let v = judge(&snapshot, &chain, &d, &GatePolicy::default());
+        let v = judge(
+            at(&snapshot, &chain, &d, &NO_CRASHES),
+            &GatePolicy::default(),
+        );
         assert!(
             matches!(
                 v.judgement,

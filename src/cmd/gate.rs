@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 
 use super::source::SourceRequest;
+use crate::analysis::crashes::CrashHistory;
 use crate::analysis::gate::{self, Decision, GatePolicy, HelmRelease, Outcome};
 use crate::analysis::{self, Diagnosis};
 use crate::catalogue::{FindingId, Lang};
@@ -221,6 +222,7 @@ async fn wait(
     let mut progress = Progress::new(std::io::stderr().is_terminal());
     let deadline = tokio::time::Instant::now() + request.timeout;
     let mut last: Option<Judged> = None;
+    let mut crashes = CrashHistory::default();
     let (outcome, reason) = loop {
         let event = tokio::select! {
             event = feed.next() => event,
@@ -261,8 +263,33 @@ async fn wait(
                 return Err(super::source::explain_not_found(&snapshot, not_found));
             }
         };
+        // Each new crash of the new revision is recorded with its last log
+        // line, so a loop that repeats itself is called at its second crash.
+        let unseen = crashes.unseen(&chain);
+        if !unseen.is_empty() {
+            let requests = unseen
+                .iter()
+                .map(|u| live::LogRequest {
+                    namespace: u.namespace.clone(),
+                    pod: u.pod.clone(),
+                    container: u.container.clone(),
+                    previous: u.previous,
+                })
+                .collect();
+            // A log that cannot be read leaves the crash uncompared: the
+            // restart budget decides, as without this memory.
+            let (logs, _) =
+                live::read_requested(conn, requests, LogCaps::CRASH_TAIL, &|_| {}).await;
+            crashes.record(unseen, &logs);
+        }
         let diagnosis = analysis::analyze(&snapshot, &chain, Timestamp::now());
-        let decision = gate::decide(&snapshot, &chain, &diagnosis, &request.policy, helm);
+        let moment = gate::Observation {
+            snapshot: &snapshot,
+            chain: &chain,
+            diagnosis: &diagnosis,
+            crashes: &crashes,
+        };
+        let decision = gate::decide(moment, &request.policy, helm);
         progress.update(started.elapsed(), &diagnosis, &decision.view);
         drop(chain);
         let ends = decision.outcome.map(|o| (o, decision.reason.clone()));

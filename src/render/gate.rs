@@ -308,7 +308,7 @@ pub fn junit(
         suite.add_test_case(case);
     }
     if let (Some(view), Some(d)) = (view, diagnosis)
-        && let Judgement::Failed { finding } = view.judgement
+        && let Judgement::Failed { finding, .. } = view.judgement
         && let Some(f) = d.findings.get(finding)
     {
         let report = report_finding(f, Lang::En);

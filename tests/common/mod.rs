@@ -42,6 +42,49 @@ pub fn diagnose_target(snapshot: &Snapshot, target: &str) -> Diagnosis {
     analyze(snapshot, &chain, clock(snapshot).now)
 }
 
+/// The gate's judgement of `chart-demo` in the file, with the crashes
+/// `crashes` remembers, under `policy`.
+#[allow(dead_code)]
+pub fn gate_view(
+    snapshot: &Snapshot,
+    crashes: &mdiag::analysis::crashes::CrashHistory,
+    policy: &mdiag::analysis::gate::GatePolicy,
+) -> (Diagnosis, mdiag::analysis::gate::GateView) {
+    use mdiag::analysis::gate;
+    let target = TargetSpec::parse("chart-demo", None).unwrap();
+    let namespaces = mdiag::chain::namespaces_holding(snapshot, &target);
+    let namespace = match namespaces.as_slice() {
+        [one] => one.as_str(),
+        _ => NAMESPACE,
+    };
+    let chain = walk(snapshot, &target, namespace, None).expect("target in fixture");
+    let d = analyze(snapshot, &chain, clock(snapshot).now);
+    let view = gate::judge(
+        gate::Observation {
+            snapshot,
+            chain: &chain,
+            diagnosis: &d,
+            crashes,
+        },
+        policy,
+    );
+    (d, view)
+}
+
+/// The id of the finding that failed the gate, and why, if it failed.
+#[allow(dead_code)]
+pub fn failed_on(
+    d: &Diagnosis,
+    view: &mdiag::analysis::gate::GateView,
+) -> Option<(&'static str, Option<String>)> {
+    match &view.judgement {
+        mdiag::analysis::gate::Judgement::Failed { finding, why } => {
+            Some((d.findings[*finding].id.as_str(), why.clone()))
+        }
+        _ => None,
+    }
+}
+
 pub fn ids(d: &Diagnosis) -> Vec<&'static str> {
     d.findings.iter().map(|f| f.id.as_str()).collect()
 }

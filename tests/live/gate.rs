@@ -144,13 +144,18 @@ pub(super) fn last_slice_write(ns: &str) -> Result<Timestamp, Failed> {
 
 /// The first time an Event with `reason` was recorded about the namespace's Pods.
 pub(super) fn first_event(ns: &str, reason: &str) -> Result<Timestamp, Failed> {
+    first_event_of(ns, "Pod", reason)
+}
+
+/// The first Event with `reason` about an object of `kind` in `ns`.
+pub(super) fn first_event_of(ns: &str, kind: &str, reason: &str) -> Result<Timestamp, Failed> {
     let out = world().kubectl(&["get", "events", "-n", ns, "-o", "json"])?;
     let list: Value = serde_json::from_str(&out).map_err(|e| e.to_string())?;
     list["items"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|e| e["reason"] == reason && e["involvedObject"]["kind"] == "Pod")
+        .filter(|e| e["reason"] == reason && e["involvedObject"]["kind"] == kind)
         .filter_map(|e| parse_time(&e["firstTimestamp"]).or_else(|| parse_time(&e["eventTime"])))
         .min()
         .ok_or_else(|| format!("no {reason} event in {ns}").into())

@@ -24,7 +24,8 @@ use mdiag_harness::scenarios::{self, Change, FirstReport, Scenario};
 use serde_json::Value;
 
 use super::gate::{
-    decided_by, expect, first_event, gate, judged_at, last_slice_write, parse_time, seconds, viewer,
+    decided_by, expect, first_event, first_event_of, gate, judged_at, last_slice_write, parse_time,
+    seconds, viewer,
 };
 use super::{
     Want, apply, finding_ids, mdiag, namespace, read_snapshot_text, repo, snapshot_file,
@@ -163,30 +164,7 @@ fn judge(s: &Scenario, ns: &str, run: &(i32, Value, String)) -> Result<(), Faile
     check_lead_and_quote(s, &live)?;
 
     // The evidence a user keeps, replayed: the same verdict and findings.
-    let file = snapshot_file(ns, &[scenarios::NAME], &viewer())?;
-    let (_, replay) = mdiag(&[
-        "trace",
-        scenarios::NAME,
-        "--snapshot",
-        file.to_str().unwrap(),
-        "-o",
-        "json",
-    ])?;
-    if replay["healthy"] != live["healthy"]
-        || replay["verdict"]["state"] != live["verdict"]["state"]
-        || replay["verdict"]["last_step"] != live["verdict"]["last_step"]
-        || finding_ids(&replay) != finding_ids(&live)
-    {
-        return Err(format!(
-            "{}: live {} {:?}, replay {} {:?}",
-            s.name,
-            live["verdict"],
-            finding_ids(&live),
-            replay["verdict"],
-            finding_ids(&replay)
-        )
-        .into());
-    }
+    let (file, replay) = replayed_as_live(s, ns)?;
     if !s.expect.crash_log.is_empty() {
         let doc: Value =
             serde_saphyr::from_str(&read_snapshot_text(&file)?).map_err(|e| e.to_string())?;
@@ -210,6 +188,71 @@ fn judge(s: &Scenario, ns: &str, run: &(i32, Value, String)) -> Result<(), Faile
     }
     let _ = std::fs::remove_file(file);
     Ok(())
+}
+
+/// A snapshot and a live trace of the same state, compared: the replayed
+/// file must give the live verdict and findings. The Pods can move between
+/// the two reads (a killed container starts again), so a pair counts only
+/// when no Pod changed across it (their resourceVersions before the
+/// snapshot and after the live trace); otherwise it is taken again.
+fn replayed_as_live(s: &Scenario, ns: &str) -> Result<(PathBuf, Value), Failed> {
+    const ATTEMPTS: usize = 5;
+    for attempt in 1..=ATTEMPTS {
+        let before = pod_versions(ns)?;
+        let file = snapshot_file(ns, &[scenarios::NAME], &viewer())?;
+        let (_, live) = super::trace_live(ns)?;
+        let after = pod_versions(ns)?;
+        let (_, replay) = mdiag(&[
+            "trace",
+            scenarios::NAME,
+            "--snapshot",
+            file.to_str().unwrap(),
+            "-o",
+            "json",
+        ])?;
+        let same = replay["healthy"] == live["healthy"]
+            && replay["verdict"]["state"] == live["verdict"]["state"]
+            && replay["verdict"]["last_step"] == live["verdict"]["last_step"]
+            && finding_ids(&replay) == finding_ids(&live);
+        if same {
+            return Ok((file, replay));
+        }
+        let _ = std::fs::remove_file(&file);
+        if before == after {
+            return Err(format!(
+                "{}: the Pods did not change, yet live {} {:?}, replay {} {:?}",
+                s.name,
+                live["verdict"],
+                finding_ids(&live),
+                replay["verdict"],
+                finding_ids(&replay)
+            )
+            .into());
+        }
+        eprintln!(
+            "  {}: the Pods changed between the snapshot and the live trace (pair {attempt}); reading both again",
+            s.name
+        );
+    }
+    Err(format!(
+        "{}: the Pods changed across {ATTEMPTS} pairs of reads",
+        s.name
+    )
+    .into())
+}
+
+/// Each Pod's name and resourceVersion: any write to a Pod changes it.
+fn pod_versions(ns: &str) -> Result<String, Failed> {
+    world()
+        .kubectl(&[
+            "-n",
+            ns,
+            "get",
+            "pods",
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.name}={.metadata.resourceVersion} {end}",
+        ])
+        .map_err(|e| format!("{e:#}").into())
 }
 
 /// The replayed trace quotes the crash's words under the lead finding, as
@@ -296,6 +339,8 @@ fn what_started(s: &Scenario) -> String {
         FirstReport::None => "nothing (not timed)".into(),
         FirstReport::Event(reason) => format!("the first {reason} Event"),
         FirstReport::RestartCrossing => "the run whose restart crossed --max-restarts".into(),
+        FirstReport::ReplicaSetEvent(reason) => format!("the first {reason} Event of a ReplicaSet"),
+        FirstReport::SecondCrash => "the second crashed run".into(),
         FirstReport::Terminated => "the first terminated run".into(),
     }
 }
@@ -308,6 +353,8 @@ fn gate_lag(s: &Scenario, ns: &str, report: &Value) -> Result<Option<f64>, Faile
         FirstReport::None if s.expect.gate.outcome == "converged" => (last_slice_write(ns)?, 2.0),
         FirstReport::None => return Ok(None),
         FirstReport::Event(reason) => (first_event(ns, reason)?, 15.0),
+        FirstReport::ReplicaSetEvent(reason) => (first_event_of(ns, "ReplicaSet", reason)?, 15.0),
+        FirstReport::SecondCrash => (second_crash(ns)?, 15.0),
         FirstReport::RestartCrossing => (restart_crossing(ns, 3)?, 15.0),
         FirstReport::Terminated => (first_termination(ns)?, 15.0),
     };
@@ -378,6 +425,35 @@ fn restart_crossing(ns: &str, max: i64) -> Result<Timestamp, Failed> {
         .min()
         .ok_or_else(|| {
             format!("{ns}: no container with exactly {max} restarts (read too late to time it)")
+                .into()
+        })
+}
+
+/// When the second run of a container ended. The run numbered 1 (the
+/// restart count a run carries) is the current one while terminated or
+/// waiting for its restart, and the last one once run 2 runs.
+fn second_crash(ns: &str) -> Result<Timestamp, Failed> {
+    container_statuses(ns)?
+        .iter()
+        .filter_map(|c| {
+            let restarts = c["restartCount"].as_i64()?;
+            let state = &c["state"];
+            match restarts {
+                1 if state["terminated"].is_object() => {
+                    parse_time(&state["terminated"]["finishedAt"])
+                }
+                1 if state["waiting"].is_object() => {
+                    parse_time(&c["lastState"]["terminated"]["finishedAt"])
+                }
+                2 if state["running"].is_object() => {
+                    parse_time(&c["lastState"]["terminated"]["finishedAt"])
+                }
+                _ => None,
+            }
+        })
+        .min()
+        .ok_or_else(|| {
+            format!("{ns}: no container just after its second crash (read too late to time it)")
                 .into()
         })
 }

@@ -3,7 +3,7 @@
 
 mod controller;
 mod pods;
-mod replicasets;
+pub(super) mod replicasets;
 pub(super) mod scaling;
 pub(super) mod service;
 

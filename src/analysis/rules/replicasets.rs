@@ -75,6 +75,43 @@ impl Refusal {
         }
     }
 
+    /// A stable name, for the finding's vars (the gate reads it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::QuotaExceeded => "quota-exceeded",
+            Refusal::QuotaNeedsResources => "quota-needs-resources",
+            Refusal::PodSecurity => "pod-security",
+            Refusal::WebhookDenied => "webhook-denied",
+            Refusal::WebhookUnreachable => "webhook-unreachable",
+            Refusal::ServiceAccountMissing => "service-account-missing",
+            Refusal::LimitRange => "limit-range",
+            Refusal::Other => "other",
+        }
+    }
+
+    pub const ALL: [Refusal; 8] = [
+        Refusal::QuotaExceeded,
+        Refusal::QuotaNeedsResources,
+        Refusal::PodSecurity,
+        Refusal::WebhookDenied,
+        Refusal::WebhookUnreachable,
+        Refusal::ServiceAccountMissing,
+        Refusal::LimitRange,
+        Refusal::Other,
+    ];
+
+    pub fn parse(name: &str) -> Option<Refusal> {
+        Refusal::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
+    /// Whether a retry of the same create can be answered differently
+    /// without anyone acting: a webhook that could not be called may answer
+    /// again, and an unrecognised refusal (an apiserver or etcd hiccup) is
+    /// not known to be final.
+    pub fn may_pass_on_retry(self) -> bool {
+        matches!(self, Refusal::WebhookUnreachable | Refusal::Other)
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Refusal::QuotaExceeded => "a ResourceQuota is exhausted",
@@ -371,6 +408,8 @@ fn finding_for(ctx: &Ctx, r: &Refused) -> Finding {
     f.vars.insert("replicaset".into(), name.to_string());
     // Whether waiting can clear it, for whoever decides to wait (the gate).
     f.vars.insert("transient".into(), transient.to_string());
+    f.vars
+        .insert("refusal".into(), refusal.as_str().to_string());
     f
 }
 

@@ -11,6 +11,14 @@ pub struct LogCaps {
 }
 
 impl LogCaps {
+    /// What the gate reads of a crashed run: its last lines, to compare
+    /// one crash with the next.
+    pub const CRASH_TAIL: LogCaps = LogCaps {
+        bytes: 16 * 1024,
+        lines: 20,
+        concurrency: 4,
+    };
+
     /// What `snapshot` keeps unless told otherwise, and what `gate --evidence` keeps.
     pub const DEFAULT: LogCaps = LogCaps {
         bytes: 256 * 1024,
@@ -20,11 +28,12 @@ impl LogCaps {
 }
 
 /// One log to read.
-struct LogRequest {
-    namespace: String,
-    pod: String,
-    container: String,
-    previous: bool,
+#[derive(Debug, Clone)]
+pub struct LogRequest {
+    pub namespace: String,
+    pub pod: String,
+    pub container: String,
+    pub previous: bool,
 }
 
 /// The logs worth asking for: the current log of every container that has
@@ -74,8 +83,17 @@ pub async fn read_logs(
     caps: LogCaps,
     tick: &(dyn Fn(usize) + Sync),
 ) -> (Vec<LogRecord>, Vec<Gap>) {
+    read_requested(conn, log_requests(pods), caps, tick).await
+}
+
+/// Reads the logs asked for, as [`read_logs`] does.
+pub async fn read_requested(
+    conn: &Connection,
+    requests: Vec<LogRequest>,
+    caps: LogCaps,
+    tick: &(dyn Fn(usize) + Sync),
+) -> (Vec<LogRecord>, Vec<Gap>) {
     use futures::stream::{self, StreamExt};
-    let requests = log_requests(pods);
     let results: Vec<_> = stream::iter(requests)
         .map(|r| async move {
             let api: Api<Pod> = Api::namespaced(conn.client.clone(), &r.namespace);

@@ -28,7 +28,7 @@ mod logs;
 mod read;
 
 pub use helm::read_helm_release;
-pub use logs::{LogCaps, log_request_count, read_logs};
+pub use logs::{LogCaps, LogRequest, log_request_count, read_logs, read_requested};
 pub use read::{
     Common, TraceRead, namespace_list, read_common, read_for_trace, read_namespace, read_scoped,
 };
