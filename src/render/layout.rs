@@ -83,7 +83,11 @@ fn spaces_and_cjk(line: &str) -> Box<dyn Iterator<Item = Word<'_>> + '_> {
         }
         if let Some(p) = prev {
             let after_spaces = p == ' ' && c != ' ';
-            let between = p != ' ' && c != ' ' && (is_cjk(p) || is_cjk(c));
+            // A no-break space glues what is on both sides of it.
+            let glued = [p, c]
+                .iter()
+                .any(|x| matches!(x, '\u{a0}' | '\u{202f}' | '\u{2060}'));
+            let between = p != ' ' && c != ' ' && !glued && (is_cjk(p) || is_cjk(c));
             let at = escapes_from.unwrap_or(i);
             if (after_spaces || (between && !closes(c) && !opens(p))) && at > start {
                 words.push(Word::from(&line[start..at]));
@@ -350,6 +354,9 @@ mod tests {
                 "{lines:?}"
             );
         }
+        // A no-break space keeps a mark with its Chinese word.
+        let lines = wrap("一二三四五六 ←\u{a0}最慢", 16, "", "");
+        assert_eq!(lines, ["一二三四五六", "←\u{a0}最慢"]);
         // No line starts with closing punctuation.
         let lines = wrap("甲乙丙丁戊己庚辛，壬癸", 16, "", "");
         assert!(lines.iter().all(|l| !l.starts_with('，')), "{lines:?}");
