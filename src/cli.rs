@@ -272,8 +272,17 @@ pub enum ColorChoice {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{Cli, parse_duration};
+    use clap::CommandFactory;
     use std::time::Duration;
+
+    /// clap's own checks of the definition (conflicting names, a
+    /// `requires` naming no argument, a default outside its possible
+    /// values...), which it otherwise runs only when a flag is used.
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
 
     #[test]
     fn durations_read_as_people_write_them() {

@@ -23,11 +23,10 @@ use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
 use crate::exit::{Exit, UsageError};
 use crate::model::{Clock, ClockSource, Origin, Snapshot, TargetKind, TargetSpec};
 use crate::render::gate::{
-    GateDetails, GateReport, Progress, ReportCheck, ReportHelm, checks_text, headline, junit,
-    waiting_text,
+    GateDetails, GateReport, Progress, ReportCheck, ReportHelm, human_report, junit, waiting_text,
 };
 use crate::render::report::{ReportTarget, RunInfo, trace_report};
-use crate::render::{self, Encoding, Style, human};
+use crate::render::{self, Encoding, Style};
 use crate::source::live::{self, Connection, LogCaps};
 use crate::source::redact::Redactor;
 use crate::source::watch::{Feed, FeedEvent};
@@ -411,20 +410,14 @@ async fn finish(
                 width: request.width,
                 verbose: request.verbose,
             };
-            let mut out = headline(ended.outcome, elapsed, diagnosis, &report.gate, &style);
-            if let Some(v) = view {
-                out.push_str(&checks_text(&v.checks, &style));
-            }
-            if let Some(h) = &report.gate.helm {
-                out.push_str(&crate::render::gate::helm_text(h));
-            }
-            if let Some(j) = judged
-                && ended.outcome != Outcome::Converged
-            {
-                out.push('\n');
-                out.push_str(&human::trace(&j.diagnosis, &run, &style));
-            }
-            out
+            human_report(
+                ended.outcome,
+                elapsed,
+                judged.map(|j| (&j.diagnosis, &j.decision.view)),
+                &report.gate,
+                &run,
+                &style,
+            )
         }
     };
     super::emit(&text)

@@ -214,6 +214,54 @@ pub fn waiting_text(view: &GateView) -> Option<String> {
     }
 }
 
+/// What users get now and where the rollout stands, as the headline, and
+/// what the gate is waiting for: the text of a progress line.
+pub fn progress_state(d: &Diagnosis, view: &GateView) -> String {
+    let waiting = waiting_text(view).unwrap_or_default();
+    format!(
+        "{}{}",
+        super::headline::text(d, Lang::En),
+        if waiting.is_empty() {
+            String::new()
+        } else {
+            format!("; waiting for {waiting}")
+        }
+    )
+}
+
+/// One progress line of a CI log: `[  12.3s] text`.
+pub fn progress_line(elapsed: Duration, text: &str) -> String {
+    format!("[{:>7}] {text}", elapsed_text(elapsed))
+}
+
+/// The final report for people on stdout: the headline, the checks, the
+/// Helm release, and unless it converged the trace view of the last
+/// moment judged.
+pub fn human_report(
+    outcome: Outcome,
+    elapsed: Duration,
+    judged: Option<(&Diagnosis, &GateView)>,
+    details: &GateDetails,
+    run: &super::report::RunInfo,
+    style: &Style,
+) -> String {
+    let diagnosis = judged.map(|(d, _)| d);
+    let mut out = headline(outcome, elapsed, diagnosis, details, style);
+    if let Some((_, v)) = judged {
+        out.push_str(&checks_text(&v.checks, style));
+    }
+    if let Some(h) = &details.helm {
+        out.push_str(&helm_text(h));
+    }
+    if let Some(d) = diagnosis
+        && outcome != Outcome::Converged
+    {
+        out.push('\n');
+        out.push_str(&super::human::trace(d, run, style));
+    }
+    out
+}
+
 /// Progress on stderr while waiting.
 pub enum Progress {
     /// A person at a terminal: one spinner line, redrawn.
@@ -239,24 +287,14 @@ impl Progress {
 
     /// The rollout as it stands.
     pub fn update(&mut self, elapsed: Duration, d: &Diagnosis, view: &GateView) {
-        let waiting = waiting_text(view).unwrap_or_default();
-        // What users get now and where the rollout stands, as the headline.
-        let state = format!(
-            "{}{}",
-            super::headline::text(d, Lang::En),
-            if waiting.is_empty() {
-                String::new()
-            } else {
-                format!("; waiting for {waiting}")
-            }
-        );
+        let state = progress_state(d, view);
         match self {
             Progress::Spinner(bar) => {
                 bar.set_message(format!("{state}  {}", elapsed_text(elapsed)));
             }
             Progress::Lines { last } => {
                 if last.as_deref() != Some(state.as_str()) {
-                    eprintln!("[{:>7}] {state}", elapsed_text(elapsed));
+                    eprintln!("{}", progress_line(elapsed, &state));
                     *last = Some(state);
                 }
             }
@@ -267,7 +305,7 @@ impl Progress {
     pub fn note(&mut self, elapsed: Duration, text: &str) {
         match self {
             Progress::Spinner(bar) => bar.println(format!("{text}  ({})", elapsed_text(elapsed))),
-            Progress::Lines { .. } => eprintln!("[{:>7}] {text}", elapsed_text(elapsed)),
+            Progress::Lines { .. } => eprintln!("{}", progress_line(elapsed, text)),
         }
     }
 

@@ -3,7 +3,7 @@
 //! `unicode-width` and skips ANSI escapes). Prose is wrapped with
 //! `textwrap`; commands are kept pasteable.
 
-use textwrap::core::display_width;
+use textwrap::core::{Word, display_width};
 
 /// Columns `text` takes on a terminal.
 pub fn width(text: &str) -> usize {
@@ -39,11 +39,96 @@ pub fn wrap(text: &str, columns: usize, first: &str, rest: &str) -> Vec<String> 
         // line by a column or two when that balances the paragraph.
         .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit)
         // Never at a hyphen: ids (`crash-loop`) and names stay whole.
-        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        // At spaces, and between CJK characters: Chinese has no spaces, so
+        // with spaces alone a line of it is one word, broken anywhere,
+        // also inside the English object name it holds.
+        .word_separator(textwrap::WordSeparator::Custom(spaces_and_cjk));
     textwrap::wrap(text, options)
         .into_iter()
         .map(|l| l.into_owned())
         .collect()
+}
+
+/// Words for [`wrap`]: a run of spaces ends a word (as textwrap's
+/// `AsciiSpace`), and so does every place between two characters where
+/// one of them is CJK, except before closing punctuation (`，` `。` `）`)
+/// and after opening punctuation (`（` `「`). A run of other characters
+/// (`deployment/chart-demo`, `revision`, `2/2`) is never broken, unlike
+/// with UAX #14, which also breaks after `/`.
+/// A colour escape belongs to the character after it: the break goes
+/// before the escape, so a line never ends in a colour switched on for
+/// the next one (and keeps the space the break took off).
+fn spaces_and_cjk(line: &str) -> Box<dyn Iterator<Item = Word<'_>> + '_> {
+    let mut words = Vec::new();
+    let mut start = 0;
+    let mut prev: Option<char> = None;
+    // Where the escapes since the last visible character began.
+    let mut escapes_from: Option<usize> = None;
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c == '\u{1b}' {
+            escapes_from.get_or_insert(i);
+            if chars.peek().is_some_and(|(_, n)| *n == '[') {
+                chars.next();
+                for (_, d) in chars.by_ref() {
+                    if ('\u{40}'..='\u{7e}').contains(&d) {
+                        break;
+                    }
+                }
+            } else {
+                chars.next();
+            }
+            continue;
+        }
+        if let Some(p) = prev {
+            let after_spaces = p == ' ' && c != ' ';
+            // A no-break space glues what is on both sides of it.
+            let glued = [p, c]
+                .iter()
+                .any(|x| matches!(x, '\u{a0}' | '\u{202f}' | '\u{2060}'));
+            let between = p != ' ' && c != ' ' && !glued && (is_cjk(p) || is_cjk(c));
+            let at = escapes_from.unwrap_or(i);
+            if (after_spaces || (between && !closes(c) && !opens(p))) && at > start {
+                words.push(Word::from(&line[start..at]));
+                start = at;
+            }
+        }
+        escapes_from = None;
+        prev = Some(c);
+    }
+    if start < line.len() {
+        words.push(Word::from(&line[start..]));
+    }
+    Box::new(words.into_iter())
+}
+
+/// Han, kana, Hangul, and the CJK and fullwidth punctuation written with them.
+fn is_cjk(c: char) -> bool {
+    matches!(c,
+        '\u{1100}'..='\u{11FF}'       // Hangul Jamo
+        | '\u{2E80}'..='\u{2FDF}'     // CJK radicals
+        | '\u{3000}'..='\u{303F}'     // CJK symbols and punctuation
+        | '\u{3040}'..='\u{30FF}'     // Hiragana, Katakana
+        | '\u{3100}'..='\u{31FF}'     // Bopomofo, Katakana extensions
+        | '\u{3200}'..='\u{4DBF}'     // enclosed CJK, compatibility, extension A
+        | '\u{4E00}'..='\u{9FFF}'     // CJK unified ideographs
+        | '\u{AC00}'..='\u{D7AF}'     // Hangul syllables
+        | '\u{F900}'..='\u{FAFF}'     // CJK compatibility ideographs
+        | '\u{FE30}'..='\u{FE4F}'     // CJK compatibility forms
+        | '\u{FF00}'..='\u{FFEF}'     // halfwidth and fullwidth forms
+        | '\u{20000}'..='\u{3FFFF}'   // extensions B and on
+    )
+}
+
+/// Punctuation a line must not start with.
+fn closes(c: char) -> bool {
+    "，。、：；！？）」』】〕〉》”’…—～．,.:;!?)]}%".contains(c)
+}
+
+/// Punctuation a line must not end with.
+fn opens(c: char) -> bool {
+    "（「『【〔〈《“‘([{".contains(c)
 }
 
 /// [`wrap`], at most `max` lines: the last one kept ends in `…` when text
@@ -224,6 +309,75 @@ mod tests {
         assert!(lines[0].starts_with("    fix  Fix"));
         let zh = wrap(&"容器启动后进程退出".repeat(10), 30, "  ", "  ");
         assert!(zh.iter().all(|l| width(l) <= 30), "{zh:?}");
+    }
+
+    #[test]
+    fn chinese_breaks_between_characters_never_inside_an_english_name() {
+        let line = "✘ 服务降级  修订版 2 停在 started：容器反复崩溃 [crash-loop]；deployment/chart-demo 的修订版 1 仍在服务 2/2，先看上一次的日志";
+        let name = "deployment/chart-demo";
+        for columns in 30..=70 {
+            let lines = wrap(line, columns, "", "  ");
+            assert!(lines.iter().all(|l| width(l) <= columns), "{lines:?}");
+            // The name, the id and the counts are on one line each, whole.
+            for word in [name, "[crash-loop]", "2/2", "started："] {
+                assert_eq!(
+                    lines.iter().filter(|l| l.contains(word)).count(),
+                    1,
+                    "{word} at {columns}: {lines:?}"
+                );
+            }
+            // Nothing is lost or added but the breaks and the indent.
+            let joined: String = lines.iter().map(|l| l.trim_start()).collect();
+            assert_eq!(joined.replace(' ', ""), line.replace(' ', ""));
+            // Chinese fills its lines: a line ends before a Chinese
+            // character only when that character (after the space the
+            // break took, if any) does not fit.
+            for pair in lines.windows(2) {
+                let next = pair[1].trim_start().chars().next().unwrap();
+                if is_cjk(next) && !closes(next) {
+                    let room = columns - width(&pair[0]);
+                    assert!(room < 1 + width(&next.to_string()), "{columns}: {pair:?}");
+                }
+            }
+        }
+        // Colour: the same breaks, the escape with the text it colours.
+        let painted = "等待中 \u{1b}[2m最慢的一步\u{1b}[0m";
+        for columns in 8..=12 {
+            let lines = wrap(painted, columns, "", "");
+            let plain: Vec<String> = lines
+                .iter()
+                .map(|l| l.replace("\u{1b}[2m", "").replace("\u{1b}[0m", ""))
+                .collect();
+            assert_eq!(
+                plain,
+                wrap("等待中 最慢的一步", columns, "", ""),
+                "{lines:?}"
+            );
+        }
+        // A no-break space keeps a mark with its Chinese word.
+        let lines = wrap("一二三四五六 ←\u{a0}最慢", 16, "", "");
+        assert_eq!(lines, ["一二三四五六", "←\u{a0}最慢"]);
+        // No line starts with closing punctuation.
+        let lines = wrap("甲乙丙丁戊己庚辛，壬癸", 16, "", "");
+        assert!(lines.iter().all(|l| !l.starts_with('，')), "{lines:?}");
+    }
+
+    #[test]
+    fn english_wraps_at_spaces_only() {
+        let text = "Revision 2 stopped at started: CrashLoopBackOff [crash-loop]; revision 1 of deployment/chart-demo still serves 2/2, see kubectl -n modeldock-lab logs";
+        for columns in 30..=90 {
+            let plain = textwrap::Options::new(columns)
+                .initial_indent("")
+                .subsequent_indent("  ")
+                .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit)
+                .word_splitter(textwrap::WordSplitter::NoHyphenation)
+                .word_separator(textwrap::WordSeparator::AsciiSpace);
+            let want: Vec<String> = textwrap::wrap(text, plain)
+                .into_iter()
+                .map(|l| l.into_owned())
+                .collect();
+            assert_eq!(wrap(text, columns, "", "  "), want);
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! versioned list of trace reports for machines.
 
 use comfy_table::presets::NOTHING;
-use comfy_table::{Cell, Table};
+use comfy_table::{Cell, ContentArrangement, Table};
 use serde::Serialize;
 
 use super::Style;
@@ -103,10 +103,17 @@ fn short_kind(kind: &str) -> &str {
 }
 
 /// The table, worst first; healthy workloads folded into a count unless
-/// `all`; a count line; then what could not be read.
+/// `all`; a count line; then what could not be read. The table fits
+/// `style.width`: a cell too long for its column wraps inside it.
 pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
     let mut table = Table::new();
     table.load_style(NOTHING);
+    // Dynamic: columns as narrow as their content, cells wrapped only when
+    // the whole row would pass the width (never the terminal's own width,
+    // which comfy-table would read itself: `--width` and COLUMNS decide).
+    table
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(u16::try_from(style.width).unwrap_or(u16::MAX));
     table.set_header([
         "NAMESPACE",
         "WORKLOAD",
@@ -143,7 +150,10 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
         )));
     }
     if !everything_healthy {
-        out.push_str(&count_line(t));
+        for line in super::layout::wrap(&count_line(t), style.width, "", "  ") {
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
     if let Some(worst) = rows.iter().find(|r| match r {
         Row::Workload(d) => !d.healthy,
@@ -169,7 +179,11 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
                 })
                 .unwrap_or_else(|| format!("kubectl -n {ns} describe {} {name}", short_kind(kind))),
         };
-        out.push_str(&format!("{} {command}\n", style.dim("next:")));
+        let label = format!("{} ", style.dim("next:"));
+        for line in super::layout::command(&label, &command, style.width, 2, &|c| c.to_string()) {
+            out.push_str(&line);
+            out.push('\n');
+        }
     } else if items.is_empty() {
         out.push_str("no workloads\n");
     } else {

@@ -11,6 +11,7 @@ use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 use mdiag::catalogue::{Lang, catalogue};
 use mdiag::cli::Cli;
+use mdiag::exit::EXIT_CODES_HELP;
 
 #[derive(Args)]
 pub struct GenerateArgs {
@@ -64,19 +65,21 @@ pub fn generated_files() -> anyhow::Result<Vec<(PathBuf, Vec<u8>)>> {
     ] {
         let mut bytes = Vec::new();
         clap_complete::generate(shell, &mut completion_command(), "mdiag", &mut bytes);
+        if shell == Shell::Fish {
+            bytes.extend(fish_explain_ids().into_bytes());
+        }
         out.push((PathBuf::from("completions").join(name), bytes));
     }
     let mut command = Cli::command();
     // Building propagates the global flags into each subcommand's page.
     command.build();
-    let mut page = Vec::new();
-    clap_mangen::Man::new(command.clone()).render(&mut page)?;
-    out.push((PathBuf::from("docs/man/mdiag.1"), page));
+    out.push((
+        PathBuf::from("docs/man/mdiag.1"),
+        man_page(command.clone(), "mdiag")?,
+    ));
     for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
         let name = format!("mdiag-{}", sub.get_name());
-        let sub = sub.clone().name(name.clone());
-        let mut page = Vec::new();
-        clap_mangen::Man::new(sub).render(&mut page)?;
+        let page = man_page(sub.clone().name(name.clone()), sub.get_name())?;
         out.push((PathBuf::from(format!("docs/man/{name}.1")), page));
     }
     out.push((
@@ -84,6 +87,236 @@ pub fn generated_files() -> anyhow::Result<Vec<(PathBuf, Vec<u8>)>> {
         symptoms_markdown().into_bytes(),
     ));
     Ok(out)
+}
+
+/// A man page: what clap_mangen makes of the command (NAME, SYNOPSIS,
+/// DESCRIPTION, OPTIONS, SUBCOMMANDS, VERSION), with EXAMPLES, EXIT STATUS
+/// and ENVIRONMENT before VERSION. clap_mangen has no call for a section of
+/// one's own, so they are written with `roff` (the crate clap_mangen writes
+/// with) and put in place. The exit codes of `--help` (its after-help
+/// text) become EXIT STATUS instead of clap_mangen's EXTRA section.
+fn man_page(command: clap::Command, page: &str) -> anyhow::Result<Vec<u8>> {
+    use roff::{Roff, bold, roman};
+    let after = command.get_after_help().map(|h| h.to_string());
+    if after.as_deref().is_some_and(|h| h != EXIT_CODES_HELP) {
+        bail!("{page}: an after-help text other than the exit codes would be lost");
+    }
+    let mut generated = Vec::new();
+    clap_mangen::Man::new(command.after_help(None::<&str>)).render(&mut generated)?;
+    let generated = String::from_utf8(generated)?;
+
+    let mut roff = Roff::new();
+    roff.control("SH", ["EXAMPLES"]);
+    for (command, what) in examples(page) {
+        roff.control("TP", [])
+            .text([bold(command)])
+            .text([roman(what)]);
+    }
+    roff.control("SH", ["EXIT STATUS"]);
+    for (code, meaning) in exit_codes()? {
+        roff.control("TP", [])
+            .text([bold(code.to_string())])
+            .text([roman(meaning)]);
+    }
+    roff.control("SH", ["ENVIRONMENT"]);
+    for (names, what) in environment(page) {
+        let mut tag = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            if i > 0 {
+                tag.push(roman(", "));
+            }
+            tag.push(bold(*name));
+        }
+        roff.control("TP", []).text(tag).text([roman(what)]);
+    }
+    let sections = roff.render();
+    // `render` starts with the apostrophe string the page already defines.
+    let sections = sections
+        .strip_prefix(".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n")
+        .context("roff's preamble changed; update man_page")?;
+    let at = generated
+        .find("\n.SH VERSION\n")
+        .map_or(generated.len(), |i| i + 1);
+    let mut page = generated.clone();
+    page.insert_str(at, sections);
+    Ok(page.into_bytes())
+}
+
+/// The codes `--help` lists (`  0  healthy / converged`), as (code, meaning).
+fn exit_codes() -> anyhow::Result<Vec<(u8, String)>> {
+    EXIT_CODES_HELP
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let (code, meaning) = line
+                .trim()
+                .split_once("  ")
+                .with_context(|| format!("exit code line {line:?}"))?;
+            Ok((code.parse()?, meaning.trim().to_string()))
+        })
+        .collect()
+}
+
+/// EXAMPLES of each page: (command line, what it does).
+fn examples(page: &str) -> Vec<(&'static str, &'static str)> {
+    match page {
+        "mdiag" => vec![
+            (
+                "mdiag triage -A",
+                "Rank every workload of every namespace by how broken it is, worst first; healthy ones are folded into a count.",
+            ),
+            (
+                "mdiag trace chart-demo -n modeldock-lab",
+                "Why the ModelService chart-demo is not serving: the object chain, each Pod's moments, where the rollout stopped, the lead finding and the command to run next.",
+            ),
+            (
+                "mdiag gate chart-demo -n modeldock-lab --timeout 10m --junit gate.xml",
+                "After helm upgrade in CI: wait until the rollout serves (exit 0), fails on a symptom that waiting does not cure (1), or times out (3).",
+            ),
+            (
+                "mdiag snapshot chart-demo -n modeldock-lab -o evidence.yaml.gz",
+                "Capture the objects, events and logs behind chart-demo into one file, before anyone rolls back.",
+            ),
+            (
+                "mdiag trace chart-demo --snapshot evidence.yaml.gz",
+                "Judge that file later, anywhere, without a cluster.",
+            ),
+            (
+                "mdiag explain crashloop",
+                "The documented cause, check, fix and verification of a symptom.",
+            ),
+        ],
+        "trace" => vec![
+            (
+                "mdiag trace chart-demo -n modeldock-lab",
+                "The default view of a ModelService: headline, tree, timeline and the lead finding with its evidence, first check and fix.",
+            ),
+            (
+                "mdiag trace deploy/web -n shop -v",
+                "A plain Deployment, every finding in full and each Pod's moments.",
+            ),
+            (
+                "mdiag trace chart-demo -n modeldock-lab --logs",
+                "Also read the logs of the Pods the findings are about, so a crash's own last words are shown under its finding.",
+            ),
+            (
+                "mdiag trace chart-demo --snapshot evidence.yaml.gz --at 2026-11-28T10:05:00Z",
+                "Judge a snapshot file as it stood at an earlier time.",
+            ),
+            (
+                "kubectl get deploy,rs,pods,svc,endpointslices,events -n shop -o yaml | mdiag trace deploy/web --snapshot -",
+                "Judge kubectl output read from standard input.",
+            ),
+            (
+                "mdiag trace chart-demo -n modeldock-lab -o json",
+                "The versioned JSON report (schema mdiag/v1): verdict.state, verdict.serving, verdict.next, findings and gaps.",
+            ),
+        ],
+        "triage" => vec![
+            (
+                "mdiag triage -n modeldock-lab",
+                "One line per workload of a namespace, worst first, and the trace to run next.",
+            ),
+            (
+                "mdiag triage -A -l app.kubernetes.io/managed-by=Helm --all",
+                "Every namespace, only workloads with that label, healthy ones listed too.",
+            ),
+            (
+                "mdiag triage -A --width 120",
+                "Lay the table out for 120 columns.",
+            ),
+            (
+                "mdiag triage --alert payload.json",
+                "Trace what an Alertmanager webhook payload is about, with the alerts beside the timeline.",
+            ),
+            (
+                "mdiag triage -A -o json",
+                "Every workload as trace -o json reports it, and what fails outside any workload.",
+            ),
+        ],
+        "gate" => vec![
+            (
+                "mdiag gate chart-demo -n modeldock-lab --timeout 10m --helm-release chart-demo --report gate.json --junit gate.xml --evidence evidence.yaml.gz",
+                "Run after helm upgrade in a CI job: wait for the rollout, write the JSON report and JUnit XML, and capture a snapshot if it fails or times out.",
+            ),
+            (
+                "mdiag gate deploy/web -n shop --timeout 5m --fail-on none",
+                "Wait for the timeout whatever the findings say.",
+            ),
+            (
+                "mdiag gate chart-demo -n modeldock-lab --fail-on crash-loop,oom-killed --max-restarts 5",
+                "Fail at once only on these findings, and on a crash loop only after 5 restarts.",
+            ),
+        ],
+        "snapshot" => vec![
+            (
+                "mdiag snapshot chart-demo -n modeldock-lab -o chart-demo.yaml.gz",
+                "The chain of one ModelService with its events and logs, gzip-compressed.",
+            ),
+            (
+                "mdiag snapshot -n shop -o shop.yaml --redact 'sk-[A-Za-z0-9]+'",
+                "A whole namespace, with text matching the pattern also replaced.",
+            ),
+            (
+                "mdiag triage -A --snapshot shop.yaml",
+                "Read it back with any command.",
+            ),
+        ],
+        "explain" => vec![
+            ("mdiag explain", "Every finding id with its title."),
+            (
+                "mdiag explain crash-loop",
+                "The cause, how to tell, the checks, the fix and how to verify it.",
+            ),
+            (
+                "mdiag explain OOM",
+                "A word for a symptom, a reason (CrashLoopBackOff, ErrImagePull, Evicted) or an exit code (137) finds the ids it may be.",
+            ),
+            (
+                "mdiag explain crash-loop pod/chart-demo-ntmp458kfb-pvgk2 -n modeldock-lab",
+                "The check commands with the real names of that Pod, read live.",
+            ),
+            (
+                "mdiag explain image-pull-denied chart-demo --snapshot evidence.yaml.gz",
+                "The same, read from a snapshot file.",
+            ),
+        ],
+        other => panic!("no examples for the {other} page"),
+    }
+}
+
+/// The variables mdiag reads (none else): (names, what they do), for `page`.
+fn environment(page: &str) -> Vec<(&'static [&'static str], &'static str)> {
+    let mut vars: Vec<(&'static [&'static str], &'static str)> = vec![
+        (
+            &["KUBECONFIG"],
+            "The kubeconfig files to read when --kubeconfig is not given, separated by colons and merged as kubectl merges them; unset, ~/.kube/config.",
+        ),
+        (
+            &["KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"],
+            "With no kubeconfig at all, inside a Pod: the API server, reached with the Pod's service account.",
+        ),
+        (
+            &["LC_ALL", "LC_MESSAGES", "LANG"],
+            "The language when --lang is not given: the first one set and not empty; a value starting with zh is Chinese, anything else English.",
+        ),
+        (
+            &["NO_COLOR"],
+            "Set and not empty: no colour under --color auto.",
+        ),
+        (&["TERM"], "dumb: no colour under --color auto."),
+        (
+            &["COLUMNS"],
+            "The width of the human views and of --help when stdout is not a terminal and --width is not given; unset, 80.",
+        ),
+    ];
+    if matches!(page, "mdiag" | "triage") {
+        vars.push((
+            &[mdiag::cmd::triage::TIMINGS_ENV],
+            "Set: triage also prints how long loading and analysis took on stderr, for benchmarks.",
+        ));
+    }
+    vars
 }
 
 /// The command line as the shells complete it: the one definition, with
@@ -99,6 +332,28 @@ fn completion_command() -> clap::Command {
             arg.value_parser(PossibleValuesParser::new(ids))
         })
     })
+}
+
+/// clap_complete's fish script completes the values of flags, not of
+/// positional arguments: the finding ids for `explain`'s first argument,
+/// each with its title, offered until one is on the line.
+fn fish_explain_ids() -> String {
+    let ids: Vec<&str> = catalogue().entries.iter().map(|e| e.id.as_str()).collect();
+    let mut out = format!(
+        "\nfunction __fish_mdiag_explain_needs_id\n    __fish_mdiag_using_subcommand explain\n    and not __fish_seen_subcommand_from {}\nend\n\n",
+        ids.join(" ")
+    );
+    // Single-quoted in fish: only ' and \ are special.
+    let quote = |t: &str| format!("'{}'", t.replace('\\', "\\\\").replace('\'', "\\'"));
+    for e in &catalogue().entries {
+        let _ = writeln!(
+            out,
+            "complete -c mdiag -n \"__fish_mdiag_explain_needs_id\" -f -a {} -d {}",
+            quote(&e.id),
+            quote(e.title.get(Lang::En))
+        );
+    }
+    out
 }
 
 /// The catalogue as one Markdown page, English then Chinese per entry.
@@ -162,18 +417,114 @@ pub fn symptoms_markdown() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
     #[test]
     fn completions_offer_every_finding_id_for_explain() {
         let files = generated_files().unwrap();
-        // Not mdiag.fish: clap_complete's fish output completes the values
-        // of flags, not of positional arguments (it has no explain ids).
-        for (name, _) in [("mdiag.bash", 0), ("_mdiag", 0)] {
+        for name in ["mdiag.bash", "_mdiag", "mdiag.fish"] {
             let path = PathBuf::from("completions").join(name);
             let (_, bytes) = files.iter().find(|(p, _)| *p == path).unwrap();
             let text = String::from_utf8_lossy(bytes);
             for e in &catalogue().entries {
                 assert!(text.contains(&e.id), "{name} lacks {}", e.id);
+            }
+        }
+    }
+
+    #[test]
+    fn fish_completes_explain_ids_with_their_titles() {
+        let files = generated_files().unwrap();
+        let (_, bytes) = files
+            .iter()
+            .find(|(p, _)| *p == PathBuf::from("completions/mdiag.fish"))
+            .unwrap();
+        let text = String::from_utf8_lossy(bytes);
+        for e in &catalogue().entries {
+            let line = format!(
+                "complete -c mdiag -n \"__fish_mdiag_explain_needs_id\" -f -a '{}' -d '",
+                e.id
+            );
+            assert!(text.contains(&line), "{line}");
+        }
+        // A title with an apostrophe stays inside its quotes.
+        assert!(text.contains("workload\\'s Pods'"), "{text}");
+    }
+
+    #[test]
+    fn man_pages_have_examples_exit_status_and_environment() {
+        for (path, bytes) in generated_files().unwrap() {
+            if !path.starts_with("docs/man") {
+                continue;
+            }
+            let page = String::from_utf8(bytes).unwrap();
+            let at = |heading: &str| {
+                page.find(&format!("\n.SH {heading}\n"))
+                    .unwrap_or_else(|| panic!("{}: no {heading}", path.display()))
+            };
+            let order = [
+                at("OPTIONS"),
+                at("EXAMPLES"),
+                at("\"EXIT STATUS\""),
+                at("ENVIRONMENT"),
+                at("VERSION"),
+            ];
+            assert!(order.is_sorted(), "{}: {order:?}", path.display());
+            assert!(!page.contains(".SH EXTRA"), "{}", path.display());
+            // One definition of the apostrophe string, at the top.
+            assert_eq!(page.matches(".ds Aq").count(), 2, "{}", path.display());
+            assert!(page.contains("\\fBKUBECONFIG\\fR"), "{}", path.display());
+        }
+    }
+
+    #[test]
+    fn exit_status_lists_the_codes_of_the_exit_type() {
+        use mdiag::exit::Exit;
+        let codes: Vec<u8> = exit_codes().unwrap().into_iter().map(|(c, _)| c).collect();
+        let all = [
+            Exit::Healthy,
+            Exit::Problem,
+            Exit::Usage,
+            Exit::Progressing,
+            Exit::Unreachable,
+            Exit::NotFound,
+        ];
+        assert_eq!(codes, all.map(Exit::code));
+    }
+
+    #[test]
+    fn every_example_parses_as_the_command_line_it_shows() {
+        let pages = ["mdiag", "trace", "triage", "gate", "snapshot", "explain"];
+        assert_eq!(
+            Cli::command()
+                .get_subcommands()
+                .map(|s| s.get_name())
+                .filter(|n| *n != "help")
+                .count(),
+            pages.len() - 1,
+            "a page of examples for every subcommand"
+        );
+        for page in pages {
+            let examples = examples(page);
+            assert!(examples.len() >= 3, "{page}");
+            for (line, _) in examples {
+                let mdiag_parts: Vec<&str> = line
+                    .split(" | ")
+                    .flat_map(|p| p.split(" && "))
+                    .map(str::trim)
+                    .filter(|p| p.starts_with("mdiag "))
+                    .collect();
+                assert!(!mdiag_parts.is_empty(), "{line}");
+                for part in mdiag_parts {
+                    let words = shlex::split(part).unwrap();
+                    if let Err(e) = Cli::try_parse_from(&words) {
+                        panic!("{part}: {e}");
+                    }
+                    // A subcommand's page shows that subcommand (or reads back its output).
+                    if page != "mdiag" && page != "snapshot" {
+                        assert_eq!(words[1], page, "{line}");
+                    }
+                }
             }
         }
     }
