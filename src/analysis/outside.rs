@@ -84,6 +84,10 @@ impl Covered {
                 name(set.meta()).to_string(),
             ));
         }
+        if let Some(rs) = chain.lone_replica_set() {
+            self.targets
+                .insert((ns.clone(), "ReplicaSet".into(), name(&rs.metadata).into()));
+        }
         if let Some(m) = chain.model_service {
             self.targets
                 .insert((ns.clone(), "ModelService".into(), name(&m.metadata).into()));
@@ -329,7 +333,13 @@ fn lone_hpa(
         .iter()
         .flatten()
         .any(|o| covered.owners.contains(&o.uid));
-    let named = ["ModelService", "Deployment", "StatefulSet", "DaemonSet"]
+    let named = [
+        "ModelService",
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicaSet",
+    ]
     .iter()
     .any(|kind| {
         covered.targets.contains(&(
