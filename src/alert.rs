@@ -140,7 +140,7 @@ pub fn parse(text: &str) -> Result<Vec<Alert>, AlertError> {
 pub enum Subject {
     /// A workload mdiag can trace directly (ModelService, Deployment, Pod).
     Target(TargetSpec),
-    /// A ReplicaSet: traced through the Deployment that owns it.
+    /// A ReplicaSet: traced through the Deployment that owns it, else on its own.
     ReplicaSet { namespace: String, name: String },
     /// A Service: traced through the workload whose chain holds it.
     Service { namespace: String, name: String },
@@ -240,27 +240,21 @@ pub fn resolve(
             Err(TargetNotFound { kind, name, .. }) => Err(format!("no {kind} {name:?} in {ns}")),
         },
         Subject::ReplicaSet { name, .. } => {
-            let rs = snapshot.objects.replica_sets.iter().find(|r| {
-                r.metadata.name.as_deref() == Some(name.as_str())
-                    && r.metadata.namespace.as_deref() == Some(ns)
-            });
-            let owner = rs.and_then(|r| {
-                r.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .find(|o| o.kind == "Deployment")
-            });
-            match (rs, owner) {
-                (Some(_), Some(o)) => Ok((
-                    in_ns(TargetKind::Deployment, &o.name),
-                    Some(format!(
-                        "replicaset/{name} belongs to deployment/{}",
-                        o.name
-                    )),
-                )),
-                (Some(_), None) => Err(format!("replicaset/{name} has no Deployment owner")),
-                (None, _) => Err(format!("no ReplicaSet {name:?} in {ns}")),
+            // A Deployment's ReplicaSet is traced through the Deployment; one
+            // no Deployment of the snapshot owns is a workload of its own.
+            let rs = in_ns(TargetKind::ReplicaSet, name);
+            match chain::walk(snapshot, &rs, ns, controller) {
+                Ok(c) => match c.deployment {
+                    Some(d) => {
+                        let owner = d.metadata.name.clone().unwrap_or_default();
+                        Ok((
+                            in_ns(TargetKind::Deployment, &owner),
+                            Some(format!("replicaset/{name} belongs to deployment/{owner}")),
+                        ))
+                    }
+                    None => Ok((rs, None)),
+                },
+                Err(_) => Err(format!("no ReplicaSet {name:?} in {ns}")),
             }
         }
         Subject::Service { name, .. } => workloads(snapshot, Some(ns))

@@ -10,7 +10,7 @@ use k8s_openapi::api::apps::v1::{
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::DynamicObject;
 
 use std::collections::{HashMap, HashSet};
@@ -318,11 +318,33 @@ impl<'a> Chain<'a> {
         self.pods.iter().filter(|p| p.current && !p.terminating())
     }
 
-    /// Desired replicas: the Deployment's (or the pod set's), else the
-    /// ModelService's, else 1.
+    /// A ReplicaSet walked as a workload of its own: no Deployment of the
+    /// snapshot owns it (see [`replica_set_stands_alone`]).
+    pub fn lone_replica_set(&self) -> Option<&'a ReplicaSet> {
+        if self.model_service.is_some() || self.deployment.is_some() || self.pod_set.is_some() {
+            return None;
+        }
+        self.replica_sets.first().map(|r| r.replica_set)
+    }
+
+    /// A Pod target with nothing above it: no ReplicaSet, set or
+    /// Deployment in the snapshot owns it.
+    pub fn bare_pod(&self) -> bool {
+        self.target.kind == TargetKind::Pod
+            && self.model_service.is_none()
+            && self.deployment.is_none()
+            && self.pod_set.is_none()
+            && self.replica_sets.is_empty()
+    }
+
+    /// Desired replicas: the Deployment's (or the pod set's, or the lone
+    /// ReplicaSet's), else the ModelService's, else 1.
     pub fn desired_replicas(&self) -> i32 {
         if let Some(set) = self.pod_set {
             return set.desired();
+        }
+        if let Some(rs) = self.lone_replica_set() {
+            return rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
         }
         if let Some(d) = self.deployment {
             return d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
@@ -372,6 +394,91 @@ fn owner_uid_of_kind<'m>(meta: &'m ObjectMeta, kind: &str) -> Option<&'m str> {
         .filter(|o| o.kind == kind)
         .max_by_key(|o| o.controller.unwrap_or(false))
         .map(|o| o.uid.as_str())
+}
+
+/// The ownerReference that controls the object (`controller: true`).
+fn controller_ref(meta: &ObjectMeta) -> Option<&OwnerReference> {
+    meta.owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true))
+}
+
+/// Whether a ReplicaSet is a workload of its own: no Deployment of the
+/// snapshot owns it, and either nothing controls it (created by hand, or
+/// orphaned by `kubectl delete deployment --cascade=orphan`, which removes
+/// the ownerReference), or its controller is a Deployment the snapshot does
+/// not hold although it read the Deployments of its namespace (deleted,
+/// its ReplicaSets not yet collected). A ReplicaSet whose Deployment was
+/// not read is that unknown Deployment's, and one controlled by another
+/// kind (an Argo Rollout) belongs to a workload mdiag does not read: neither
+/// is a workload here.
+pub fn replica_set_stands_alone(
+    snapshot: &Snapshot,
+    rs: &ReplicaSet,
+    deployment_present: impl Fn(&str) -> bool,
+) -> bool {
+    let meta = &rs.metadata;
+    let owned = meta
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.kind == "Deployment" && deployment_present(&o.uid));
+    if owned {
+        return false;
+    }
+    match controller_ref(meta) {
+        None => true,
+        Some(o) if o.kind == "Deployment" => !snapshot
+            .gaps
+            .iter()
+            .any(|g| g.hides("deployments", ns_of(meta))),
+        Some(_) => false,
+    }
+}
+
+/// A ReplicaSet that wants no Pod and has none (an old revision left at
+/// zero): nothing to judge, so no triage row; `trace rs/NAME` still walks it.
+fn idle_replica_set(rs: &ReplicaSet, has_pods: bool) -> bool {
+    let wants = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    let has = rs.status.as_ref().map_or(0, |s| s.replicas);
+    wants == 0 && has == 0 && !has_pods
+}
+
+/// The ReplicaSets of a namespace (or of all) that are workloads of their
+/// own and want or have Pods, in the snapshot's order.
+pub fn lone_replica_sets<'a>(
+    snapshot: &'a Snapshot,
+    namespace: Option<&str>,
+) -> Vec<&'a ReplicaSet> {
+    if snapshot.objects.replica_sets.is_empty() {
+        return Vec::new();
+    }
+    let deployments: HashSet<&str> = snapshot
+        .objects
+        .deployments
+        .iter()
+        .map(|d| uid(&d.metadata))
+        .filter(|u| !u.is_empty())
+        .collect();
+    let pod_owners: HashSet<&str> = snapshot
+        .objects
+        .pods
+        .iter()
+        .flat_map(|p| p.metadata.owner_references.iter().flatten())
+        .map(|o| o.uid.as_str())
+        .collect();
+    snapshot
+        .objects
+        .replica_sets
+        .iter()
+        .filter(|rs| namespace.is_none_or(|ns| ns_of(&rs.metadata) == ns))
+        .filter(|rs| replica_set_stands_alone(snapshot, rs, |u| deployments.contains(u)))
+        .filter(|rs| {
+            let id = uid(&rs.metadata);
+            !idle_replica_set(rs, !id.is_empty() && pod_owners.contains(id))
+        })
+        .collect()
 }
 
 /// Whether a controller observed the object's current generation. An
@@ -500,6 +607,7 @@ pub struct Index<'a> {
     deployments_by_owner: HashMap<&'a str, Vec<&'a Deployment>>,
     deployments_by_ns: HashMap<&'a str, Vec<&'a Deployment>>,
     replica_set_by_uid: HashMap<&'a str, &'a ReplicaSet>,
+    replica_set_by_name: HashMap<(&'a str, &'a str), &'a ReplicaSet>,
     replica_sets_by_owner: HashMap<&'a str, Vec<&'a ReplicaSet>>,
     pod_by_uid: HashMap<&'a str, &'a Pod>,
     pod_by_name: HashMap<(&'a str, &'a str), &'a Pod>,
@@ -534,6 +642,7 @@ impl<'a> Index<'a> {
             deployments_by_owner: HashMap::new(),
             deployments_by_ns: HashMap::new(),
             replica_set_by_uid: HashMap::new(),
+            replica_set_by_name: HashMap::new(),
             replica_sets_by_owner: HashMap::new(),
             pod_by_uid: HashMap::new(),
             pod_by_name: HashMap::new(),
@@ -581,6 +690,9 @@ impl<'a> Index<'a> {
         for rs in &o.replica_sets {
             let meta = &rs.metadata;
             ix.replica_set_by_uid.entry(uid(meta)).or_insert(rs);
+            ix.replica_set_by_name
+                .entry((ns_of(meta), name(meta)))
+                .or_insert(rs);
             for owner in owners(meta) {
                 push_once(ix.replica_sets_by_owner.entry(owner).or_default(), rs);
             }
@@ -686,7 +798,6 @@ impl<'a> Index<'a> {
             available: available_targets(snapshot, namespace),
         };
         let msvc_by_uid = |owner: &str| self.model_service_by_uid.get(owner).copied();
-        let deployment_by_uid = |owner: &str| self.deployment_by_uid.get(owner).copied();
         let key = (namespace, target.name.as_str());
 
         let (model_service, deployment) = match target.kind {
@@ -707,6 +818,16 @@ impl<'a> Index<'a> {
                 let set = *self.daemon_set_by_name.get(&key).ok_or_else(not_found)?;
                 return Ok(self.walk_pod_set(target, namespace, PodSet::DaemonSet(set)));
             }
+            TargetKind::ReplicaSet => {
+                let rs = *self.replica_set_by_name.get(&key).ok_or_else(not_found)?;
+                // One a Deployment of the snapshot owns is that Deployment's
+                // chain, as its Pods are.
+                let Some(d) = self.owning_deployment(&rs.metadata) else {
+                    return Ok(self.walk_replica_set(target, namespace, rs));
+                };
+                let msvc = owner_uid_of_kind(&d.metadata, "ModelService").and_then(msvc_by_uid);
+                (msvc, Some(d))
+            }
             TargetKind::Pod => {
                 let pod = *self.pod_by_name.get(&key).ok_or_else(not_found)?;
                 // A StatefulSet's or DaemonSet's Pod: the chain is its set's.
@@ -723,15 +844,17 @@ impl<'a> Index<'a> {
                 }
                 let rs = owner_uid_of_kind(&pod.metadata, "ReplicaSet")
                     .and_then(|owner| self.replica_set_by_uid.get(owner).copied());
-                let d = rs
-                    .and_then(|rs| owner_uid_of_kind(&rs.metadata, "Deployment"))
-                    .and_then(deployment_by_uid);
+                let d = rs.and_then(|rs| self.owning_deployment(&rs.metadata));
                 let msvc = d
                     .and_then(|d| owner_uid_of_kind(&d.metadata, "ModelService"))
                     .and_then(msvc_by_uid);
-                if d.is_none() {
+                match (rs, d) {
+                    // A ReplicaSet's Pod with no Deployment above: the
+                    // ReplicaSet's chain.
+                    (Some(rs), None) => return Ok(self.walk_replica_set(target, namespace, rs)),
                     // A bare Pod (or one whose owners are gone): the chain is the Pod.
-                    return Ok(self.bare_pod_chain(target, namespace, pod));
+                    (None, _) => return Ok(self.bare_pod_chain(target, namespace, pod)),
+                    (Some(_), Some(_)) => {}
                 }
                 (msvc, d)
             }
@@ -768,37 +891,20 @@ impl<'a> Index<'a> {
             mark_current_by_revision(&mut replica_sets, d);
         }
 
-        // The Pods some ReplicaSet of the chain owns, and those it may adopt.
-        let mut seen: HashSet<*const Pod> = HashSet::new();
-        let candidates = replica_sets
-            .iter()
-            .filter_map(|rs| self.pods_by_owner.get(uid(&rs.replica_set.metadata)))
-            .flatten()
-            .chain(self.uncontrolled_pods.get(namespace).into_iter().flatten())
-            .filter(|pod| seen.insert(std::ptr::from_ref::<Pod>(pod)));
-        let mut pods: Vec<ChainPod> = candidates
-            .filter(|pod| ns_of(&pod.metadata) == namespace)
-            .filter_map(|pod| {
-                let owner = replica_sets
-                    .iter()
-                    .find(|rs| owned_by(&pod.metadata, uid(&rs.replica_set.metadata)))
-                    .or_else(|| adopting_replica_set(&replica_sets, pod))?;
-                Some(ChainPod {
-                    pod,
-                    revision: owner.revision,
-                    current: owner.current,
-                    held: false,
-                })
-            })
-            .collect();
-        pods.sort_by(|a, b| {
-            b.current
-                .cmp(&a.current)
-                .then_with(|| b.revision.cmp(&a.revision))
-                .then_with(|| name(&a.pod.metadata).cmp(name(&b.pod.metadata)))
-        });
-
-        let services = related_services(self.services_in(namespace), model_service, deployment);
+        let pods = self.pods_of_replica_sets(namespace, &replica_sets);
+        let template_labels = deployment
+            .and_then(|d| d.spec.as_ref())
+            .and_then(|s| s.template.metadata.as_ref())
+            .and_then(|m| m.labels.as_ref());
+        let workload_name = model_service
+            .map(|m| name(&m.metadata))
+            .or(deployment.map(|d| name(&d.metadata)));
+        let services = related_services(
+            self.services_in(namespace),
+            model_service,
+            template_labels,
+            workload_name,
+        );
         let endpoint_slices = self.slices_of(namespace, &services);
 
         Ok(Chain {
@@ -814,6 +920,103 @@ impl<'a> Index<'a> {
             endpoint_slices,
             controller: model_service.map(|_| self.find_controller(namespace, controller)),
         })
+    }
+
+    /// The Deployment of the snapshot that owns the object (its controller
+    /// first), if any.
+    fn owning_deployment(&self, meta: &ObjectMeta) -> Option<&'a Deployment> {
+        let mut owners: Vec<&OwnerReference> = meta
+            .owner_references
+            .iter()
+            .flatten()
+            .filter(|o| o.kind == "Deployment")
+            .collect();
+        owners.sort_by_key(|o| o.controller != Some(true));
+        owners
+            .into_iter()
+            .find_map(|o| self.deployment_by_uid.get(o.uid.as_str()).copied())
+    }
+
+    /// A ReplicaSet no Deployment of the snapshot owns, walked as a
+    /// workload: its Pods by owner UID (and those it adopts by selector),
+    /// the Services that select its template's labels. Its one template is
+    /// its current revision; there is no Deployment step.
+    fn walk_replica_set(
+        &self,
+        target: &TargetSpec,
+        namespace: &str,
+        rs: &'a ReplicaSet,
+    ) -> Chain<'a> {
+        let replica_sets = vec![RevisionSet {
+            replica_set: rs,
+            revision: revision_of(&rs.metadata),
+            current: true,
+        }];
+        let pods = self.pods_of_replica_sets(namespace, &replica_sets);
+        let template_labels = rs
+            .spec
+            .as_ref()
+            .and_then(|s| s.template.as_ref())
+            .and_then(|t| t.metadata.as_ref())
+            .and_then(|m| m.labels.as_ref());
+        let services = related_services(
+            self.services_in(namespace),
+            None,
+            template_labels,
+            Some(name(&rs.metadata)),
+        );
+        let endpoint_slices = self.slices_of(namespace, &services);
+        Chain {
+            namespace: namespace.to_string(),
+            target: target.clone(),
+            model_service: None,
+            deployment: None,
+            replica_sets,
+            pod_set: None,
+            set_revisions: Vec::new(),
+            pods,
+            services,
+            endpoint_slices,
+            controller: None,
+        }
+    }
+
+    /// The Pods some ReplicaSet of the chain owns, and those it may adopt,
+    /// current revision first.
+    fn pods_of_replica_sets(
+        &self,
+        namespace: &str,
+        replica_sets: &[RevisionSet<'a>],
+    ) -> Vec<ChainPod<'a>> {
+        let mut seen: HashSet<*const Pod> = HashSet::new();
+        let candidates = replica_sets
+            .iter()
+            .filter_map(|rs| self.pods_by_owner.get(uid(&rs.replica_set.metadata)))
+            .flatten()
+            .chain(self.uncontrolled_pods.get(namespace).into_iter().flatten())
+            .filter(|pod| seen.insert(std::ptr::from_ref::<Pod>(pod)));
+        let mut pods: Vec<ChainPod> = candidates
+            .filter(|pod| ns_of(&pod.metadata) == namespace)
+            .filter_map(|pod| {
+                let owner = replica_sets
+                    .iter()
+                    .find(|rs| owned_by(&pod.metadata, uid(&rs.replica_set.metadata)))
+                    .or_else(|| adopting_replica_set(replica_sets, pod))?;
+                Some(ChainPod {
+                    pod,
+                    revision: owner.revision,
+                    current: owner.current,
+                    held: false,
+                })
+            })
+            .collect();
+        pods.sort_by(|a, b| {
+            b.current
+                .cmp(&a.current)
+                .then_with(|| b.revision.cmp(&a.revision))
+                .then_with(|| name(&a.pod.metadata).cmp(name(&b.pod.metadata)))
+        });
+        pods
     }
 
     /// A StatefulSet's or DaemonSet's chain: its Pods by owner UID, its
@@ -1126,12 +1329,14 @@ pub fn label_selector_matches(
     labels_ok && expressions_ok
 }
 
-/// The Service(s) of the workload: owned by the ModelService, else one that
-/// selects the Deployment's Pods, else one of exactly the workload's name.
+/// The Service(s) of the workload: owned by the ModelService, else those
+/// that select the Pod template's labels (the Deployment's, or a lone
+/// ReplicaSet's), else one of exactly the workload's name.
 fn related_services<'a>(
     in_namespace: &[&'a Service],
     model_service: Option<&DynamicObject>,
-    deployment: Option<&Deployment>,
+    template_labels: Option<&std::collections::BTreeMap<String, String>>,
+    workload_name: Option<&str>,
 ) -> Vec<&'a Service> {
     let in_ns = in_namespace.iter().copied();
     if let Some(msvc) = model_service {
@@ -1143,12 +1348,7 @@ fn related_services<'a>(
             return owned;
         }
     }
-    if let Some(d) = deployment {
-        let template_labels = d
-            .spec
-            .as_ref()
-            .and_then(|s| s.template.metadata.as_ref())
-            .and_then(|m| m.labels.as_ref());
+    if template_labels.is_some() {
         let selecting: Vec<_> = in_ns
             .clone()
             .filter(|s| selector_matches(s, template_labels))
@@ -1157,9 +1357,6 @@ fn related_services<'a>(
             return selecting;
         }
     }
-    let workload_name = model_service
-        .map(|m| name(&m.metadata))
-        .or(deployment.map(|d| name(&d.metadata)));
     in_ns
         .filter(|s| Some(name(&s.metadata)) == workload_name)
         .collect()
@@ -1232,6 +1429,13 @@ pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<Strin
             .filter(|d| ns_of(&d.metadata) == namespace_name)
             .map(|d| format!("ds/{}", name(&d.metadata))),
     );
+    // Only the ReplicaSets that are workloads: a Deployment's are traced
+    // through it.
+    out.extend(
+        lone_replica_sets(snapshot, Some(namespace_name))
+            .into_iter()
+            .map(|rs| format!("rs/{}", name(&rs.metadata))),
+    );
     out.sort();
     out.dedup();
     out
@@ -1263,6 +1467,12 @@ pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<Strin
             .daemon_sets
             .iter()
             .map(|d| &d.metadata)
+            .collect(),
+        TargetKind::ReplicaSet => snapshot
+            .objects
+            .replica_sets
+            .iter()
+            .map(|r| &r.metadata)
             .collect(),
         TargetKind::Pod => snapshot.objects.pods.iter().map(|p| &p.metadata).collect(),
     };
@@ -1407,8 +1617,9 @@ pub struct Workload {
 }
 
 /// Every workload of a namespace (or of all): each ModelService, each
-/// Deployment, StatefulSet and DaemonSet that no ModelService owns, and
-/// each Pod with no owner.
+/// Deployment, StatefulSet and DaemonSet that no ModelService owns, each
+/// ReplicaSet no Deployment owns (see [`lone_replica_sets`]), and each Pod
+/// with no owner.
 pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> {
     let wanted = |meta: &ObjectMeta| namespace.is_none_or(|ns| ns_of(meta) == ns);
     let target = |kind, meta: &ObjectMeta| Workload {
@@ -1451,6 +1662,11 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
         sets.filter(|(_, meta)| wanted(meta))
             .filter(|(_, meta)| owner_uid_of_kind(meta, "ModelService").is_none())
             .map(|(kind, meta)| target(kind, meta)),
+    );
+    out.extend(
+        lone_replica_sets(snapshot, namespace)
+            .into_iter()
+            .map(|rs| target(TargetKind::ReplicaSet, &rs.metadata)),
     );
     // A Pod nobody owns fails on its own: nothing will replace it.
     out.extend(
@@ -1712,5 +1928,171 @@ mod pod_set_tests {
             [("shard-2", false), ("shard-0", true), ("shard-1", true)]
         );
         assert_eq!(d.verdict.state, crate::analysis::State::Degraded);
+    }
+}
+
+#[cfg(test)]
+mod replica_set_tests {
+    use super::*;
+    use crate::model::Gap;
+    use crate::source::read_snapshot_file;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
+    const NS: &str = "inference";
+
+    fn load() -> Snapshot {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/triage/rs-without-deployment.yaml");
+        read_snapshot_file(&path).unwrap()
+    }
+
+    fn target(text: &str) -> TargetSpec {
+        TargetSpec::parse(text, None).unwrap()
+    }
+
+    fn rows(s: &Snapshot) -> Vec<String> {
+        workloads(s, None)
+            .into_iter()
+            .map(|w| format!("{}/{}", w.target.kind.short(), w.target.name))
+            .collect()
+    }
+
+    fn replica_set<'a>(s: &'a mut Snapshot, rs: &str) -> &'a mut ReplicaSet {
+        s.objects
+            .replica_sets
+            .iter_mut()
+            .find(|r| name(&r.metadata) == rs)
+            .unwrap()
+    }
+
+    fn controlled_by(kind: &str, owner: &str, owner_uid: &str) -> Option<Vec<OwnerReference>> {
+        Some(vec![OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: kind.into(),
+            name: owner.into(),
+            uid: owner_uid.into(),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }])
+    }
+
+    #[test]
+    fn replica_sets_no_deployment_owns_are_rows_and_a_deployments_are_not() {
+        let s = load();
+        assert_eq!(
+            rows(&s),
+            [
+                "deploy/gateway",
+                "rs/embedder-7c9d5f8b6",
+                "rs/reranker-5b6c7d8e9f"
+            ]
+        );
+        // The old revision at 0 with no Pod is no row, but can be traced.
+        let idle = walk(&s, &target("rs/embedder-6b8c7d9f5"), NS, None).unwrap();
+        assert!(idle.lone_replica_set().is_some() && idle.pods.is_empty());
+        assert_eq!(idle.desired_replicas(), 0);
+        assert_eq!(
+            available_targets(&s, NS),
+            [
+                "deploy/gateway",
+                "rs/embedder-7c9d5f8b6",
+                "rs/reranker-5b6c7d8e9f"
+            ]
+        );
+        assert_eq!(
+            namespaces_holding(&s, &target("rs/embedder-6b8c7d9f5")),
+            [NS]
+        );
+    }
+
+    #[test]
+    fn a_lone_replica_set_is_walked_by_owner_uid_with_its_service_and_no_deployment() {
+        let s = load();
+        let chain = walk(&s, &target("rs/embedder-7c9d5f8b6"), NS, None).unwrap();
+        assert!(chain.deployment.is_none() && chain.model_service.is_none());
+        let rs = chain.lone_replica_set().unwrap();
+        assert_eq!(name(&rs.metadata), "embedder-7c9d5f8b6");
+        assert_eq!(chain.replica_sets.len(), 1);
+        assert!(chain.replica_sets[0].current);
+        assert_eq!(chain.replica_sets[0].revision, Some(3));
+        let pods: Vec<&str> = chain.pods.iter().map(|p| name(&p.pod.metadata)).collect();
+        assert_eq!(pods, ["embedder-7c9d5f8b6-w5v7n"]);
+        assert!(chain.pods[0].current);
+        let services: Vec<&str> = chain.services.iter().map(|s| name(&s.metadata)).collect();
+        assert_eq!(services, ["embedder"]);
+        assert_eq!(chain.endpoint_slices.len(), 1);
+        assert_eq!(chain.desired_replicas(), 2);
+        assert!(!chain.bare_pod());
+        // Its Pod is traced through it, not as a bare Pod.
+        let chain = walk(&s, &target("pod/reranker-5b6c7d8e9f-m3x8c"), NS, None).unwrap();
+        assert_eq!(
+            chain.lone_replica_set().map(|r| name(&r.metadata)),
+            Some("reranker-5b6c7d8e9f")
+        );
+        assert!(chain.services.is_empty());
+        assert!(!chain.bare_pod());
+    }
+
+    #[test]
+    fn a_replica_set_its_deployment_owns_is_traced_through_that_deployment() {
+        let s = load();
+        let chain = walk(&s, &target("rs/gateway-5f7b8c9d4"), NS, None).unwrap();
+        assert_eq!(chain.deployment.map(|d| name(&d.metadata)), Some("gateway"));
+        assert!(chain.lone_replica_set().is_none());
+        assert_eq!(chain.pods.len(), 1);
+        // Gone, with the Deployments read: a workload of its own.
+        let mut gone = load();
+        gone.objects.deployments.clear();
+        assert!(rows(&gone).contains(&"rs/gateway-5f7b8c9d4".to_string()));
+        let chain = walk(&gone, &target("rs/gateway-5f7b8c9d4"), NS, None).unwrap();
+        assert!(chain.lone_replica_set().is_some());
+        // Not read (a dump without them): its unknown Deployment's, no row.
+        gone.gaps.push(Gap {
+            resource: "deployments".into(),
+            namespace: None,
+            verb: "list".into(),
+            name: None,
+            reason: Gap::NOT_IN_DUMP.into(),
+            complete_with: Some("kubectl get deployments -n inference -o yaml".into()),
+        });
+        assert!(!rows(&gone).contains(&"rs/gateway-5f7b8c9d4".to_string()));
+        // The orphans nothing controls stay rows whatever was read.
+        assert!(rows(&gone).contains(&"rs/embedder-7c9d5f8b6".to_string()));
+    }
+
+    #[test]
+    fn a_replica_set_another_controller_owns_is_not_a_row() {
+        // An Argo Rollout's ReplicaSet belongs to a workload mdiag does not read.
+        let mut s = load();
+        replica_set(&mut s, "reranker-5b6c7d8e9f")
+            .metadata
+            .owner_references = controlled_by("Rollout", "reranker", "rollout-uid");
+        assert!(!rows(&s).contains(&"rs/reranker-5b6c7d8e9f".to_string()));
+        // A Deployment named only as a non-controlling owner still owns it.
+        let mut s = load();
+        let mut refs = controlled_by(
+            "Deployment",
+            "gateway",
+            "3e1f0a52-7c4b-4d1e-9a26-5b8c0d7e6f14",
+        );
+        refs.as_mut().unwrap()[0].controller = None;
+        replica_set(&mut s, "reranker-5b6c7d8e9f")
+            .metadata
+            .owner_references = refs;
+        assert!(!rows(&s).contains(&"rs/reranker-5b6c7d8e9f".to_string()));
+    }
+
+    #[test]
+    fn a_replica_set_at_zero_with_pods_left_is_still_a_row() {
+        let mut s = load();
+        let rs = replica_set(&mut s, "embedder-7c9d5f8b6");
+        rs.spec.as_mut().unwrap().replicas = Some(0);
+        rs.status.as_mut().unwrap().replicas = 0;
+        // Its Pod is still there: the row shows what is left of it.
+        assert!(rows(&s).contains(&"rs/embedder-7c9d5f8b6".to_string()));
+        s.objects
+            .pods
+            .retain(|p| name(&p.metadata) != "embedder-7c9d5f8b6-w5v7n");
+        assert!(!rows(&s).contains(&"rs/embedder-7c9d5f8b6".to_string()));
     }
 }

@@ -69,12 +69,13 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Trace one ModelService (or deploy/NAME, sts/NAME, ds/NAME, pod/NAME): the object chain,
+    /// Trace one ModelService (or deploy/NAME, sts/NAME, ds/NAME, rs/NAME, pod/NAME): the object chain,
     /// each Pod's moments, where the rollout stopped, why, and what to run next.
     Trace(TraceArgs),
-    /// Rank every ModelService (and plain Deployment, StatefulSet and
-    /// DaemonSet) of a namespace, or of all with -A, by how broken it is: one
-    /// line each, worst first.
+    /// Rank every ModelService (and plain Deployment, StatefulSet, DaemonSet,
+    /// ReplicaSet no Deployment owns, ownerless Pod, and what fails outside
+    /// them) of a namespace, or of all with -A, by how broken it is: one line
+    /// each, worst first.
     Triage(TriageArgs),
     /// Wait on a rollout after `helm upgrade`: exit 0 the moment it serves, 1 on
     /// a definitive symptom, 3 on timeout; write reports and evidence for CI.
@@ -88,8 +89,8 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct TraceArgs {
-    /// NAME (a ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME or
-    /// pod/NAME.
+    /// NAME (a ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME,
+    /// rs/NAME or pod/NAME.
     pub target: String,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
@@ -197,7 +198,7 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
     /// What to capture: NAME (a ModelService), msvc/NAME, deploy/NAME,
-    /// sts/NAME, ds/NAME or pod/NAME; without it, the whole namespace.
+    /// sts/NAME, ds/NAME, rs/NAME or pod/NAME; without it, the whole namespace.
     pub target: Option<String>,
     /// The file to write: .yaml or .json, gzip-compressed when it ends in .gz.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -225,7 +226,7 @@ pub struct ExplainArgs {
     #[arg(value_name = "ID|SYMPTOM")]
     pub symptom: Option<String>,
     /// Fill the real names of this target into the check commands: NAME (a
-    /// ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME or pod/NAME,
+    /// ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME or pod/NAME,
     /// read live or from --snapshot.
     #[arg(value_name = "TARGET", requires = "symptom")]
     pub target: Option<String>,

@@ -325,6 +325,9 @@ pub enum TargetKind {
     Deployment,
     StatefulSet,
     DaemonSet,
+    /// A ReplicaSet no Deployment in the snapshot owns: a workload of its
+    /// own. One a Deployment owns is traced through that Deployment.
+    ReplicaSet,
     Pod,
 }
 
@@ -335,6 +338,7 @@ impl TargetKind {
             TargetKind::Deployment => "Deployment",
             TargetKind::StatefulSet => "StatefulSet",
             TargetKind::DaemonSet => "DaemonSet",
+            TargetKind::ReplicaSet => "ReplicaSet",
             TargetKind::Pod => "Pod",
         }
     }
@@ -346,6 +350,7 @@ impl TargetKind {
             TargetKind::Deployment => "deploy",
             TargetKind::StatefulSet => "sts",
             TargetKind::DaemonSet => "ds",
+            TargetKind::ReplicaSet => "rs",
             TargetKind::Pod => "pod",
         }
     }
@@ -357,6 +362,7 @@ impl TargetKind {
             TargetKind::Deployment,
             TargetKind::StatefulSet,
             TargetKind::DaemonSet,
+            TargetKind::ReplicaSet,
             TargetKind::Pod,
         ]
         .into_iter()
@@ -379,7 +385,7 @@ impl fmt::Display for TargetKind {
 /// A bad target argument.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error(
-    "cannot read target {given:?}: {why} (use NAME, msvc/NAME, deploy/NAME, sts/NAME, ds/NAME or pod/NAME)"
+    "cannot read target {given:?}: {why} (use NAME, msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME or pod/NAME)"
 )]
 pub struct TargetParseError {
     pub given: String,
@@ -388,7 +394,7 @@ pub struct TargetParseError {
 
 impl TargetSpec {
     /// Parses `NAME`, `msvc/NAME`, `deploy/NAME`, `sts/NAME`, `ds/NAME`,
-    /// `pod/NAME` (and the long kind names kubectl accepts).
+    /// `rs/NAME`, `pod/NAME` (and the long kind names kubectl accepts).
     pub fn parse(text: &str, namespace: Option<&str>) -> Result<Self, TargetParseError> {
         let err = |why| TargetParseError {
             given: text.to_string(),
@@ -406,6 +412,8 @@ impl TargetSpec {
                     "ds" | "daemonset" | "daemonsets" | "daemonset.apps" | "daemonsets.apps" => {
                         TargetKind::DaemonSet
                     }
+                    "rs" | "replicaset" | "replicasets" | "replicaset.apps"
+                    | "replicasets.apps" => TargetKind::ReplicaSet,
                     "po" | "pod" | "pods" => TargetKind::Pod,
                     _ => return Err(err("unknown kind")),
                 };
@@ -539,13 +547,16 @@ mod tests {
             ("ds/a", TargetKind::DaemonSet),
             ("daemonset/a", TargetKind::DaemonSet),
             ("DaemonSets.apps/a", TargetKind::DaemonSet),
+            ("rs/a", TargetKind::ReplicaSet),
+            ("replicaset/a", TargetKind::ReplicaSet),
+            ("ReplicaSets.apps/a", TargetKind::ReplicaSet),
             ("pod/a", TargetKind::Pod),
             ("po/a", TargetKind::Pod),
         ] {
             assert_eq!(TargetSpec::parse(text, None).unwrap().kind, kind, "{text}");
         }
         for bad in [
-            "", "svc/a", "rs/a", "sts/", "ds/A", "deploy/", "a/b/c", "Upper", "-lead", "x_y",
+            "", "svc/a", "job/a", "sts/", "ds/A", "deploy/", "a/b/c", "Upper", "-lead", "x_y",
         ] {
             assert!(TargetSpec::parse(bad, None).is_err(), "{bad:?} accepted");
         }

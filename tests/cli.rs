@@ -822,7 +822,7 @@ fn each_bad_input_is_one_sentence_naming_the_problem_and_what_to_do() {
         (
             vec!["triage", "-n", "nobody-here", "--snapshot", teams],
             5,
-            format!("mdiag: no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing in namespace \"nobody-here\" of {teams}; name another namespace, or use -A for all the file holds"),
+            format!("mdiag: no workload (ModelService, Deployment, StatefulSet, DaemonSet, ReplicaSet, Pod) and nothing failing in namespace \"nobody-here\" of {teams}; name another namespace, or use -A for all the file holds"),
         ),
         (
             vec!["triage", "-A", "-l", "app=nothing", "--snapshot", &healthy],

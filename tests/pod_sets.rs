@@ -134,7 +134,7 @@ fn kubectls_names_for_the_kinds_are_accepted() {
     let out = mdiag()
         .args([
             "trace",
-            "rs/shard",
+            "job/shard",
             "--snapshot",
             &case("statefulset-healthy"),
         ])

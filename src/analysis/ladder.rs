@@ -318,6 +318,10 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         out.push(pod_set_step(chain, set));
     }
 
+    if let Some(rs) = chain.lone_replica_set() {
+        out.push(lone_replica_set_step(rs));
+    }
+
     let current: Vec<&PodState> = pods
         .iter()
         .filter(|p| p.current && !p.terminating)
@@ -422,5 +426,28 @@ fn pod_set_step(chain: &Chain, set: PodSet) -> StepState {
         reached: set.observed() && revision_known,
         at: facts::spec_write_time(meta, None).or(created(meta)),
         note: format!("{observed_note}, {revision_note}{strategy_note}"),
+    }
+}
+
+/// A ReplicaSet that is its own workload: its rung is reached once its
+/// controller observed its current generation (there is no Deployment
+/// above it, and its one template is the current revision).
+fn lone_replica_set_step(rs: &k8s_openapi::api::apps::v1::ReplicaSet) -> StepState {
+    let meta = &rs.metadata;
+    let generation = meta.generation.unwrap_or(0);
+    let observed = rs.status.as_ref().and_then(|s| s.observed_generation);
+    let observed_note = match observed {
+        Some(o) => format!("observedGeneration {o} of {generation}"),
+        None => format!("generation {generation}, not observed"),
+    };
+    let revision_note = match crate::chain::revision_of(meta) {
+        Some(r) => format!(", revision {r}"),
+        None => String::new(),
+    };
+    StepState {
+        step: Step::ReplicaSet,
+        reached: crate::chain::generation_observed(meta.generation, observed),
+        at: facts::spec_write_time(meta, None).or(created(meta)),
+        note: format!("{observed_note}{revision_note}, no Deployment owns it"),
     }
 }

@@ -344,11 +344,19 @@ fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
     if about_controller {
         return chain.model_service.is_some();
     }
-    let bare_pod = chain.deployment.is_none()
-        && chain.pod_set.is_none()
-        && chain.target.kind == crate::model::TargetKind::Pod;
+    let bare_pod = chain.bare_pod();
     match gap.resource.split('.').next().unwrap_or("") {
         "modelservices" => wants_model_service(chain),
+        // A lone ReplicaSet has a Deployment to hide only when it names one.
+        "deployments" if chain.lone_replica_set().is_some() => {
+            chain.lone_replica_set().is_some_and(|rs| {
+                rs.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| o.kind == "Deployment")
+            })
+        }
         // A Pod nobody owns, or a StatefulSet's or DaemonSet's, has no
         // Deployment or ReplicaSet to hide.
         "deployments" | "replicasets" => !bare_pod && chain.pod_set.is_none(),
@@ -380,14 +388,14 @@ fn wants_model_service(chain: &Chain) -> bool {
 /// gap's reason. ModelServices matter only when the workload has (or is) one.
 fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
     const SHARED: &[&str] = &["pods", "services", "endpointslices"];
-    let bare_pod = chain.deployment.is_none()
-        && chain.pod_set.is_none()
-        && chain.target.kind == crate::model::TargetKind::Pod;
     let own: &[&str] = match chain.pod_set.map(|s| s.kind()) {
         Some(crate::model::TargetKind::StatefulSet) => &["statefulsets", "controllerrevisions"],
         Some(_) => &["daemonsets", "controllerrevisions"],
         // A Pod nobody owns has no Deployment or ReplicaSet to hide.
-        None if bare_pod => &[],
+        None if chain.bare_pod() => &[],
+        // A lone ReplicaSet is judged on itself: an unread Deployment is
+        // reported beside it, not a part of its own chain that is hidden.
+        None if chain.lone_replica_set().is_some() => &["replicasets"],
         None => &["deployments", "replicasets"],
     };
     let mut wanted: Vec<&str> = own.iter().chain(SHARED).copied().collect();

@@ -15,7 +15,7 @@ use super::rules::{scaling, service};
 use super::{Evidence, Finding, State};
 use crate::catalogue::Severity;
 use crate::chain::{Chain, SERVICE_NAME_LABEL, label_selector_matches, selector_matches};
-use crate::model::{Gap, Snapshot, TemplateVars};
+use crate::model::{Gap, OriginKind, Snapshot, TemplateVars};
 
 /// One object outside every workload, with what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -83,6 +83,10 @@ impl Covered {
                 set.kind().as_str().to_string(),
                 name(set.meta()).to_string(),
             ));
+        }
+        if let Some(rs) = chain.lone_replica_set() {
+            self.targets
+                .insert((ns.clone(), "ReplicaSet".into(), name(&rs.metadata).into()));
         }
         if let Some(m) = chain.model_service {
             self.targets
@@ -270,6 +274,47 @@ fn lone_service(snapshot: &Snapshot, s: &Service) -> Option<Outside> {
     ))
 }
 
+/// Whether an HPA's scale target is absent from the snapshot: only for a
+/// kind an HPA can scale whose list was read in the namespace. A kind that
+/// was not read, or one mdiag does not read (a custom resource with a scale
+/// subresource), is unknown: the HPA's own condition (AbleToScale=False,
+/// FailedGetScale) is then the only evidence. A DaemonSet has no scale
+/// subresource, so an HPA never scales one; its controller says so in the
+/// same condition.
+fn target_absent(snapshot: &Snapshot, ns: &str, kind: &str, target: &str) -> bool {
+    let o = &snapshot.objects;
+    let (resource, metas): (&str, Vec<&ObjectMeta>) = match kind {
+        "Deployment" => (
+            "deployments",
+            o.deployments.iter().map(|d| &d.metadata).collect(),
+        ),
+        "StatefulSet" => (
+            "statefulsets",
+            o.stateful_sets.iter().map(|s| &s.metadata).collect(),
+        ),
+        "ReplicaSet" => (
+            "replicasets",
+            o.replica_sets.iter().map(|r| &r.metadata).collect(),
+        ),
+        "ModelService" => (
+            "modelservices",
+            o.model_services.iter().map(|m| &m.metadata).collect(),
+        ),
+        _ => return false,
+    };
+    // A kubectl dump records a gap only for the kinds absence is judged on
+    // (file.rs, JUDGED_KINDS); StatefulSets are not among them, so a dump
+    // with none of them was not asked for them.
+    let unrecorded = snapshot.origin.kind == OriginKind::KubectlDump
+        && kind == "StatefulSet"
+        && metas.is_empty();
+    !unrecorded
+        && hidden(snapshot, resource, ns).is_empty()
+        && !metas
+            .iter()
+            .any(|m| namespace(m) == ns && name(m) == target)
+}
+
 /// An HPA no judged workload is the target of: a row when its target is
 /// missing, it cannot compute a replica count, or it is capped.
 fn lone_hpa(
@@ -288,44 +333,25 @@ fn lone_hpa(
         .iter()
         .flatten()
         .any(|o| covered.owners.contains(&o.uid));
-    let named = ["ModelService", "Deployment", "StatefulSet", "DaemonSet"]
-        .iter()
-        .any(|kind| {
-            covered.targets.contains(&(
-                ns.to_string(),
-                kind.to_string(),
-                name(&h.metadata).to_string(),
-            ))
-        });
+    let named = [
+        "ModelService",
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicaSet",
+    ]
+    .iter()
+    .any(|kind| {
+        covered.targets.contains(&(
+            ns.to_string(),
+            kind.to_string(),
+            name(&h.metadata).to_string(),
+        ))
+    });
     if covered.targets.contains(&key) || owned || named {
         return None;
     }
-    let exists_in = |mut metas: std::slice::Iter<'_, &ObjectMeta>| {
-        metas.any(|m| namespace(m) == ns && name(m) == target.name)
-    };
-    // Absent only when its kind was read; otherwise the HPA's own
-    // condition (FailedGetScale) is the only evidence.
-    let absent = match target.kind.as_str() {
-        "Deployment" if hidden(snapshot, "deployments", ns).is_empty() => {
-            let metas: Vec<&ObjectMeta> = snapshot
-                .objects
-                .deployments
-                .iter()
-                .map(|d| &d.metadata)
-                .collect();
-            !exists_in(metas.iter())
-        }
-        "ModelService" if hidden(snapshot, "modelservices", ns).is_empty() => {
-            let metas: Vec<&ObjectMeta> = snapshot
-                .objects
-                .model_services
-                .iter()
-                .map(|m| &m.metadata)
-                .collect();
-            !exists_in(metas.iter())
-        }
-        _ => false,
-    };
+    let absent = target_absent(snapshot, ns, &target.kind, &target.name);
     let mut vars = vars_in(ns);
     vars.insert("hpa".into(), name(&h.metadata).to_string());
     let findings: Vec<Finding> = [
@@ -346,4 +372,96 @@ fn lone_hpa(
         findings,
         Vec::new(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+
+    fn hpa(kind: &str, target: &str) -> HorizontalPodAutoscaler {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "scaler", "namespace": "serve", "uid": "hpa-uid"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": kind, "name": target},
+                "minReplicas": 1,
+                "maxReplicas": 4
+            }
+        }))
+        .unwrap()
+    }
+
+    fn meta(name: &str) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("serve".into()),
+            uid: Some(format!("{name}-uid")),
+            ..ObjectMeta::default()
+        }
+    }
+
+    fn snapshot(origin: OriginKind, h: HorizontalPodAutoscaler) -> Snapshot {
+        let mut s = Snapshot::default();
+        s.origin.kind = origin;
+        s.objects.hpas.push(h);
+        s
+    }
+
+    /// The lead finding of each row `judge` gives.
+    fn leads(s: &Snapshot) -> Vec<String> {
+        judge(s, None, &Covered::default())
+            .iter()
+            .map(|o| format!("{} {}", o.name, o.lead().map_or("-", |f| f.id.as_str())))
+            .collect()
+    }
+
+    #[test]
+    fn an_hpa_whose_statefulset_or_replicaset_is_gone_is_target_missing_when_that_kind_was_read() {
+        for kind in ["StatefulSet", "ReplicaSet", "Deployment"] {
+            let s = snapshot(OriginKind::SnapshotFile, hpa(kind, "shard"));
+            assert_eq!(leads(&s), ["scaler hpa-target-missing"], "{kind}");
+            let detail = &judge(&s, None, &Covered::default())[0].findings[0].detail;
+            assert!(detail.contains("does not exist"), "{kind}: {detail}");
+        }
+        // Present: nothing wrong (the HPA reports no failed condition).
+        let mut s = snapshot(OriginKind::SnapshotFile, hpa("StatefulSet", "shard"));
+        s.objects.stateful_sets.push(StatefulSet {
+            metadata: meta("shard"),
+            ..StatefulSet::default()
+        });
+        assert!(leads(&s).is_empty());
+        let mut s = snapshot(OriginKind::SnapshotFile, hpa("ReplicaSet", "shard"));
+        s.objects.replica_sets.push(ReplicaSet {
+            metadata: meta("shard"),
+            ..ReplicaSet::default()
+        });
+        assert!(leads(&s).is_empty());
+    }
+
+    #[test]
+    fn an_unread_kind_is_not_an_absent_target() {
+        // A list that failed hides the target.
+        let mut s = snapshot(OriginKind::Live, hpa("ReplicaSet", "shard"));
+        s.gaps.push(Gap {
+            resource: "replicasets".into(),
+            namespace: Some("serve".into()),
+            verb: "list".into(),
+            name: None,
+            reason: "forbidden".into(),
+            complete_with: None,
+        });
+        assert!(leads(&s).is_empty());
+        // A kubectl dump with no StatefulSet was not asked for them (it
+        // records no gap for that kind); with one, it was.
+        let mut s = snapshot(OriginKind::KubectlDump, hpa("StatefulSet", "shard"));
+        assert!(leads(&s).is_empty());
+        s.objects.stateful_sets.push(StatefulSet {
+            metadata: meta("other"),
+            ..StatefulSet::default()
+        });
+        assert_eq!(leads(&s), ["scaler hpa-target-missing"]);
+        // A DaemonSet cannot be scaled: only the HPA's own condition speaks.
+        let s = snapshot(OriginKind::SnapshotFile, hpa("DaemonSet", "agents"));
+        assert!(leads(&s).is_empty());
+    }
 }

@@ -201,6 +201,14 @@ fn next_command(
             }
         });
     }
+    // A ReplicaSet does not roll out: its description lists its Pods'
+    // states and its controller's events.
+    if let Some(rs) = chain.lone_replica_set() {
+        return Some(format!(
+            "kubectl -n {ns} describe replicaset {}",
+            facts::name(&rs.metadata)
+        ));
+    }
     chain.pods.first().map(|p| {
         format!(
             "kubectl -n {ns} describe pod {}",
@@ -256,6 +264,8 @@ fn target_info(chain: &Chain) -> TargetInfo {
         ("Deployment", &d.metadata)
     } else if let Some(set) = chain.pod_set {
         (set.kind().as_str(), set.meta())
+    } else if let Some(rs) = chain.lone_replica_set() {
+        ("ReplicaSet", &rs.metadata)
     } else if let Some(p) = chain.pods.first() {
         ("Pod", &p.pod.metadata)
     } else {

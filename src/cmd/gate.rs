@@ -65,10 +65,11 @@ impl GateRequest {
             .into());
         }
         let target = TargetSpec::parse(&args.target, global.namespace.as_deref())?;
-        if target.kind == TargetKind::Pod {
-            return Err(UsageError(
-                "gate waits on a rollout: name a ModelService, deploy/NAME, sts/NAME or ds/NAME, not a Pod".into(),
-            )
+        if matches!(target.kind, TargetKind::Pod | TargetKind::ReplicaSet) {
+            return Err(UsageError(format!(
+                "gate waits on a rollout: name a ModelService, deploy/NAME, sts/NAME or ds/NAME, not a {} (it does not roll out)",
+                target.kind
+            ))
             .into());
         }
         if args.max_restarts < 1 {

@@ -207,6 +207,7 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
         crate::model::TargetKind::Deployment => "deployments",
         crate::model::TargetKind::StatefulSet => "statefulsets",
         crate::model::TargetKind::DaemonSet => "daemonsets",
+        crate::model::TargetKind::ReplicaSet => "replicasets",
         crate::model::TargetKind::Pod => "pods",
     };
     let hidden = snapshot.gaps.iter().find(|g| {

@@ -48,17 +48,17 @@ impl NoWorkloads {
                 "no workload or Service matches -l {sel} {place}; check the selector, or leave it out to see what the file holds"
             ),
             (None, None) if self.namespace.is_some() => format!(
-                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing {place}; check the namespace and the context (kubectl config current-context), or look in every namespace with -A"
+                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, ReplicaSet, Pod) and nothing failing {place}; check the namespace and the context (kubectl config current-context), or look in every namespace with -A"
             ),
             (None, None) => format!(
-                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing {place}; check the context (kubectl config current-context)"
+                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, ReplicaSet, Pod) and nothing failing {place}; check the context (kubectl config current-context)"
             ),
             (None, Some(_)) if self.namespace.is_some() => format!(
-                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing {place}; name another namespace, or use -A for all the file holds"
+                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, ReplicaSet, Pod) and nothing failing {place}; name another namespace, or use -A for all the file holds"
             ),
             (None, Some(_)) => {
                 format!(
-                    "no workload (ModelService, Deployment, StatefulSet, DaemonSet, Pod) and nothing failing {place}; it holds no workload to triage"
+                    "no workload (ModelService, Deployment, StatefulSet, DaemonSet, ReplicaSet, Pod) and nothing failing {place}; it holds no workload to triage"
                 )
             }
         }

@@ -94,6 +94,7 @@ fn short_kind(kind: &str) -> &str {
         "Deployment" => "deploy",
         "StatefulSet" => "sts",
         "DaemonSet" => "ds",
+        "ReplicaSet" => "rs",
         "Pod" => "pod",
         "Service" => "svc",
         "HorizontalPodAutoscaler" => "hpa",

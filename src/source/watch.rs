@@ -791,6 +791,7 @@ impl WatchHealth {
         let own: &[&str] = match kind {
             TargetKind::StatefulSet => &["statefulsets", "controllerrevisions"],
             TargetKind::DaemonSet => &["daemonsets", "controllerrevisions"],
+            TargetKind::ReplicaSet => &["replicasets", "deployments"],
             _ => &["deployments", "replicasets", "modelservices"],
         };
         self.gaps().into_iter().find(|g| {

@@ -260,6 +260,10 @@ pub fn chain_vars(c: &Chain) -> TemplateVars {
             "workload".into(),
             format!("deployment/{}", d.metadata.name.as_deref().unwrap_or("")),
         );
+    } else if let Some(rs) = c.lone_replica_set() {
+        let name = rs.metadata.name.as_deref().unwrap_or("");
+        vars.insert("target".into(), format!("rs/{name}"));
+        vars.insert("workload".into(), format!("replicaset/{name}"));
     }
     if let Some(rs) = c.current_replica_set() {
         vars.insert(

@@ -18,8 +18,15 @@ fn related_hpas<'a>(ctx: &Ctx<'a>) -> Vec<&'a HorizontalPodAutoscaler> {
     let deployment = c.deployment.map(|d| facts::name(&d.metadata));
     let msvc = c.model_service.map(|m| facts::name(&m.metadata));
     let msvc_uid = c.model_service.map(|m| facts::uid(&m.metadata));
-    // An HPA may scale a StatefulSet (a DaemonSet has no replicas to scale).
-    let set = c.pod_set.map(|s| (s.kind().as_str(), s.name()));
+    // An HPA may scale a StatefulSet or a ReplicaSet (a DaemonSet has no
+    // replicas to scale).
+    let set = c
+        .pod_set
+        .map(|s| (s.kind().as_str(), s.name()))
+        .or_else(|| {
+            c.lone_replica_set()
+                .map(|rs| ("ReplicaSet", facts::name(&rs.metadata)))
+        });
     ctx.snapshot
         .objects
         .hpas
@@ -38,7 +45,7 @@ fn related_hpas<'a>(ctx: &Ctx<'a>) -> Vec<&'a HorizontalPodAutoscaler> {
                 .iter()
                 .flatten()
                 .any(|o| Some(o.uid.as_str()) == msvc_uid);
-            let named = Some(facts::name(&h.metadata)) == msvc.or(deployment);
+            let named = Some(facts::name(&h.metadata)) == msvc.or(deployment).or(set.map(|s| s.1));
             targets_us || owned || named
         })
         .collect()
