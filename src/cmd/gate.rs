@@ -23,7 +23,7 @@ use crate::exit::{Exit, UsageError};
 use crate::model::{Clock, ClockSource, Origin, Snapshot, TargetKind, TargetSpec};
 use crate::render::gate::{
     GateDetails, GateReport, Progress, ReportCheck, ReportHelm, checks_text, headline, junit,
-    waiting_text,
+    waiting_message, waiting_text,
 };
 use crate::render::report::{ReportTarget, RunInfo, trace_report};
 use crate::render::{self, Encoding, Style, human};
@@ -218,7 +218,7 @@ async fn wait(
         Err(e @ live::LiveError::NoResource { .. }) => return Err(e.into()),
         Err(e) => return Ok(Ended::undecided(e.to_string())),
     };
-    let mut progress = Progress::new(std::io::stderr().is_terminal());
+    let mut progress = Progress::new(std::io::stderr().is_terminal(), request.lang);
     let deadline = tokio::time::Instant::now() + request.timeout;
     let mut last: Option<Judged> = None;
     let (outcome, reason) = loop {
@@ -329,6 +329,10 @@ async fn finish(
         waiting_for: match ended.outcome {
             Outcome::Converged | Outcome::Failed => None,
             _ => view.and_then(waiting_text),
+        },
+        waiting: match ended.outcome {
+            Outcome::Converged | Outcome::Failed => None,
+            _ => view.and_then(waiting_message),
         },
         reason: ended.reason.clone(),
         checks: view
