@@ -95,6 +95,14 @@ fn workload_counts(
 
 /// An evidence field as shown: a path as it is, `event REASON` in words.
 fn field_name(field: &str, style: &Style) -> String {
+    let own = match field {
+        "old revision Pods" => Some("surge.old_field"),
+        "current / desired (min..max)" => Some("hpa.replicas_field"),
+        _ => None,
+    };
+    if let Some(id) = own {
+        return tr(style, Message::new(id));
+    }
     match field.strip_prefix("event ") {
         Some(reason) => tr(style, Message::new("evidence.event").arg("reason", reason)),
         None => field.to_string(),
@@ -193,7 +201,7 @@ fn verdict(out: &mut String, d: &Diagnosis, style: &Style) {
     );
     push_lines(out, wrap(&line, style.width, "", "  "));
     if let Some(next) = &d.verdict.next {
-        let label = format!("  {} ", style.dim("next:"));
+        let label = format!("  {} ", style.dim(style.labels().next));
         push_lines(
             out,
             layout::command(&label, next, style.width, COMMAND_INDENT, &|c| {
