@@ -401,7 +401,7 @@ fn the_check_finds_english_and_passes_names_paths_and_commands() {
         .collect();
     assert_eq!(
         words,
-        ["container", "exits", "with", "code", "error"],
+        ["container", "exits", "with", "code", "next", "error"],
         "{found:#?}"
     );
 }
