@@ -724,7 +724,7 @@ fn triage_ranks_every_workload_worst_first_and_folds_the_healthy() {
         .unwrap();
     let text = String::from_utf8(table.stdout).unwrap();
     assert!(
-        text.contains("msvc/chart-demo") && text.contains("crash-loop (error)"),
+        text.contains("msvc/chart-demo") && text.contains("crash-loop") && text.contains("(error)"),
         "{text}"
     );
     assert!(!text.contains("team-b"), "healthy folded: {text}");

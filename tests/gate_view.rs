@@ -17,7 +17,8 @@ use mdiag::chain::walk;
 use mdiag::model::{Clock, ClockSource, Origin, OriginKind, TargetSpec};
 use mdiag::render::Style;
 use mdiag::render::gate::{
-    GateDetails, ReportCheck, human_report, junit, progress_line, progress_state, waiting_text,
+    GateDetails, ReportCheck, human_report, junit, progress_line, progress_state, waiting_message,
+    waiting_text,
 };
 use mdiag::render::report::RunInfo;
 
@@ -33,7 +34,14 @@ fn moment(name: &str) -> Moment {
     let chain = walk(&snapshot, &target, common::NAMESPACE, None).unwrap();
     let now = common::clock(&snapshot).now;
     let diagnosis = analysis::analyze(&snapshot, &chain, now);
-    let decision = gate::decide(&snapshot, &chain, &diagnosis, &GatePolicy::default(), None);
+    let crashes = mdiag::analysis::crashes::CrashHistory::default();
+    let observed = gate::Observation {
+        snapshot: &snapshot,
+        chain: &chain,
+        diagnosis: &diagnosis,
+        crashes: &crashes,
+    };
+    let decision = gate::decide(observed, &GatePolicy::default(), None);
     Moment {
         diagnosis,
         decision,
@@ -52,6 +60,10 @@ fn details(outcome: Outcome, m: Option<&Moment>, reason: Option<&str>) -> GateDe
         waiting_for: match outcome {
             Outcome::Converged | Outcome::Failed => None,
             _ => view.and_then(waiting_text),
+        },
+        waiting: match outcome {
+            Outcome::Converged | Outcome::Failed => None,
+            _ => view.and_then(waiting_message),
         },
         reason: reason.map(str::to_string),
         checks: view
@@ -115,7 +127,10 @@ fn progress_and_final_report() {
         };
         for (lang, tag) in [(Lang::En, "en"), (Lang::Zh, "zh")] {
             let style = Style::plain(lang, m.diagnosis.now);
-            let progress = progress_line(elapsed, &progress_state(&m.diagnosis, &m.decision.view));
+            let progress = progress_line(
+                elapsed,
+                &progress_state(&m.diagnosis, &m.decision.view, lang),
+            );
             let report = human_report(
                 outcome,
                 elapsed,

@@ -46,8 +46,12 @@ fn exit_137_with_reason_error_is_a_kill_not_an_oom() {
     let d = diagnose(&s);
     assert!(!ids(&d).contains(&"oom-killed"), "{:?}", ids(&d));
     let f = finding(&d, "crash-loop");
-    assert!(f.detail.contains("killed (exit 137"), "{}", f.detail);
-    assert!(f.detail.contains("not reported as OOMKilled"));
+    assert!(
+        f.detail.en().contains("killed (exit 137"),
+        "{}",
+        f.detail.en()
+    );
+    assert!(f.detail.en().contains("not reported as OOMKilled"));
 }
 
 #[test]
@@ -92,8 +96,12 @@ fn a_crash_loop_that_exits_zero_is_a_process_that_keeps_exiting() {
     set_last_exit(&mut s, 0, "Completed");
     let d = diagnose(&s);
     let f = finding(&d, "crash-loop");
-    assert!(f.detail.contains("exiting with code 0"), "{}", f.detail);
-    assert!(f.detail.contains("does not fail"));
+    assert!(
+        f.detail.en().contains("exiting with code 0"),
+        "{}",
+        f.detail.en()
+    );
+    assert!(f.detail.en().contains("does not fail"));
 }
 
 #[test]
@@ -184,7 +192,7 @@ fn a_stale_progress_condition_loses_to_the_counts_and_says_so() {
     let d = diagnose(&s);
     let f = finding(&d, "progress-deadline-exceeded");
     assert_eq!(f.severity, Severity::Info);
-    assert!(f.detail.contains("stale"), "{}", f.detail);
+    assert!(f.detail.en().contains("stale"), "{}", f.detail.en());
     assert!(d.healthy, "info findings do not make a rollout unhealthy");
 }
 
@@ -261,7 +269,7 @@ fn without_the_registrys_words_the_pull_failure_stays_unclassified() {
     }
     let d = diagnose(&s);
     let f = finding(&d, "image-pull-failed");
-    assert!(f.detail.contains("not recorded"), "{}", f.detail);
+    assert!(f.detail.en().contains("not recorded"), "{}", f.detail.en());
     assert!(!ids(&d).contains(&"image-pull-not-found"));
 }
 
@@ -479,9 +487,13 @@ fn a_crash_loop_caught_running_between_crashes_is_still_a_crash_loop() {
     let d = diagnose(&s);
     assert_eq!(d.lead().unwrap().id.as_str(), "crash-loop", "{:?}", ids(&d));
     assert!(
-        d.lead().unwrap().detail.contains("between two crashes"),
+        d.lead()
+            .unwrap()
+            .detail
+            .en()
+            .contains("between two crashes"),
         "{}",
-        d.lead().unwrap().detail
+        d.lead().unwrap().detail.en()
     );
 }
 
@@ -528,14 +540,14 @@ fn a_crash_loop_caught_terminated_before_its_back_off_is_still_a_crash_loop() {
     assert_eq!(d.lead().unwrap().id.as_str(), "crash-loop", "{:?}", ids(&d));
     let f = finding(&d, "crash-loop");
     assert!(
-        f.detail.contains("exits with code 1 (Error)"),
+        f.detail.en().contains("exits with code 1 (Error)"),
         "{}",
-        f.detail
+        f.detail.en()
     );
     assert!(
-        f.detail.contains("waiting for its next restart"),
+        f.detail.en().contains("waiting for its next restart"),
         "{}",
-        f.detail
+        f.detail.en()
     );
     assert!(
         f.evidence
@@ -552,7 +564,11 @@ fn a_terminated_exit_zero_that_is_restarted_keeps_exiting() {
     terminated_now(&mut s, 0, "Completed", 2);
     let d = diagnose(&s);
     let f = finding(&d, "crash-loop");
-    assert!(f.detail.contains("exiting with code 0"), "{}", f.detail);
+    assert!(
+        f.detail.en().contains("exiting with code 0"),
+        "{}",
+        f.detail.en()
+    );
 }
 
 #[test]
@@ -571,9 +587,9 @@ fn a_loop_of_clean_exits_caught_running_is_still_a_crash_loop() {
     let d = diagnose(&s);
     let f = finding(&d, "crash-loop");
     assert!(
-        f.detail.contains("keeps exiting with code 0"),
+        f.detail.en().contains("keeps exiting with code 0"),
         "{}",
-        f.detail
+        f.detail.en()
     );
 }
 
@@ -593,7 +609,7 @@ fn an_oom_kill_of_a_child_process_is_oom_killed_whatever_the_exit_code() {
     }
     let d = diagnose(&s);
     let f = finding(&d, "oom-killed");
-    assert!(f.detail.contains("exit 0"), "{}", f.detail);
+    assert!(f.detail.en().contains("exit 0"), "{}", f.detail.en());
     assert!(!ids(&d).contains(&"crash-loop"), "{:?}", ids(&d));
 }
 

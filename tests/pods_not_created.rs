@@ -107,19 +107,24 @@ fn a_quota_blocked_upgrade_leads_with_the_refusal_and_quotes_it() {
     assert_eq!(f.step, Step::Stored);
     assert_eq!(d.verdict.last_step, Step::ReplicaSet);
     assert_eq!(d.verdict.missing, Some(Step::Stored));
-    assert!(f.detail.contains(QUOTA_ERROR), "{}", f.detail);
-    assert!(f.detail.contains("has 0 of 1 Pods"), "{}", f.detail);
+    assert!(f.detail.en().contains(QUOTA_ERROR), "{}", f.detail.en());
     assert!(
-        f.detail.contains("ResourceQuota is exhausted"),
+        f.detail.en().contains("has 0 of 1 Pods"),
         "{}",
-        f.detail
+        f.detail.en()
+    );
+    assert!(
+        f.detail.en().contains("ResourceQuota is exhausted"),
+        "{}",
+        f.detail.en()
     );
     // maxUnavailable 25 % of 2 rounds down to 0: nothing frees the quota.
     assert!(
         f.detail
+            .en()
             .contains("will not clear by itself: maxUnavailable is 0"),
         "{}",
-        f.detail
+        f.detail.en()
     );
     let fields: Vec<&str> = f.evidence.iter().map(|e| e.field.as_str()).collect();
     assert!(fields.contains(&"status.conditions[ReplicaFailure]"));
@@ -168,11 +173,11 @@ fn a_quota_hit_is_transient_when_max_unavailable_lets_old_pods_go_first() {
     let d = diagnose(&s);
     let f = finding(&d);
     assert!(
-        f.detail.contains(
+        f.detail.en().contains(
             "transient: maxUnavailable 1 lets the Deployment controller remove old Pods first"
         ),
         "{}",
-        f.detail
+        f.detail.en()
     );
     // Transient is said, not hidden: the finding stays an error until it clears.
     assert_eq!(f.severity, Severity::Error);
@@ -198,9 +203,10 @@ fn a_quota_hit_is_transient_while_an_old_pod_is_terminating() {
     let f = finding(&d);
     assert!(
         f.detail
+            .en()
             .contains("transient: 1 Pod(s) of other revisions are terminating"),
         "{}",
-        f.detail
+        f.detail.en()
     );
 }
 
@@ -257,12 +263,12 @@ fn every_admission_refusal_is_named_and_none_clears_by_itself() {
         refuse_with(&mut s, error);
         let d = diagnose(&s);
         let f = finding(&d);
-        assert!(f.detail.contains(error), "{}", f.detail);
-        assert!(f.detail.contains(label), "{label}: {}", f.detail);
+        assert!(f.detail.en().contains(error), "{}", f.detail.en());
+        assert!(f.detail.en().contains(label), "{label}: {}", f.detail.en());
         assert!(
-            f.detail.contains("will not clear by itself"),
+            f.detail.en().contains("will not clear by itself"),
             "{}",
-            f.detail
+            f.detail.en()
         );
         assert_eq!(d.lead().map(|f| f.id.as_str()), Some("pods-not-created"));
     }
@@ -277,12 +283,13 @@ fn events_alone_are_evidence_while_the_replicaset_still_lacks_pods() {
     // The newest event's error, without the recorder's prefixes.
     assert!(
         f.detail
+            .en()
             .contains(r#"is forbidden: exceeded quota: pods-per-namespace"#),
         "{}",
-        f.detail
+        f.detail.en()
     );
-    assert!(!f.detail.contains("combined from similar events"));
-    assert!(!f.detail.contains("Error creating"));
+    assert!(!f.detail.en().contains("combined from similar events"));
+    assert!(!f.detail.en().contains("Error creating"));
 }
 
 #[test]
@@ -301,7 +308,11 @@ fn a_condition_the_counts_contradict_is_stale_and_only_info() {
     let d = diagnose(&s);
     let f = finding(&d);
     assert_eq!(f.severity, Severity::Info);
-    assert!(f.detail.contains("the condition is stale"), "{}", f.detail);
+    assert!(
+        f.detail.en().contains("the condition is stale"),
+        "{}",
+        f.detail.en()
+    );
 }
 
 #[test]
@@ -311,7 +322,7 @@ fn without_replicasets_in_the_file_the_deployments_copy_is_the_evidence() {
     let d = diagnose(&s);
     let f = finding(&d);
     assert_eq!(f.subject.kind, "Deployment");
-    assert!(f.detail.contains(QUOTA_ERROR), "{}", f.detail);
+    assert!(f.detail.en().contains(QUOTA_ERROR), "{}", f.detail.en());
 }
 
 #[test]
@@ -381,7 +392,11 @@ fn with_some_new_pods_the_missing_ones_keep_the_rollout_from_serving() {
     }
     let d = diagnose(&s);
     let f = finding(&d);
-    assert!(f.detail.contains("has 1 of 2 Pods"), "{}", f.detail);
+    assert!(
+        f.detail.en().contains("has 1 of 2 Pods"),
+        "{}",
+        f.detail.en()
+    );
     assert_eq!(f.step, Step::Serving);
     assert_eq!(d.verdict.missing, Some(Step::Serving), "{:?}", ids(&d));
     assert!(ids(&d).contains(&"progress-deadline-exceeded"));

@@ -8,7 +8,7 @@
 //! revisions neither fail nor pass the gate: after a rollback they may still
 //! be there, draining.
 
-use crate::catalogue::FindingId;
+use crate::catalogue::{Arg, FindingId, Message};
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -65,8 +65,9 @@ pub struct Check {
     /// `declaration-in-effect`.
     pub name: &'static str,
     pub passed: bool,
-    /// What was seen (`2 of 3`, `generation 4, observed 3`).
-    pub detail: String,
+    /// What was seen (`2 of 3`, `generation 4, observed 3`), for the
+    /// views to word in their language.
+    pub detail: Message,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +79,10 @@ pub enum Judgement {
     /// does not say it (a repeated crash, a refusal no retry clears).
     Failed { finding: usize, why: Option<String> },
     /// Still moving: the first check that has not passed.
-    Waiting { check: &'static str, detail: String },
+    Waiting {
+        check: &'static str,
+        detail: Message,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -192,11 +196,13 @@ fn helm_check(helm: &HelmRelease, view: &mut GateView) -> bool {
         Check {
             name: HELM_CHECK,
             passed,
-            detail: format!(
-                "release {} revision {} is {status}",
-                helm.name,
-                helm.revision.map_or("?".into(), |r| r.to_string())
-            ),
+            detail: Message::new("gate.helm")
+                .arg("name", &helm.name)
+                .arg(
+                    "revision",
+                    helm.revision.map_or("?".into(), |r| r.to_string()),
+                )
+                .arg("status", status),
         },
     );
     if !passed
@@ -328,6 +334,21 @@ pub fn judge(moment: Observation<'_>, policy: &GatePolicy) -> GateView {
     GateView { judgement, checks }
 }
 
+/// `generation G, observed O`, `none` for a missing one.
+fn observed_message(generation: Option<i64>, observed: Option<i64>) -> Message {
+    Message::new("gate.observed")
+        .arg("generation", or_none(generation))
+        .arg("observed", or_none(observed))
+}
+
+/// A number, or the word `none`.
+fn or_none(n: Option<i64>) -> Arg {
+    match n {
+        Some(n) => Arg::from(n),
+        None => Message::new("word.none").into(),
+    }
+}
+
 /// The convergence checks, in the order a rollout passes them.
 pub fn checks(chain: &Chain, d: &Diagnosis) -> Vec<Check> {
     let mut out = Vec::new();
@@ -340,14 +361,10 @@ pub fn checks(chain: &Chain, d: &Diagnosis) -> Vec<Check> {
                 let observed = chain::observed_generation(m);
                 (
                     chain::generation_observed(generation, observed),
-                    format!(
-                        "generation {}, observed {}",
-                        generation.map_or("none".into(), |g| g.to_string()),
-                        observed.map_or("none".into(), |o| o.to_string())
-                    ),
+                    observed_message(generation, observed),
                 )
             }
-            None => (false, "no ModelService".into()),
+            None => (false, Message::new("gate.no_model_service")),
         };
         out.push(Check {
             name: "modelservice-observed",
@@ -371,26 +388,22 @@ pub fn checks(chain: &Chain, d: &Diagnosis) -> Vec<Check> {
             Check {
                 name: "deployment-observed",
                 passed: chain::generation_observed(d.metadata.generation, observed),
-                detail: format!(
-                    "generation {}, observed {}",
-                    d.metadata
-                        .generation
-                        .map_or("none".into(), |g| g.to_string()),
-                    observed.map_or("none".into(), |o| o.to_string())
-                ),
+                detail: observed_message(d.metadata.generation, observed),
             }
         }
         None => Check {
             name: "deployment-observed",
             passed: false,
-            detail: "no Deployment yet".into(),
+            detail: Message::new("gate.no_deployment"),
         },
     });
     let updated = status.and_then(|s| s.updated_replicas).unwrap_or(0);
     out.push(Check {
         name: "replicas-updated",
         passed: deployment.is_some() && updated >= desired,
-        detail: format!("{updated} of {desired} updated"),
+        detail: Message::new("gate.updated")
+            .arg("updated", updated)
+            .arg("desired", desired),
     });
     // Available on the current revision: its ReplicaSet's count, not the
     // Deployment's, which also counts old Pods.
@@ -404,13 +417,17 @@ pub fn checks(chain: &Chain, d: &Diagnosis) -> Vec<Check> {
     out.push(Check {
         name: "replicas-available",
         passed: deployment.is_some() && available >= desired,
-        detail: format!("{available} of {desired} available on the current revision"),
+        detail: Message::new("gate.available")
+            .arg("available", available)
+            .arg("desired", desired),
     });
     let serving = d.replicas.serving;
     out.push(Check {
         name: "endpoints-ready",
         passed: deployment.is_some() && serving >= desired,
-        detail: format!("{serving} of {desired} with a ready endpoint"),
+        detail: Message::new("gate.endpoints")
+            .arg("serving", serving)
+            .arg("desired", desired),
     });
     if has_model_service {
         let edited = d
@@ -421,8 +438,8 @@ pub fn checks(chain: &Chain, d: &Diagnosis) -> Vec<Check> {
             name: "declaration-in-effect",
             passed: edited.is_none(),
             detail: edited.map_or_else(
-                || "the Deployment is as the controller wrote it".into(),
-                |f| format!("{} (the controller will revert it)", f.detail),
+                || Message::new("gate.as_written"),
+                |f| Message::new("gate.reverted").arg("detail", f.detail.clone()),
             ),
         });
     }
@@ -448,16 +465,17 @@ fn set_checks(set: PodSet, d: &Diagnosis) -> Vec<Check> {
             PodSet::DaemonSet(_) => "daemonset-observed",
         },
         passed: set.observed() && revision_known,
-        detail: format!(
-            "generation {}, observed {}{}",
-            meta.generation.map_or("none".into(), |g| g.to_string()),
-            observed.map_or("none".into(), |o| o.to_string()),
-            if revision_known {
-                ""
-            } else {
-                ", no update revision yet"
-            }
-        ),
+        detail: Message::new("gate.set_observed")
+            .arg("generation", or_none(meta.generation))
+            .arg("observed", or_none(observed))
+            .arg(
+                "revision",
+                if revision_known {
+                    Arg::from("")
+                } else {
+                    Message::new("gate.no_update_revision").into()
+                },
+            ),
     }];
     let (updated, available) = match set {
         PodSet::StatefulSet(s) => {
@@ -480,13 +498,18 @@ fn set_checks(set: PodSet, d: &Diagnosis) -> Vec<Check> {
         name: "replicas-updated",
         passed: updated >= expected,
         detail: match set.strategy() {
-            SetStrategy::OnDelete => format!(
-                "{updated} of {desired} updated; OnDelete: the rest take the new revision when deleted"
-            ),
-            SetStrategy::RollingUpdate { partition } if partition > 0 => format!(
-                "{updated} of {expected} updated (ordinals from {partition} up; partition {partition})"
-            ),
-            SetStrategy::RollingUpdate { .. } => format!("{updated} of {expected} updated"),
+            SetStrategy::OnDelete => Message::new("gate.updated_on_delete")
+                .arg("updated", updated)
+                .arg("desired", desired),
+            SetStrategy::RollingUpdate { partition } if partition > 0 => {
+                Message::new("gate.updated_partition")
+                    .arg("updated", updated)
+                    .arg("expected", expected)
+                    .arg("partition", partition)
+            }
+            SetStrategy::RollingUpdate { .. } => Message::new("gate.updated")
+                .arg("updated", updated)
+                .arg("desired", expected),
         },
     });
     // Ready Pods on the revision the declaration wants each on, and the
@@ -495,9 +518,10 @@ fn set_checks(set: PodSet, d: &Diagnosis) -> Vec<Check> {
     out.push(Check {
         name: "replicas-available",
         passed: ready >= desired && available >= desired,
-        detail: format!(
-            "{ready} of {desired} ready on the revision the declaration asks for, {available} available"
-        ),
+        detail: Message::new("gate.set_available")
+            .arg("ready", ready)
+            .arg("desired", desired)
+            .arg("available", available),
     });
     let worker = d.verdict.serving.worker;
     let serving = if worker { ready } else { d.replicas.serving };
@@ -505,9 +529,13 @@ fn set_checks(set: PodSet, d: &Diagnosis) -> Vec<Check> {
         name: "endpoints-ready",
         passed: serving >= desired,
         detail: if worker {
-            format!("no Service selects the Pods: {serving} of {desired} Ready is the last step")
+            Message::new("gate.worker")
+                .arg("serving", serving)
+                .arg("desired", desired)
         } else {
-            format!("{serving} of {desired} with a ready endpoint")
+            Message::new("gate.endpoints")
+                .arg("serving", serving)
+                .arg("desired", desired)
         },
     });
     out
@@ -632,7 +660,7 @@ fn refusal_is_final(f: &Finding) -> Final {
     }
     Final::Because(format!(
         "{}, and the ReplicaSet's retries get the same answer until someone acts",
-        refusal.label()
+        refusal.message().en()
     ))
 }
 
@@ -914,7 +942,7 @@ mod tests {
             "{:?}",
             v.checks
         );
-        assert_eq!(check(&v, "replicas-updated").detail, "1 of 3 updated");
+        assert_eq!(check(&v, "replicas-updated").detail.en(), "1 of 3 updated");
         assert!(!check(&v, "endpoints-ready").passed);
         // With a budget it has not used up yet, it waits instead.
         let patient = GatePolicy {
@@ -950,9 +978,9 @@ mod tests {
         // Only ordinal 2 is expected at the update revision.
         let updated = check(&v, "replicas-updated");
         assert!(
-            updated.detail.starts_with("1 of 1 updated"),
+            updated.detail.en().starts_with("1 of 1 updated"),
             "{}",
-            updated.detail
+            updated.detail.en()
         );
         let (_, v) = view_of_target(
             "fixtures/cases/statefulset-on-delete.yaml",
@@ -960,7 +988,12 @@ mod tests {
             &GatePolicy::default(),
         );
         assert_eq!(v.judgement, Judgement::Converged, "{:?}", v.checks);
-        assert!(check(&v, "replicas-updated").detail.contains("OnDelete"));
+        assert!(
+            check(&v, "replicas-updated")
+                .detail
+                .en()
+                .contains("OnDelete")
+        );
     }
 
     #[test]
@@ -971,7 +1004,7 @@ mod tests {
             &GatePolicy::default(),
         );
         assert_eq!(
-            check(&v, "daemonset-observed").detail,
+            check(&v, "daemonset-observed").detail.en(),
             "generation 2, observed 2"
         );
         assert_eq!(
@@ -987,7 +1020,7 @@ mod tests {
         );
         assert_eq!(v.judgement, Judgement::Converged, "{:?}", v.checks);
         assert_eq!(
-            check(&v, "replicas-available").detail,
+            check(&v, "replicas-available").detail.en(),
             "2 of 2 ready on the revision the declaration asks for, 2 available"
         );
     }

@@ -2,6 +2,8 @@
 
 use std::collections::HashSet;
 
+use crate::catalogue::{Arg, Message};
+
 use jiff::Timestamp;
 use serde::Serialize;
 
@@ -250,7 +252,7 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             step: Step::Declared,
             reached: true,
             at: facts::declaration_time(meta, controller_name).or(created(meta)),
-            note: format!("generation {}", meta.generation.unwrap_or(0)),
+            note: Message::new("note.generation").arg("generation", meta.generation.unwrap_or(0)),
         });
         let generation = meta.generation.unwrap_or(0);
         let observed = crate::chain::observed_generation(msvc);
@@ -272,23 +274,27 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
                 None
             },
             note: match observed {
-                Some(o) => format!("observedGeneration {o} of {generation}"),
-                None => "no status.observedGeneration".into(),
+                Some(o) => Message::new("note.observed")
+                    .arg("observed", o)
+                    .arg("generation", generation),
+                None => Message::new("note.no_observed"),
             },
         });
     }
 
     if chain.model_service.is_some() || chain.deployment.is_some() {
         let (reached, at, note) = match chain.deployment {
-            None => (false, None, "no Deployment".to_string()),
+            None => (false, None, Message::new("note.no_deployment")),
             Some(d) => {
                 let generation = d.metadata.generation.unwrap_or(0);
                 let observed = d.status.as_ref().and_then(|s| s.observed_generation);
                 let reached = crate::chain::generation_observed(d.metadata.generation, observed);
                 let at = facts::spec_write_time(&d.metadata, None).or(created(&d.metadata));
                 let note = match observed {
-                    Some(o) => format!("observedGeneration {o} of {generation}"),
-                    None => format!("generation {generation}, not observed"),
+                    Some(o) => Message::new("note.observed")
+                        .arg("observed", o)
+                        .arg("generation", generation),
+                    None => Message::new("note.not_observed").arg("generation", generation),
                 };
                 (reached, at, note)
             }
@@ -305,11 +311,11 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             reached: current.is_some(),
             at: current.and_then(|r| created(&r.replica_set.metadata)),
             note: match current {
-                Some(r) => format!(
-                    "revision {}",
-                    r.revision.map_or("?".to_string(), |v| v.to_string())
+                Some(r) => Message::new("note.revision").arg(
+                    "revision",
+                    r.revision.map_or("?".to_string(), |v| v.to_string()),
                 ),
-                None => "no ReplicaSet runs the current template".into(),
+                None => Message::new("note.no_replicaset"),
             },
         });
     }
@@ -326,7 +332,7 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         .iter()
         .filter(|p| p.current && !p.terminating)
         .collect();
-    let of = format!("{} Pods ({} desired)", current.len(), replicas.desired);
+    let of = current.len();
     let pod_step = |step: Step, pick: fn(&Moments) -> Moment| {
         let moments: Vec<Moment> = current.iter().map(|p| pick(&p.moments)).collect();
         let n = moments.iter().filter(|m| m.reached).count();
@@ -339,7 +345,10 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             } else {
                 None
             },
-            note: format!("{n} of {of}"),
+            note: Message::new("note.pods")
+                .arg("n", n)
+                .arg("current", of)
+                .arg("desired", replicas.desired),
         }
     };
     out.push(pod_step(Step::Stored, |m| m.stored));
@@ -362,13 +371,11 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         // EndpointSlices keep no per-endpoint time: say so, invent none.
         at: None,
         note: match chain.primary_service() {
-            None => "no Service".into(),
-            Some(s) => format!(
-                "{} of {} ready endpoints in service/{} (slices keep no time)",
-                replicas.serving,
-                replicas.desired,
-                facts::name(&s.metadata)
-            ),
+            None => Message::new("note.no_service"),
+            Some(s) => Message::new("note.endpoints")
+                .arg("serving", replicas.serving)
+                .arg("desired", replicas.desired)
+                .arg("service", facts::name(&s.metadata)),
         },
     });
     out
@@ -394,29 +401,33 @@ fn pod_set_step(chain: &Chain, set: PodSet) -> StepState {
             PodSet::DaemonSet(_) => chain.set_revisions.is_empty(),
         };
     let observed_note = match observed {
-        Some(o) => format!("observedGeneration {o} of {generation}"),
-        None => format!("generation {generation}, not observed"),
+        Some(o) => Message::new("note.observed")
+            .arg("observed", o)
+            .arg("generation", generation),
+        None => Message::new("note.not_observed").arg("generation", generation),
     };
     let revision_note = match current {
-        Some(r) => format!("update revision {} ({})", r.revision, r.name()),
+        Some(r) => Message::new("note.update_revision")
+            .arg("revision", r.revision)
+            .arg("name", r.name()),
         None if revision_known => match set {
-            PodSet::StatefulSet(s) => format!(
-                "update revision {}",
+            PodSet::StatefulSet(s) => Message::new("note.update_revision_hash").arg(
+                "revision",
                 s.status
                     .as_ref()
                     .and_then(|st| st.update_revision.as_deref())
-                    .unwrap_or("?")
+                    .unwrap_or("?"),
             ),
-            PodSet::DaemonSet(_) => "no ControllerRevision read".into(),
+            PodSet::DaemonSet(_) => Message::new("note.no_controller_revision"),
         },
-        None => "no update revision yet".into(),
+        None => Message::new("note.no_update_revision"),
     };
-    let strategy_note = match set.strategy() {
-        SetStrategy::OnDelete => ", OnDelete".to_string(),
-        SetStrategy::RollingUpdate { partition } if partition > 0 => {
-            format!(", partition {partition}")
-        }
-        SetStrategy::RollingUpdate { .. } => String::new(),
+    let strategy_note: Arg = match set.strategy() {
+        SetStrategy::OnDelete => Message::new("note.on_delete").into(),
+        SetStrategy::RollingUpdate { partition } if partition > 0 => Message::new("note.partition")
+            .arg("partition", partition)
+            .into(),
+        SetStrategy::RollingUpdate { .. } => Arg::from(""),
     };
     StepState {
         step: match set {
@@ -425,7 +436,10 @@ fn pod_set_step(chain: &Chain, set: PodSet) -> StepState {
         },
         reached: set.observed() && revision_known,
         at: facts::spec_write_time(meta, None).or(created(meta)),
-        note: format!("{observed_note}, {revision_note}{strategy_note}"),
+        note: Message::new("note.set")
+            .arg("observed", observed_note)
+            .arg("revision", revision_note)
+            .arg("strategy", strategy_note),
     }
 }
 
@@ -437,17 +451,23 @@ fn lone_replica_set_step(rs: &k8s_openapi::api::apps::v1::ReplicaSet) -> StepSta
     let generation = meta.generation.unwrap_or(0);
     let observed = rs.status.as_ref().and_then(|s| s.observed_generation);
     let observed_note = match observed {
-        Some(o) => format!("observedGeneration {o} of {generation}"),
-        None => format!("generation {generation}, not observed"),
+        Some(o) => Message::new("note.observed")
+            .arg("observed", o)
+            .arg("generation", generation),
+        None => Message::new("note.not_observed").arg("generation", generation),
     };
-    let revision_note = match crate::chain::revision_of(meta) {
-        Some(r) => format!(", revision {r}"),
-        None => String::new(),
+    let revision_note: Arg = match crate::chain::revision_of(meta) {
+        Some(r) => Message::new("note.lone_rs_revision")
+            .arg("revision", r)
+            .into(),
+        None => Arg::from(""),
     };
     StepState {
         step: Step::ReplicaSet,
         reached: crate::chain::generation_observed(meta.generation, observed),
         at: facts::spec_write_time(meta, None).or(created(meta)),
-        note: format!("{observed_note}{revision_note}, no Deployment owns it"),
+        note: Message::new("note.lone_rs")
+            .arg("observed", observed_note)
+            .arg("revision", revision_note),
     }
 }

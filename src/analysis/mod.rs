@@ -21,7 +21,7 @@ pub use ladder::{Moment, Moments, PodState};
 pub use rules::{chain_vars, pod_vars, rule_ids};
 pub use state::{Serving, State};
 
-use crate::catalogue::{FindingId, Severity, severity_of};
+use crate::catalogue::{FindingId, Message, Severity, severity_of};
 use crate::chain::Chain;
 use crate::model::{Gap, ObjectRef, Snapshot, TemplateVars};
 
@@ -109,6 +109,9 @@ pub struct Evidence {
     pub at: Option<Timestamp>,
     /// The last lines of a container log, when the evidence is one.
     pub log: Option<logs::LogTail>,
+    /// The value in mdiag's own words, when it is not the cluster's: the
+    /// views render it in their language (`value` keeps the English).
+    pub said: Option<Message>,
 }
 
 impl Evidence {
@@ -123,6 +126,22 @@ impl Evidence {
             value: value.into(),
             at: None,
             log: None,
+            said: None,
+        }
+    }
+
+    /// Evidence whose value mdiag words itself (`unset`, `running, not ready`).
+    pub fn said(object: impl Into<String>, field: impl Into<String>, value: Message) -> Self {
+        let mut e = Evidence::new(object, field, value.en());
+        e.said = Some(value);
+        e
+    }
+
+    /// The value in `lang`.
+    pub fn value_in(&self, lang: crate::catalogue::Lang) -> String {
+        match &self.said {
+            Some(m) => m.render(lang),
+            None => self.value.clone(),
         }
     }
 
@@ -141,20 +160,21 @@ pub struct Finding {
     pub subject: ObjectRef,
     /// The ladder step this finding keeps the rollout from reaching.
     pub step: Step,
-    /// One line of the decisive facts, in the cluster's own words.
-    pub detail: String,
+    /// One line of the decisive facts, in the cluster's own words: a
+    /// message the views render in their language.
+    pub detail: Message,
     pub evidence: Vec<Evidence>,
     pub vars: TemplateVars,
 }
 
 impl Finding {
-    pub fn new(id: FindingId, subject: ObjectRef, step: Step, detail: impl Into<String>) -> Self {
+    pub fn new(id: FindingId, subject: ObjectRef, step: Step, detail: Message) -> Self {
         Finding {
             id,
             severity: severity_of(id.as_str()),
             subject,
             step,
-            detail: detail.into(),
+            detail,
             evidence: Vec::new(),
             vars: TemplateVars::new(),
         }
@@ -178,8 +198,8 @@ pub struct StepState {
     pub reached: bool,
     /// The persisted time of the step, when the cluster keeps one.
     pub at: Option<Timestamp>,
-    /// A short fact beside it (`2/2 Pods`, `generation 3, observed 2`).
-    pub note: String,
+    /// A short fact beside it (`2 of 2 Pods`, `generation 3, not observed`).
+    pub note: Message,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

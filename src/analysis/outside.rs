@@ -420,7 +420,9 @@ mod tests {
         for kind in ["StatefulSet", "ReplicaSet", "Deployment"] {
             let s = snapshot(OriginKind::SnapshotFile, hpa(kind, "shard"));
             assert_eq!(leads(&s), ["scaler hpa-target-missing"], "{kind}");
-            let detail = &judge(&s, None, &Covered::default())[0].findings[0].detail;
+            let detail = judge(&s, None, &Covered::default())[0].findings[0]
+                .detail
+                .en();
             assert!(detail.contains("does not exist"), "{kind}: {detail}");
         }
         // Present: nothing wrong (the HPA reports no failed condition).

@@ -283,9 +283,9 @@ mod tests {
             Some("rs/embedder-7c9d5f8b6")
         );
         assert!(
-            lead.detail.contains("exceeded quota: pods-cap"),
+            lead.detail.en().contains("exceeded quota: pods-cap"),
             "{}",
-            lead.detail
+            lead.detail.en()
         );
         // A worker ReplicaSet (no Service selects it) ends at ready.
         let d = item(&t, "reranker-5b6c7d8e9f");

@@ -1,7 +1,7 @@
 //! The verdict: the last step with a persisted record, the first missing
 //! one after it, and the finding closest to it (reverse reasoning).
 
-use crate::catalogue::FindingId;
+use crate::catalogue::{FindingId, Message};
 use jiff::Timestamp;
 
 use super::facts;
@@ -311,15 +311,17 @@ fn rollout_in_progress(
         .and_then(|r| r.revision)
         .map_or("?".to_string(), |r| r.to_string());
     let detail = if draining {
-        format!(
-            "revision {revision} serves all {} replicas; {} Pod(s) of older revisions are still draining",
-            replicas.desired, replicas.old
-        )
+        Message::new("rollout.draining")
+            .arg("revision", revision.as_str())
+            .arg("desired", replicas.desired)
+            .arg("old", replicas.old)
     } else {
-        format!(
-            "revision {revision}: {} of {} Pods ready, {} serving; {} old Pod(s) still present",
-            replicas.ready, replicas.desired, replicas.serving, replicas.old
-        )
+        Message::new("rollout.moving")
+            .arg("revision", revision.as_str())
+            .arg("ready", replicas.ready)
+            .arg("desired", replicas.desired)
+            .arg("serving", replicas.serving)
+            .arg("old", replicas.old)
     };
     let name = facts::name(&d.metadata);
     let mut f = Finding::new(
@@ -418,12 +420,10 @@ fn set_rollout(
             FindingId::UPDATE_ON_DELETE,
             ObjectRef::new(kind, meta),
             missing.unwrap_or(Step::Serving),
-            format!(
-                "updateStrategy OnDelete: {} of {} Pod(s) still run an older revision ({}) and are replaced only when deleted",
-                held.len(),
-                replicas.desired,
-                names.join(", ")
-            ),
+            Message::new("on-delete.detail")
+                .arg("held", held.len())
+                .arg("desired", replicas.desired)
+                .arg("names", names.join(", ")),
         )
         .evidence(Evidence::new(
             &object,
@@ -440,15 +440,15 @@ fn set_rollout(
             return None;
         }
         let detail = if draining {
-            format!(
-                "the update revision serves all {} replicas; {} Pod(s) of older revisions are still going",
-                replicas.desired, replicas.old
-            )
+            Message::new("rollout.set_draining")
+                .arg("desired", replicas.desired)
+                .arg("old", replicas.old)
         } else {
-            format!(
-                "{} of {} Pods at the update revision are ready, {} serving; {} Pod(s) of older revisions still present",
-                replicas.ready, replicas.desired, replicas.serving, replicas.old
-            )
+            Message::new("rollout.set_moving")
+                .arg("ready", replicas.ready)
+                .arg("desired", replicas.desired)
+                .arg("serving", replicas.serving)
+                .arg("old", replicas.old)
         };
         Finding::new(
             FindingId::ROLLOUT_IN_PROGRESS,

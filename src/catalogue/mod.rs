@@ -3,7 +3,9 @@
 //! the binary. Rules name an id; renderers take the texts from here.
 
 mod ids;
+mod message;
 pub use ids::FindingId;
+pub use message::{Arg, Message, Template, messages};
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;

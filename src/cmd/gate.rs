@@ -23,7 +23,8 @@ use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
 use crate::exit::{Exit, UsageError};
 use crate::model::{Clock, ClockSource, Origin, Snapshot, TargetKind, TargetSpec};
 use crate::render::gate::{
-    GateDetails, GateReport, Progress, ReportCheck, ReportHelm, human_report, junit, waiting_text,
+    GateDetails, GateReport, Progress, ReportCheck, ReportHelm, human_report, junit,
+    waiting_message, waiting_text,
 };
 use crate::render::report::{ReportTarget, RunInfo, trace_report};
 use crate::render::{self, Encoding, Style};
@@ -219,7 +220,7 @@ async fn wait(
         Err(e @ live::LiveError::NoResource { .. }) => return Err(e.into()),
         Err(e) => return Ok(Ended::undecided(e.to_string())),
     };
-    let mut progress = Progress::new(std::io::stderr().is_terminal());
+    let mut progress = Progress::new(std::io::stderr().is_terminal(), request.lang);
     let deadline = tokio::time::Instant::now() + request.timeout;
     let mut last: Option<Judged> = None;
     let mut crashes = CrashHistory::default();
@@ -356,6 +357,10 @@ async fn finish(
         waiting_for: match ended.outcome {
             Outcome::Converged | Outcome::Failed => None,
             _ => view.and_then(waiting_text),
+        },
+        waiting: match ended.outcome {
+            Outcome::Converged | Outcome::Failed => None,
+            _ => view.and_then(waiting_message),
         },
         reason: ended.reason.clone(),
         checks: view

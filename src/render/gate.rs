@@ -11,7 +11,7 @@ use super::Style;
 use super::report::{ReportTarget, TraceReport, report_finding, summary};
 use crate::analysis::gate::{Check, GateView, HelmRelease, Judgement, Outcome};
 use crate::analysis::{Diagnosis, format_duration};
-use crate::catalogue::Lang;
+use crate::catalogue::{Lang, Message};
 
 /// The Helm release as the report shows it.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -59,6 +59,9 @@ pub struct GateDetails {
     pub decided_by: Option<String>,
     /// What it was still waiting for, when it did not converge.
     pub waiting_for: Option<String>,
+    /// The same, for the human line in its language.
+    #[serde(skip)]
+    pub waiting: Option<Message>,
     /// Why no verdict could be reached.
     pub reason: Option<String>,
     pub checks: Vec<ReportCheck>,
@@ -82,7 +85,7 @@ impl From<&Check> for ReportCheck {
         ReportCheck {
             name: c.name.to_string(),
             passed: c.passed,
-            detail: c.detail.clone(),
+            detail: c.detail.en(),
         }
     }
 }
@@ -168,26 +171,30 @@ pub fn headline(
         (Outcome::CouldNotDecide, false) => (style.warn("?"), style.warn("COULD NOT DECIDE")),
         (Outcome::CouldNotDecide, true) => (style.warn("?"), style.warn("无法判定")),
     };
-    let mut line = match outcome {
-        Outcome::Converged => format!("{mark} {word} in {took}: {why}"),
+    let m = match outcome {
+        Outcome::Converged => Message::new("gate.converged"),
         Outcome::Failed => match &details.reason {
-            Some(reason) => format!("{mark} {word} after {took}: {reason}; {why}"),
-            None => format!("{mark} {word} after {took}: {why}"),
+            Some(reason) => Message::new("gate.failed_reason").arg("reason", reason),
+            None => Message::new("gate.failed"),
         },
-        Outcome::TimedOut => format!(
-            "{mark} {word} after {took}: {why}; {} {}",
-            if zh {
-                "仍在等待"
-            } else {
-                "still waiting for"
-            },
-            details.waiting_for.as_deref().unwrap_or("?")
+        Outcome::TimedOut => Message::new("gate.timed_out").arg(
+            "waiting",
+            details
+                .waiting
+                .as_ref()
+                .map(|w| w.render(style.lang))
+                .or_else(|| details.waiting_for.clone())
+                .unwrap_or_else(|| "?".into()),
         ),
-        Outcome::CouldNotDecide => format!(
-            "{mark} {word} after {took}: {}",
-            details.reason.as_deref().unwrap_or("")
-        ),
+        Outcome::CouldNotDecide => Message::new("gate.could_not_decide")
+            .arg("reason", details.reason.as_deref().unwrap_or("")),
     };
+    let mut line = m
+        .arg("mark", mark)
+        .arg("word", word)
+        .arg("took", took)
+        .arg("why", why)
+        .render(style.lang);
     line.push('\n');
     line
 }
@@ -201,31 +208,44 @@ pub fn checks_text(checks: &[Check], style: &Style) -> String {
         } else {
             style.dim("·")
         };
-        out.push_str(&format!("  {mark} {:<22} {}\n", c.name, c.detail));
+        out.push_str(&format!(
+            "  {mark} {:<22} {}\n",
+            c.name,
+            c.detail.render(style.lang)
+        ));
     }
     out
 }
 
-/// What the waiting is about, for progress and timeouts.
+/// What the waiting is about, for progress and timeouts, in English
+/// (the JSON `waiting_for`).
 pub fn waiting_text(view: &GateView) -> Option<String> {
+    waiting_message(view).map(|m| m.en())
+}
+
+/// What the waiting is about, to word in the view's language.
+pub fn waiting_message(view: &GateView) -> Option<Message> {
     match &view.judgement {
-        Judgement::Waiting { check, detail } => Some(format!("{check} ({detail})")),
+        Judgement::Waiting { check, detail } => Some(
+            Message::new("gate.waiting")
+                .arg("check", *check)
+                .arg("detail", detail.clone()),
+        ),
         _ => None,
     }
 }
 
 /// What users get now and where the rollout stands, as the headline, and
 /// what the gate is waiting for: the text of a progress line.
-pub fn progress_state(d: &Diagnosis, view: &GateView) -> String {
-    let waiting = waiting_text(view).unwrap_or_default();
+pub fn progress_state(d: &Diagnosis, view: &GateView, lang: Lang) -> String {
     format!(
         "{}{}",
-        super::headline::text(d, Lang::En),
-        if waiting.is_empty() {
-            String::new()
-        } else {
-            format!("; waiting for {waiting}")
-        }
+        super::headline::text(d, lang),
+        waiting_message(view)
+            .map(|w| Message::new("gate.progress_waiting")
+                .arg("waiting", w)
+                .render(lang))
+            .unwrap_or_default()
     )
 }
 
@@ -265,13 +285,13 @@ pub fn human_report(
 /// Progress on stderr while waiting.
 pub enum Progress {
     /// A person at a terminal: one spinner line, redrawn.
-    Spinner(ProgressBar),
+    Spinner(ProgressBar, Lang),
     /// CI logs: one line per change of step or of what is awaited.
-    Lines { last: Option<String> },
+    Lines { last: Option<String>, lang: Lang },
 }
 
 impl Progress {
-    pub fn new(terminal: bool) -> Progress {
+    pub fn new(terminal: bool, lang: Lang) -> Progress {
         if terminal {
             let bar = ProgressBar::new_spinner();
             bar.set_style(
@@ -279,20 +299,23 @@ impl Progress {
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
             bar.enable_steady_tick(Duration::from_millis(120));
-            Progress::Spinner(bar)
+            Progress::Spinner(bar, lang)
         } else {
-            Progress::Lines { last: None }
+            Progress::Lines { last: None, lang }
         }
     }
 
     /// The rollout as it stands.
     pub fn update(&mut self, elapsed: Duration, d: &Diagnosis, view: &GateView) {
-        let state = progress_state(d, view);
+        let lang = match self {
+            Progress::Spinner(_, lang) | Progress::Lines { lang, .. } => *lang,
+        };
+        let state = progress_state(d, view, lang);
         match self {
-            Progress::Spinner(bar) => {
+            Progress::Spinner(bar, _) => {
                 bar.set_message(format!("{state}  {}", elapsed_text(elapsed)));
             }
-            Progress::Lines { last } => {
+            Progress::Lines { last, .. } => {
                 if last.as_deref() != Some(state.as_str()) {
                     eprintln!("{}", progress_line(elapsed, &state));
                     *last = Some(state);
@@ -304,13 +327,15 @@ impl Progress {
     /// Something about the watches (lost the API, relisted...).
     pub fn note(&mut self, elapsed: Duration, text: &str) {
         match self {
-            Progress::Spinner(bar) => bar.println(format!("{text}  ({})", elapsed_text(elapsed))),
+            Progress::Spinner(bar, _) => {
+                bar.println(format!("{text}  ({})", elapsed_text(elapsed)))
+            }
             Progress::Lines { .. } => eprintln!("{}", progress_line(elapsed, text)),
         }
     }
 
     pub fn finish(self) {
-        if let Progress::Spinner(bar) = self {
+        if let Progress::Spinner(bar, _) = self {
             bar.finish_and_clear();
         }
     }
@@ -337,12 +362,12 @@ pub fn junit(
         } else {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
             s.set_type(outcome.as_str());
-            s.set_message(c.detail.clone());
+            s.set_message(c.detail.en());
             s
         };
         let mut case = TestCase::new(c.name, status);
         case.set_classname(target_label);
-        case.set_system_out(c.detail.clone());
+        case.set_system_out(c.detail.en());
         suite.add_test_case(case);
     }
     if let (Some(view), Some(d)) = (view, diagnosis)

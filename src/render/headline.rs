@@ -128,17 +128,27 @@ fn current_count(d: &Diagnosis) -> i32 {
     }
 }
 
-fn stopped(d: &Diagnosis, zh: bool) -> String {
-    let last = d.verdict.last_step.as_str();
+/// A step as the headline names it: the id in English, the quoted
+/// Chinese name in Chinese.
+fn step(s: crate::analysis::Step, zh: bool) -> String {
     if zh {
-        format!("停在 {last}")
+        format!("“{}”", super::human::step_name(s, Lang::Zh))
+    } else {
+        s.as_str().to_string()
+    }
+}
+
+fn stopped(d: &Diagnosis, zh: bool) -> String {
+    let last = step(d.verdict.last_step, zh);
+    if zh {
+        format!("停在{last}")
     } else {
         format!("stopped at {last}")
     }
 }
 
 const WORKER_EN: &str = "no Service selects these Pods: a worker's ladder ends at ready";
-const WORKER_ZH: &str = "没有 Service 选中这些 Pod：工作负载的进度止于 ready";
+const WORKER_ZH: &str = "没有 Service 选中这些 Pod：后台工作负载的进度止于“已就绪”";
 
 /// The sentence after the word.
 pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
@@ -315,10 +325,10 @@ pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
             format!("{head}{sep}{tail}")
         }
         State::Unknown => {
-            let names: Vec<&str> = s.unread.iter().map(|(r, _)| display_kind(r)).collect();
+            let names: Vec<&str> = s.unread.iter().map(|(r, _)| display_kind(r, zh)).collect();
             let mut why: Vec<&str> = s.unread.iter().map(|(_, r)| reason_word(r, zh)).collect();
             why.dedup();
-            let last = d.verdict.last_step.as_str();
+            let last = step(d.verdict.last_step, zh);
             let mut out = if zh {
                 format!(
                     "无法读取 {}（{}）；最后已知的步骤：{last}",
@@ -344,12 +354,12 @@ pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
 }
 
 fn waiting_for(d: &Diagnosis, zh: bool) -> String {
-    let last = d.verdict.last_step.as_str();
+    let last = step(d.verdict.last_step, zh);
     match (d.verdict.missing, zh) {
         (Some(m), false) => format!("stopped at {last}, waiting for {}", m.as_str()),
-        (Some(m), true) => format!("停在 {last}，等待 {}", m.as_str()),
+        (Some(m), true) => format!("停在{last}，等待{}", step(m, zh)),
         (None, false) => format!("at {last}"),
-        (None, true) => format!("在 {last}"),
+        (None, true) => format!("处于{last}"),
     }
 }
 
@@ -362,8 +372,9 @@ fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
 }
 
 /// The kind as people write it.
-fn display_kind(resource: &str) -> &str {
+fn display_kind(resource: &str, zh: bool) -> &str {
     match resource {
+        "apis" if zh => "API 发现",
         "endpointslices" => "EndpointSlices",
         "services" => "Services",
         "pods" => "Pods",

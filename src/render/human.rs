@@ -15,7 +15,7 @@ use super::layout::{self, cut, pad, pad_left, width, wrap, wrap_at_most};
 use super::report::{RunInfo, detail_with_others};
 use super::{Style, headline};
 use crate::analysis::{Diagnosis, Evidence, Finding, PodState, Step, format_duration};
-use crate::catalogue::{Severity, catalogue};
+use crate::catalogue::{Lang, Message, Severity, catalogue};
 use crate::model::{ClockSource, OriginKind};
 
 /// Widest waterfall bar, in columns; narrower when the width is short.
@@ -50,6 +50,73 @@ pub fn trace(d: &Diagnosis, run: &RunInfo, style: &Style) -> String {
     findings(&mut out, d, style);
     gaps(&mut out, d, style);
     out
+}
+
+/// A message in the view's language.
+fn tr(style: &Style, m: Message) -> String {
+    m.render(style.lang)
+}
+
+/// A ladder step as the views name it.
+pub fn step_name(step: Step, lang: Lang) -> String {
+    Message::new(match step {
+        Step::Declared => "step.declared",
+        Step::Observed => "step.observed",
+        Step::Deployment => "step.deployment",
+        Step::ReplicaSet => "step.replicaset",
+        Step::StatefulSet => "step.statefulset",
+        Step::DaemonSet => "step.daemonset",
+        Step::Stored => "step.stored",
+        Step::Bound => "step.bound",
+        Step::Started => "step.started",
+        Step::Ready => "step.ready",
+        Step::Serving => "step.serving",
+    })
+    .render(lang)
+}
+
+/// `ready/desired ready, N updated, N available` of a Deployment or set.
+fn workload_counts(
+    style: &Style,
+    ready: i32,
+    desired: i32,
+    updated: i32,
+    available: i32,
+) -> String {
+    tr(
+        style,
+        Message::new("tree.workload")
+            .arg("ready", ready)
+            .arg("desired", desired)
+            .arg("updated", updated)
+            .arg("available", available),
+    )
+}
+
+/// An evidence field as shown: a path as it is, `event REASON` in words.
+fn field_name(field: &str, style: &Style) -> String {
+    let own = match field {
+        "old revision Pods" => Some("surge.old_field"),
+        "current / desired (min..max)" => Some("hpa.replicas_field"),
+        _ => None,
+    };
+    if let Some(id) = own {
+        return tr(style, Message::new(id));
+    }
+    match field.strip_prefix("event ") {
+        Some(reason) => tr(style, Message::new("evidence.event").arg("reason", reason)),
+        None => field.to_string(),
+    }
+}
+
+/// A gap's reason: the apiserver's words, or mdiag's own for a kind a
+/// dump does not hold.
+fn gap_reason(reason: &str, style: &Style) -> String {
+    if reason == crate::model::Gap::NOT_IN_DUMP {
+        tr(style, Message::new("gap.not_in_dump"))
+    } else {
+        reason.to_string()
+    }
 }
 
 fn clock_time(t: Timestamp, now: Timestamp) -> String {
@@ -94,9 +161,9 @@ fn header(out: &mut String, d: &Diagnosis, run: &RunInfo, style: &Style) {
     // The file is the one the user named; the live context is worth saying.
     match run.origin.kind {
         OriginKind::Live => {
-            meta.push_str(" · live");
+            meta.push_str(&tr(style, Message::new("view.live")));
             if let Some(c) = &run.origin.context {
-                meta.push_str(&format!(", context {c}"));
+                meta.push_str(&tr(style, Message::new("view.context").arg("context", c)));
             }
         }
         _ if style.verbose => meta.push_str(&format!(" · {}", run.origin.location)),
@@ -134,7 +201,7 @@ fn verdict(out: &mut String, d: &Diagnosis, style: &Style) {
     );
     push_lines(out, wrap(&line, style.width, "", "  "));
     if let Some(next) = &d.verdict.next {
-        let label = format!("  {} ", style.dim("next:"));
+        let label = format!("  {} ", style.dim(style.labels().next));
         push_lines(
             out,
             layout::command(&label, next, style.width, COMMAND_INDENT, &|c| {
@@ -222,9 +289,20 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
     if let Some(m) = &c.model_service {
         let generation = m.generation;
         let state = match m.observed {
-            Some(o) if o >= generation => style.good(&format!("generation {generation}, observed")),
-            Some(o) => style.bad(&format!("generation {generation}, observed {o}")),
-            None => style.warn(&format!("generation {generation}, not observed")),
+            Some(o) if o >= generation => style.good(&tr(
+                style,
+                Message::new("tree.generation_observed").arg("generation", generation),
+            )),
+            Some(o) => style.bad(&tr(
+                style,
+                Message::new("tree.generation_behind")
+                    .arg("generation", generation)
+                    .arg("observed", o),
+            )),
+            None => style.warn(&tr(
+                style,
+                Message::new("tree.generation_unobserved").arg("generation", generation),
+            )),
         };
         lines.push((depth, format!("ModelService {}  {state}", m.name)));
         depth += 1;
@@ -238,8 +316,9 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
         lines.push((
             depth,
             format!(
-                "Deployment {}  {}/{} ready, {} updated, {} available{progressing}",
-                dep.name, dep.ready, dep.desired, dep.updated, dep.available,
+                "Deployment {}  {}{progressing}",
+                dep.name,
+                workload_counts(style, dep.ready, dep.desired, dep.updated, dep.available),
             ),
         ));
         depth += 1;
@@ -248,18 +327,22 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
         let revision = set
             .update_revision
             .as_ref()
-            .map(|(n, name)| format!(" · update revision {n} ({name})"))
+            .map(|(n, name)| {
+                tr(
+                    style,
+                    Message::new("tree.update_revision")
+                        .arg("revision", *n)
+                        .arg("name", name),
+                )
+            })
             .unwrap_or_default();
         lines.push((
             depth,
             format!(
-                "{} {}  {}/{} ready, {} updated, {} available{revision} · {}",
+                "{} {}  {}{revision} · {}",
                 set.kind,
                 set.name,
-                set.ready,
-                set.desired,
-                set.updated,
-                set.available,
+                workload_counts(style, set.ready, set.desired, set.updated, set.available),
                 set.strategy,
             ),
         ));
@@ -276,15 +359,23 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
             continue;
         }
         let tag = if rs.current {
-            style.bold(" (current)")
+            style.bold(&tr(style, Message::new("tree.current")))
         } else {
             String::new()
         };
         lines.push((
             depth,
             format!(
-                "ReplicaSet {}  revision {rev}{tag} · {}/{} ready",
-                rs.name, rs.ready, rs.desired,
+                "ReplicaSet {}  {}",
+                rs.name,
+                tr(
+                    style,
+                    Message::new("tree.replicaset")
+                        .arg("revision", rev)
+                        .arg("current", tag)
+                        .arg("ready", rs.ready)
+                        .arg("desired", rs.desired),
+                ),
             ),
         ));
         for g in fold(&pods, lead) {
@@ -307,18 +398,29 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
         lines.push((
             depth,
             format!(
-                "Service {}  {} · {endpoints}/{} ready endpoints",
+                "Service {}  {}",
                 svc.name,
-                svc.ports.join(","),
-                d.replicas.desired
+                tr(
+                    style,
+                    Message::new("tree.service")
+                        .arg("ports", svc.ports.join(","))
+                        .arg("endpoints", endpoints.as_str())
+                        .arg("desired", d.replicas.desired),
+                ),
             ),
         ));
         for slice in &svc.slices {
             lines.push((
                 depth + 1,
                 format!(
-                    "EndpointSlice {}  {} ready of {} endpoints",
-                    slice.name, slice.ready, slice.endpoints
+                    "EndpointSlice {}  {}",
+                    slice.name,
+                    tr(
+                        style,
+                        Message::new("tree.slice")
+                            .arg("ready", slice.ready)
+                            .arg("endpoints", slice.endpoints),
+                    ),
                 ),
             ));
         }
@@ -332,9 +434,15 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
     if c.wants_service && c.services.is_empty() {
         // Unread is not absent: a gap below says why.
         if services_unread {
-            lines.push((depth, style.warn("Service: not read")));
+            lines.push((
+                depth,
+                style.warn(&tr(style, Message::new("tree.service_unread"))),
+            ));
         } else {
-            lines.push((depth, style.bad("Service: none")));
+            lines.push((
+                depth,
+                style.bad(&tr(style, Message::new("tree.service_none"))),
+            ));
         }
     }
     draw_tree(out, &lines, style.width);
@@ -351,25 +459,33 @@ fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
     if let Some(ctl) = controller {
         let mut facts = Vec::new();
         if let Some((ready, desired)) = ctl.replicas {
-            facts.push(format!("{ready}/{desired} ready"));
+            facts.push(tr(
+                style,
+                Message::new("tree.controller_ready")
+                    .arg("ready", ready)
+                    .arg("desired", desired),
+            ));
         }
         if let Some(lease) = &ctl.lease {
             let text = match lease.renewed {
-                Some(t) => format!("lease renewed {} ago", format_duration(secs(t, d.now))),
-                None => "lease never renewed".into(),
+                Some(at) => tr(
+                    style,
+                    Message::new("tree.lease_renewed").arg("ago", format_duration(secs(at, d.now))),
+                ),
+                None => tr(style, Message::new("tree.lease_never")),
             };
             facts.push(if lease.stale {
-                style.bad(&format!("{text} (stale)"))
+                style.bad(&tr(style, Message::new("tree.stale").arg("text", text)))
             } else {
                 text
             });
         }
         if facts.is_empty() {
-            facts.push(style.dim("not in the snapshot"));
+            facts.push(style.dim(&tr(style, Message::new("tree.not_in_snapshot"))));
         }
         let line = format!(
             "{} {}/{}: {}",
-            style.dim("controller"),
+            style.dim(&tr(style, Message::new("tree.controller"))),
             ctl.namespace,
             ctl.name,
             facts.join(", ")
@@ -390,10 +506,12 @@ fn pod_line(g: &PodGroup, style: &Style) -> String {
     let mut parts = vec![if g.nodes > 1 {
         format!("{} {}", g.nodes, l.nodes)
     } else {
-        p.node.clone().unwrap_or_else(|| "no node".into())
+        p.node
+            .clone()
+            .unwrap_or_else(|| tr(style, Message::new("pod.no_node")))
     }];
     if p.last_step != Step::Serving {
-        parts.push(p.last_step.as_str().to_string());
+        parts.push(step_name(p.last_step, style.lang));
     }
     if let Some(r) = &p.state_reason {
         parts.push(style.bad(r));
@@ -405,27 +523,27 @@ fn pod_line(g: &PodGroup, style: &Style) -> String {
         } else {
             format!("{low}-{high}")
         };
-        parts.push(match style.lang {
-            crate::catalogue::Lang::Zh => format!("{count} {}", l.restarts),
-            crate::catalogue::Lang::En => {
-                let plural = if low == high && high == 1 { "" } else { "s" };
-                format!("{count} restart{plural}")
-            }
-        });
+        // One restart is singular only when every Pod of the group has one.
+        let n = if low == high { high } else { 2 };
+        parts.push(tr(
+            style,
+            Message::new("pod.restarts").arg("count", count).arg("n", n),
+        ));
     }
     if p.held {
         let revision = p.revision.map_or(String::new(), |r| format!(" {r}"));
-        parts.push(style.dim(&format!(
-            "kept on revision{revision} by the update strategy"
+        parts.push(style.dim(&tr(
+            style,
+            Message::new("pod.held").arg("revision", revision),
         )));
     }
     if p.terminating {
-        parts.push(style.dim("terminating"));
+        parts.push(style.dim(&tr(style, Message::new("pod.terminating"))));
     }
     parts.push(if p.serving {
         style.good(l.serving_yes)
     } else if p.draining {
-        style.dim("draining")
+        style.dim(&tr(style, Message::new("pod.draining")))
     } else {
         style.dim(l.serving_no)
     });
@@ -553,16 +671,20 @@ struct Row {
 }
 
 impl Row {
-    fn label(&self) -> String {
+    fn label(&self, lang: Lang) -> String {
         if self.first == self.last {
-            self.first.as_str().to_string()
+            step_name(self.first, lang)
         } else {
-            format!("{}…{}", self.first.as_str(), self.last.as_str())
+            format!(
+                "{}…{}",
+                step_name(self.first, lang),
+                step_name(self.last, lang)
+            )
         }
     }
 }
 
-fn timeline_rows(d: &Diagnosis, compact: bool) -> Vec<Row> {
+fn timeline_rows(d: &Diagnosis, compact: bool, lang: Lang) -> Vec<Row> {
     let slowest = slowest_step(d);
     let start = d.steps.iter().filter_map(|s| s.at).min();
     let mut rows: Vec<Row> = Vec::new();
@@ -581,7 +703,7 @@ fn timeline_rows(d: &Diagnosis, compact: bool) -> Vec<Row> {
                     && last.kind == RowKind::Reached
                 {
                     last.last = s.step;
-                    last.note = s.note.clone();
+                    last.note = s.note.render(lang);
                     last.slowest |= is_slowest;
                     continue;
                 }
@@ -592,7 +714,7 @@ fn timeline_rows(d: &Diagnosis, compact: bool) -> Vec<Row> {
                     at: Some(t),
                     from: Some(from),
                     gap,
-                    note: s.note.clone(),
+                    note: s.note.render(lang),
                     slowest: is_slowest,
                 }
             }
@@ -603,7 +725,7 @@ fn timeline_rows(d: &Diagnosis, compact: bool) -> Vec<Row> {
                 at: None,
                 from: None,
                 gap: None,
-                note: s.note.clone(),
+                note: s.note.render(lang),
                 slowest: false,
             },
             (false, _) if d.verdict.missing == Some(s.step) => {
@@ -615,7 +737,7 @@ fn timeline_rows(d: &Diagnosis, compact: bool) -> Vec<Row> {
                     at: None,
                     from,
                     gap: from.map(|f| secs(f, d.now)),
-                    note: s.note.clone(),
+                    note: s.note.render(lang),
                     slowest: is_slowest,
                 }
             }
@@ -631,7 +753,7 @@ fn timeline_rows(d: &Diagnosis, compact: bool) -> Vec<Row> {
                     at: None,
                     from: None,
                     gap: None,
-                    note: s.note.clone(),
+                    note: s.note.render(lang),
                     slowest: false,
                 }
             }
@@ -651,17 +773,21 @@ fn timeline(out: &mut String, d: &Diagnosis, style: &Style) {
     push_lines(out, wrap(&heading, style.width, "", "  "));
     let times: Vec<Timestamp> = d.steps.iter().filter_map(|s| s.at).collect();
     let Some(start) = times.iter().min().copied() else {
-        let _ = writeln!(out, "  {}\n", style.dim("no step has a recorded time"));
+        let _ = writeln!(
+            out,
+            "  {}\n",
+            style.dim(&tr(style, Message::new("timeline.no_time")))
+        );
         return;
     };
-    let rows = timeline_rows(d, !style.verbose);
+    let rows = timeline_rows(d, !style.verbose, style.lang);
     let waiting_since = times.iter().max().copied().unwrap_or(start);
     let end = if d.verdict.missing.is_some() {
         d.now
     } else {
         waiting_since
     };
-    let labels: Vec<String> = rows.iter().map(Row::label).collect();
+    let labels: Vec<String> = rows.iter().map(|r| r.label(style.lang)).collect();
     let times_text: Vec<String> = rows
         .iter()
         .map(|r| match (r.kind, r.at) {
@@ -783,14 +909,15 @@ fn pods(out: &mut String, d: &Diagnosis, style: &Style) {
     let heading = format!(
         "{}  {}",
         style.bold(l.pods),
-        style.dim(&format!(
-            "(current revision: {} of {} desired, {} ready, {} serving; {} in {})",
-            d.replicas.current,
-            d.replicas.desired,
-            d.replicas.ready,
-            d.replicas.serving,
-            d.replicas.old,
-            l.old_pods
+        style.dim(&tr(
+            style,
+            Message::new("pods.heading")
+                .arg("current", d.replicas.current)
+                .arg("desired", d.replicas.desired)
+                .arg("ready", d.replicas.ready)
+                .arg("serving", d.replicas.serving)
+                .arg("old", d.replicas.old)
+                .arg("older", l.old_pods)
         ))
     );
     push_lines(out, wrap(&heading, style.width, "", "  "));
@@ -846,9 +973,12 @@ fn pods(out: &mut String, d: &Diagnosis, style: &Style) {
     for g in fold(&old, None) {
         rest.push(format!(
             "{} {}",
-            style.dim(&format!(
-                "revision {}",
-                g.shown.revision.map_or("?".into(), |r| r.to_string())
+            style.dim(&tr(
+                style,
+                Message::new("pods.revision").arg(
+                    "revision",
+                    g.shown.revision.map_or("?".into(), |r| r.to_string())
+                )
             )),
             pod_line(&g, style)
         ));
@@ -869,23 +999,29 @@ fn pod_waterfall(out: &mut String, g: &PodGroup, axis: &Axis, now: Timestamp, st
     }
     let heading = format!(
         "{name}  {}",
-        style.dim(&format!(
-            "{} · revision {}",
-            p.node.as_deref().unwrap_or("no node"),
-            p.revision.map_or("?".into(), |r| r.to_string())
+        style.dim(&tr(
+            style,
+            Message::new("pods.node_revision")
+                .arg(
+                    "node",
+                    p.node
+                        .clone()
+                        .unwrap_or_else(|| tr(style, Message::new("pod.no_node")))
+                )
+                .arg("revision", p.revision.map_or("?".into(), |r| r.to_string()))
         ))
     );
     push_lines(out, wrap(&heading, style.width, "  ", "    "));
     let moments = [
-        ("stored", p.moments.stored),
-        ("bound", p.moments.bound),
-        ("started", p.moments.started),
-        ("ready", p.moments.ready),
+        (step_name(Step::Stored, style.lang), p.moments.stored),
+        (step_name(Step::Bound, style.lang), p.moments.bound),
+        (step_name(Step::Started, style.lang), p.moments.started),
+        (step_name(Step::Ready, style.lang), p.moments.ready),
     ];
     let mut previous: Option<Timestamp> = None;
     let mut waiting_shown = false;
     for (label, m) in moments {
-        let name = pad(label, 8);
+        let name = pad(&label, 8);
         match (m.reached, m.at) {
             (true, Some(t)) => {
                 let gap = previous
@@ -930,17 +1066,21 @@ fn pod_waterfall(out: &mut String, g: &PodGroup, axis: &Axis, now: Timestamp, st
         }
     }
     let serving = if p.serving {
-        format!("{} (endpoint ready; slices keep no time)", l.serving_yes)
+        tr(style, Message::new("pods.serving"))
     } else if p.draining {
-        "draining (terminating endpoint)".to_string()
+        tr(style, Message::new("pods.draining"))
     } else {
         l.serving_no.to_string()
     };
-    let lines = wrap(&serving, style.width, "    serving  ", "             ");
+    let head = format!(
+        "    {} ",
+        pad(&tr(style, Message::new("pods.serving_label")), 8)
+    );
+    let lines = wrap(&serving, style.width, &head, "             ");
     push_lines(
         out,
         lines.into_iter().map(|s| {
-            let (head, text) = s.split_at(13.min(s.len()));
+            let (head, text) = s.split_at(head.len().min(s.len()));
             let text = if p.serving {
                 style.good(text)
             } else {
@@ -1064,7 +1204,15 @@ fn opening(text: &str) -> &str {
 
 fn finding_head(f: &Finding, style: &Style) -> (String, String) {
     let mark = severity_mark(f.severity);
-    let sev = format!("{mark} {}", pad(f.severity.as_str(), 7));
+    let word = tr(
+        style,
+        Message::new(match f.severity {
+            Severity::Error => "severity.error",
+            Severity::Warning => "severity.warning",
+            Severity::Info => "severity.info",
+        }),
+    );
+    let sev = format!("{mark} {}", pad(&word, 7));
     let plain = format!("  {sev} {}  {}", f.id.as_str(), f.subject);
     let painted = format!(
         "  {} {}  {}",
@@ -1173,11 +1321,12 @@ fn evidence(out: &mut String, f: &Finding, full: bool, style: &Style) {
     let rest = " ".repeat(4 + label_width(style));
     for (i, e) in items.iter().enumerate() {
         let at =
-            e.at.map(|t| {
-                format!(
-                    " ({}, {} ago)",
-                    clock_time(t, style.now),
-                    format_duration(secs(t, style.now))
+            e.at.map(|at| {
+                tr(
+                    style,
+                    Message::new("evidence.at")
+                        .arg("time", clock_time(at, style.now))
+                        .arg("ago", format_duration(secs(at, style.now))),
                 )
             })
             .unwrap_or_default();
@@ -1187,7 +1336,11 @@ fn evidence(out: &mut String, f: &Finding, full: bool, style: &Style) {
         } else {
             format!("{} ", e.object)
         };
-        let text = format!("{object}{} = {}{at}", e.field, layout::clean(&e.value));
+        let text = format!(
+            "{object}{} = {}{at}",
+            field_name(&e.field, style),
+            layout::clean(&e.value_in(style.lang))
+        );
         let head = if i == 0 {
             pad(&format!("    {}", l.evidence), 4 + label_width(style))
         } else {
@@ -1277,11 +1430,18 @@ pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
     let line_of = |g: &crate::model::Gap| {
         // A kind missing from a file is about the file, not a cluster scope.
         let scope = match (&g.namespace, &g.complete_with) {
-            (Some(n), _) => format!(" in {n}"),
-            (None, Some(_)) => String::new(),
-            (None, None) => " (cluster)".into(),
+            (Some(n), _) => Message::new("gap.in").arg("namespace", n).into(),
+            (None, Some(_)) => crate::catalogue::Arg::from(""),
+            (None, None) => Message::new("gap.cluster").into(),
         };
-        format!("{} {}{scope}: {}", g.verb, g.resource, g.reason)
+        tr(
+            style,
+            Message::new("gap.line")
+                .arg("verb", &g.verb)
+                .arg("resource", &g.resource)
+                .arg("scope", scope)
+                .arg("reason", gap_reason(&g.reason, style)),
+        )
     };
     // The kubectl get that would add a kind missing from a dump, pasteable.
     let complete = |out: &mut String, g: &crate::model::Gap| {

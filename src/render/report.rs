@@ -98,7 +98,11 @@ pub struct ReportStep {
     pub at: Option<Timestamp>,
     /// Seconds since the previous step that has a time.
     pub gap_seconds: Option<f64>,
+    /// In English whatever `--lang` says.
     pub note: String,
+    /// The message `note` is made from and its arguments.
+    pub note_id: &'static str,
+    pub note_args: std::collections::BTreeMap<&'static str, crate::catalogue::Arg>,
 }
 
 #[derive(Debug, Serialize)]
@@ -161,7 +165,14 @@ pub struct ReportFinding {
     pub title: String,
     pub subject: ObjectRef,
     pub step: Step,
+    /// In English whatever `--lang` says, with how many other Pods share it.
     pub detail: String,
+    /// The message `detail` is made from and its arguments, for tools that
+    /// word it themselves (`messages.yaml` holds the templates).
+    pub detail_id: &'static str,
+    pub detail_args: std::collections::BTreeMap<&'static str, crate::catalogue::Arg>,
+    /// Other Pods with the same finding (0 when it is about one object).
+    pub others: usize,
     pub evidence: Vec<ReportEvidence>,
     pub cause: String,
     pub check: Vec<String>,
@@ -197,7 +208,9 @@ pub fn trace_report(d: &Diagnosis, run: &RunInfo, lang: Lang) -> TraceReport {
                 reached: s.reached,
                 at: s.at,
                 gap_seconds: gap,
-                note: s.note.clone(),
+                note: s.note.en(),
+                note_id: s.note.id,
+                note_args: s.note.args.clone(),
             }
         })
         .collect();
@@ -280,7 +293,10 @@ pub fn report_finding(f: &Finding, lang: Lang) -> ReportFinding {
         title: text(|e| &e.title),
         subject: f.subject.clone(),
         step: f.step,
-        detail: detail_with_others(f, lang),
+        detail: detail_with_others(f, Lang::En),
+        detail_id: f.detail.id,
+        detail_args: f.detail.args.clone(),
+        others: others(f),
         evidence: f
             .evidence
             .iter()
@@ -307,17 +323,22 @@ pub fn report_finding(f: &Finding, lang: Lang) -> ReportFinding {
 
 /// The finding's detail, with how many other Pods share it.
 pub fn detail_with_others(f: &Finding, lang: Lang) -> String {
-    match f.vars.get("also").and_then(|n| n.parse::<usize>().ok()) {
-        Some(n) if n > 0 => match lang {
-            Lang::En => format!(
-                "{} (and {n} more Pod{})",
-                f.detail,
-                if n == 1 { "" } else { "s" }
-            ),
-            Lang::Zh => format!("{}（另有 {n} 个 Pod 相同）", f.detail),
-        },
-        _ => f.detail.clone(),
+    let detail = f.detail.render(lang);
+    match others(f) {
+        0 => detail,
+        n => {
+            let more = crate::catalogue::Message::new("finding.others").arg("n", n);
+            format!("{detail}{}", more.render(lang))
+        }
     }
+}
+
+/// How many other Pods share the finding.
+fn others(f: &Finding) -> usize {
+    f.vars
+        .get("also")
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0)
 }
 
 /// The one-line verdict, in the user's language: the headline.

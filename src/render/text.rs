@@ -50,6 +50,8 @@ pub struct Labels {
     pub check_is_next: &'static str,
     /// The heading of a single gap, on its line.
     pub gaps_one: &'static str,
+    /// The label of the command to run first, under the headline.
+    pub next: &'static str,
 }
 
 const EN: Labels = Labels {
@@ -93,6 +95,7 @@ const EN: Labels = Labels {
     restarts: "restarts",
     check_is_next: "the next: command above",
     gaps_one: "Could not read: ",
+    next: "next:",
 };
 
 const ZH: Labels = Labels {
@@ -134,8 +137,9 @@ const ZH: Labels = Labels {
     alike: "及另外 {n} 个相同的 Pod",
     nodes: "个节点",
     restarts: "次重启",
-    check_is_next: "即上方的 next: 命令",
+    check_is_next: "即上方“下一步”的命令",
     gaps_one: "无法读取：",
+    next: "下一步：",
 };
 
 impl Labels {

@@ -2,7 +2,7 @@
 //! versioned list of trace reports for machines.
 
 use comfy_table::presets::NOTHING;
-use comfy_table::{Cell, ContentArrangement, Table};
+use comfy_table::{Cell, Table};
 use serde::Serialize;
 
 use super::Style;
@@ -103,18 +103,12 @@ fn short_kind(kind: &str) -> &str {
     }
 }
 
-/// The table, worst first; healthy workloads folded into a count unless
-/// `all`; a count line; then what could not be read. The table fits
-/// `style.width`: a cell too long for its column wraps inside it.
-pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
+/// The triage table of `cells`; `narrow` stacks the step's two ends and
+/// the finding's severity under its id. Cells are never wrapped by width:
+/// comfy-table would cut names and ids anywhere.
+fn rows_table(cells: &[[String; 7]], narrow: bool) -> String {
     let mut table = Table::new();
     table.load_style(NOTHING);
-    // Dynamic: columns as narrow as their content, cells wrapped only when
-    // the whole row would pass the width (never the terminal's own width,
-    // which comfy-table would read itself: `--width` and COLUMNS decide).
-    table
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(u16::try_from(style.width).unwrap_or(u16::MAX));
     table.set_header([
         "NAMESPACE",
         "WORKLOAD",
@@ -124,21 +118,48 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
         "LEADING FINDING",
         "FOR",
     ]);
-    let rows = t.rows();
-    let mut shown = 0;
-    for row in &rows {
-        let cells = match row {
-            Row::Workload(d) if all || !d.healthy => workload_cells(d, style),
-            Row::Workload(_) => continue,
-            Row::Outside(o) => outside_cells(o, style),
-        };
-        table.add_row(cells.map(Cell::new));
-        shown += 1;
+    for row in cells {
+        let mut row = row.clone();
+        if narrow {
+            row[4] = row[4].replacen(" → ", " →\n", 1);
+            row[5] = row[5].replacen(" (", "\n(", 1);
+        }
+        table.add_row(row.map(Cell::new));
     }
+    table.to_string()
+}
+
+/// The table, worst first; healthy workloads folded into a count unless
+/// `all`; a count line; then what could not be read. The table fits
+/// `style.width`: a cell too long for its column wraps inside it.
+pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
+    let rows = t.rows();
+    let cells: Vec<[String; 7]> = rows
+        .iter()
+        .filter_map(|row| match row {
+            Row::Workload(d) if all || !d.healthy => Some(workload_cells(d, style)),
+            Row::Workload(_) => None,
+            Row::Outside(o) => Some(outside_cells(o, style)),
+        })
+        .collect();
+    let shown = cells.len();
+    // One line per workload when that fits the width. Otherwise the step's
+    // ends and the finding's severity go on lines of their own; names,
+    // states and finding ids are what a reader scans for and pastes, so
+    // they are never split, even if the table then passes the width.
+    let one_line = rows_table(&cells, false);
+    let fits = one_line
+        .lines()
+        .all(|l| super::layout::width(l) <= style.width);
+    let rendered = if fits {
+        one_line
+    } else {
+        rows_table(&cells, true)
+    };
     let items = &t.items;
     let mut out = String::new();
     if shown > 0 {
-        out.push_str(&table.to_string());
+        out.push_str(&rendered);
         out.push('\n');
     }
     let healthy = items.iter().filter(|d| d.healthy).count();

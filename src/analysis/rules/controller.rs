@@ -2,9 +2,10 @@
 //! and the Deployment controller.
 
 use super::Ctx;
+use super::pods::{or_none, quote};
 use crate::analysis::facts::{self, age, deployment_condition, lease_state, seconds_between};
 use crate::analysis::{Evidence, Finding, Step};
-use crate::catalogue::FindingId;
+use crate::catalogue::{Arg, FindingId, Message};
 use crate::chain::CONTROLLER_NAME;
 use crate::model::ObjectRef;
 
@@ -33,49 +34,51 @@ pub fn controller_not_converging(ctx: &Ctx) -> Vec<Finding> {
         return Vec::new();
     }
     let msvc_label = format!("modelservice/{}", facts::name(meta));
-    let mut detail = format!(
-        "generation {generation} not observed (observedGeneration {}) {} after it was declared",
-        observed.map_or("none".into(), |o| o.to_string()),
-        declared.map_or("long".into(), |d| age(d, ctx.now))
-    );
+    let mut detail = Message::new("controller.detail")
+        .arg("generation", generation)
+        .arg(
+            "observed",
+            or_none(observed.map(|o| o.to_string()).as_deref()),
+        )
+        .arg("waited", waited_arg(declared, ctx.now))
+        .arg("stale", "");
     let mut f = Finding::new(
         FindingId::CONTROLLER_NOT_CONVERGING,
         ObjectRef::new("ModelService", meta),
         Step::Observed,
-        String::new(),
+        Message::new("quote"),
     )
-    .evidence(
-        Evidence::new(
-            msvc_label.clone(),
-            "metadata.generation / status.observedGeneration",
-            format!(
-                "{generation} / {}",
-                observed.map_or("unset".into(), |o| o.to_string())
-            ),
-        )
-        .at(declared),
-    );
+    .evidence(generation_evidence(msvc_label.clone(), generation, observed).at(declared));
     if let Some(c) = controller {
         let lease_label = format!("lease/{}", c.location.name);
         match &lease {
             Some(l) => {
-                let text = format!(
-                    "holder {}, renewed {} ago, duration {}s{}",
-                    l.holder.as_deref().unwrap_or("none"),
-                    l.renewed.map_or("never".into(), |t| age(t, ctx.now)),
-                    l.duration_seconds,
-                    if l.stale { ": not renewed (stale)" } else { "" }
+                let text = match l.renewed {
+                    Some(t) => Message::new("controller.lease").arg("ago", age(t, ctx.now)),
+                    None => Message::new("controller.lease_never"),
+                }
+                .arg("holder", or_none(l.holder.as_deref()))
+                .arg("duration", l.duration_seconds)
+                .arg(
+                    "stale",
+                    if l.stale {
+                        Message::new("controller.lease_stale_suffix").into()
+                    } else {
+                        Arg::from("")
+                    },
                 );
                 if l.stale {
-                    detail.push_str("; its controller's Lease is not being renewed");
+                    detail = detail.arg("stale", Message::new("controller.lease_stale"));
                 }
-                f = f.evidence(Evidence::new(lease_label, "spec.renewTime", text).at(l.renewed));
+                f = f.evidence(Evidence::said(lease_label, "spec.renewTime", text).at(l.renewed));
             }
             None if !ctx.hidden("leases") => {
-                f = f.evidence(Evidence::new(
+                f = f.evidence(Evidence::said(
                     lease_label,
                     "lease",
-                    format!("no Lease {}/{}", c.location.namespace, c.location.name),
+                    Message::new("controller.no_lease")
+                        .arg("namespace", &c.location.namespace)
+                        .arg("name", &c.location.name),
                 ));
             }
             None => {}
@@ -87,10 +90,10 @@ pub fn controller_not_converging(ctx: &Ctx) -> Vec<Finding> {
                 .and_then(|s| s.ready_replicas)
                 .unwrap_or(0);
             let want = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
-            f = f.evidence(Evidence::new(
+            f = f.evidence(Evidence::said(
                 format!("deployment/{}", c.location.name),
                 "status.readyReplicas",
-                format!("{ready} of {want}"),
+                Message::new("count.of").arg("n", ready).arg("of", want),
             ));
             // Forbidden or conflict in its events point at RBAC or ownership.
             for e in ctx.events.about("Deployment", &d.metadata) {
@@ -126,6 +129,29 @@ pub fn controller_not_converging(ctx: &Ctx) -> Vec<Finding> {
     vec![f]
 }
 
+/// How long ago, or `long` without a time.
+fn waited_arg(since: Option<jiff::Timestamp>, now: jiff::Timestamp) -> Arg {
+    match since {
+        Some(t) => Arg::from(age(t, now)),
+        None => Message::new("word.long").into(),
+    }
+}
+
+/// `generation / observedGeneration`, `unset` for a missing one.
+fn generation_evidence(object: String, generation: i64, observed: Option<i64>) -> Evidence {
+    let observed = match observed {
+        Some(o) => Arg::from(o),
+        None => Message::new("word.unset").into(),
+    };
+    Evidence::said(
+        object,
+        "metadata.generation / status.observedGeneration",
+        Message::new("generation.pair")
+            .arg("generation", generation)
+            .arg("observed", observed),
+    )
+}
+
 pub fn deployment_missing(ctx: &Ctx) -> Vec<Finding> {
     let Some(msvc) = ctx.chain.model_service else {
         return Vec::new();
@@ -149,15 +175,14 @@ pub fn deployment_missing(ctx: &Ctx) -> Vec<Finding> {
         FindingId::DEPLOYMENT_MISSING,
         ObjectRef::new("ModelService", meta),
         Step::Deployment,
-        format!(
-            "modelservice/{} observed generation {generation} but no Deployment is owned by it",
-            facts::name(meta)
-        ),
+        Message::new("deployment-missing.detail")
+            .arg("name", facts::name(meta))
+            .arg("generation", generation),
     )
-    .evidence(Evidence::new(
+    .evidence(Evidence::said(
         format!("namespace/{}", ctx.chain.namespace),
         "deployments",
-        format!("none with an ownerReference to uid {}", facts::uid(meta)),
+        Message::new("deployment-missing.none").arg("uid", facts::uid(meta)),
     ));
     f.vars = ctx.base_vars();
     vec![f]
@@ -181,41 +206,44 @@ pub fn deployment_not_observed(ctx: &Ctx) -> Vec<Finding> {
         return Vec::new();
     }
     let name = facts::name(&d.metadata);
-    let mut detail = format!(
-        "deployment/{name} generation {generation} not observed (observedGeneration {}) {} after it was written",
-        observed.map_or("none".into(), |o| o.to_string()),
-        written.map_or("long".into(), |w| age(w, ctx.now))
-    );
+    let mut detail = Message::new("deployment-not-observed.detail")
+        .arg("name", name)
+        .arg("generation", generation)
+        .arg(
+            "observed",
+            or_none(observed.map(|o| o.to_string()).as_deref()),
+        )
+        .arg("waited", waited_arg(written, ctx.now))
+        .arg("stale", "");
     let mut f = Finding::new(
         FindingId::DEPLOYMENT_NOT_OBSERVED,
         ObjectRef::new("Deployment", &d.metadata),
         Step::Deployment,
-        String::new(),
+        Message::new("quote"),
     )
-    .evidence(
-        Evidence::new(
-            format!("deployment/{name}"),
-            "metadata.generation / status.observedGeneration",
-            format!(
-                "{generation} / {}",
-                observed.map_or("unset".into(), |o| o.to_string())
-            ),
-        )
-        .at(written),
-    );
+    .evidence(generation_evidence(format!("deployment/{name}"), generation, observed).at(written));
     if let Some(l) = &kcm {
         if l.stale {
-            detail.push_str("; the kube-controller-manager Lease is not being renewed");
+            detail = detail.arg("stale", Message::new("deployment-not-observed.lease_stale"));
         }
         f = f.evidence(
-            Evidence::new(
+            Evidence::said(
                 "lease/kube-controller-manager",
                 "spec.renewTime",
-                format!(
-                    "holder {}, renewed {} ago{}",
-                    l.holder.as_deref().unwrap_or("none"),
-                    l.renewed.map_or("never".into(), |t| age(t, ctx.now)),
-                    if l.stale { " (stale)" } else { "" }
+                match l.renewed {
+                    Some(t) => {
+                        Message::new("deployment-not-observed.lease").arg("ago", age(t, ctx.now))
+                    }
+                    None => Message::new("deployment-not-observed.lease_never"),
+                }
+                .arg("holder", or_none(l.holder.as_deref()))
+                .arg(
+                    "stale",
+                    if l.stale {
+                        Message::new("word.stale_suffix").into()
+                    } else {
+                        Arg::from("")
+                    },
                 ),
             )
             .at(l.renewed),
@@ -246,7 +274,7 @@ pub fn progress_deadline_exceeded(ctx: &Ctx) -> Vec<Finding> {
         FindingId::PROGRESS_DEADLINE_EXCEEDED,
         ObjectRef::new("Deployment", &d.metadata),
         Step::Serving,
-        c.message.clone().unwrap_or_default(),
+        quote(c.message.clone().unwrap_or_default()),
     )
     .evidence(
         Evidence::new(
@@ -263,17 +291,22 @@ pub fn progress_deadline_exceeded(ctx: &Ctx) -> Vec<Finding> {
             .or(c.last_transition_time.as_ref())
             .map(|t| t.0)),
     )
-    .evidence(Evidence::new(
+    .evidence(Evidence::said(
         format!("deployment/{name}"),
         "status.updatedReplicas / availableReplicas / replicas",
-        format!("{updated} / {available} / {total} (desired {desired})"),
+        Message::new("progress-deadline.counts")
+            .arg("updated", updated)
+            .arg("available", available)
+            .arg("total", total)
+            .arg("desired", desired),
     ));
     // Counts win over a stale summary condition; say that they disagree.
     if updated >= desired && available >= desired && total == desired {
         f.severity = crate::catalogue::Severity::Info;
-        f.detail = format!(
-            "the Progressing condition still says the deadline was exceeded, but the counts show the rollout complete ({updated} updated, {available} available of {desired}): the condition is stale"
-        );
+        f.detail = Message::new("progress-deadline.stale")
+            .arg("updated", updated)
+            .arg("available", available)
+            .arg("desired", desired);
     }
     f.vars = ctx.base_vars();
     vec![f]
@@ -362,25 +395,30 @@ pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
         FindingId::ROLLOUT_SURGE_BLOCKED,
         ObjectRef::new("Deployment", &d.metadata),
         Step::Bound,
-        format!(
-            "the surge Pod {} waits for {resource} held by {old_running} old Pod(s); maxSurge {surge}, maxUnavailable {unavailable}",
-            facts::name(&p.pod.metadata)
-        ),
+        Message::new("surge.detail")
+            .arg("pod", facts::name(&p.pod.metadata))
+            .arg("resource", resource.as_str())
+            .arg("old", old_running)
+            .arg("surge", surge)
+            .arg("unavailable", unavailable),
     )
-    .evidence(Evidence::new(
+    .evidence(Evidence::said(
         format!("deployment/{name}"),
         "spec.strategy.rollingUpdate",
-        format!("maxSurge {surge}, maxUnavailable {unavailable} (of {desired})"),
+        Message::new("surge.limits")
+            .arg("surge", surge)
+            .arg("unavailable", unavailable)
+            .arg("desired", desired),
     ))
     .evidence(Evidence::new(
         format!("pod/{}", facts::name(&p.pod.metadata)),
         "event FailedScheduling",
         message,
     ))
-    .evidence(Evidence::new(
+    .evidence(Evidence::said(
         format!("deployment/{name}"),
         "old revision Pods",
-        format!("{old_running} Running and Ready"),
+        Message::new("surge.old_ready").arg("n", old_running),
     ));
     f.vars = ctx.base_vars();
     f.vars
@@ -422,24 +460,22 @@ pub fn managed_deployment_edited(ctx: &Ctx) -> Vec<Finding> {
         return Vec::new();
     }
     let name = facts::name(&d.metadata);
-    let who: Vec<String> = editors
+    let who: Vec<Message> = editors
         .iter()
         .map(|m| {
-            format!(
-                "{} ({})",
-                m.manager.as_deref().unwrap_or("?"),
-                m.operation.as_deref().unwrap_or("?")
-            )
+            Message::new("edited.who")
+                .arg("manager", m.manager.as_deref().unwrap_or("?"))
+                .arg("operation", m.operation.as_deref().unwrap_or("?"))
         })
         .collect();
     let mut f = Finding::new(
         FindingId::MANAGED_DEPLOYMENT_EDITED,
         ObjectRef::new("Deployment", &d.metadata),
         Step::Deployment,
-        format!(
-            "deployment/{name} is managed by {controller}, but {} changed its spec; the next reconcile reverts it",
-            who.join(", ")
-        ),
+        Message::new("edited.detail")
+            .arg("name", name)
+            .arg("controller", controller)
+            .arg("who", Arg::list(who, "sep.comma")),
     );
     for m in editors {
         let fields = m
@@ -511,20 +547,18 @@ pub fn field_conflict(ctx: &Ctx) -> Vec<Finding> {
     let Some(d) = ctx.chain.deployment else {
         return Vec::new();
     };
-    let mut owners: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let mut owners: std::collections::BTreeMap<String, Vec<Message>> = Default::default();
     for m in d.metadata.managed_fields.iter().flatten() {
         if m.subresource.as_deref() == Some("status") {
             continue;
         }
-        let manager = format!(
-            "{}{}",
-            m.manager.as_deref().unwrap_or("?"),
-            m.subresource
-                .as_deref()
-                .filter(|s| !s.is_empty())
-                .map(|s| format!(" via {s}"))
-                .unwrap_or_default()
-        );
+        let who = m.manager.as_deref().unwrap_or("?");
+        let manager = match m.subresource.as_deref().filter(|s| !s.is_empty()) {
+            Some(s) => Message::new("conflict.via")
+                .arg("manager", who)
+                .arg("subresource", s),
+            None => Message::new("quote").arg("text", who),
+        };
         for path in m
             .fields_v1
             .as_ref()
@@ -548,17 +582,23 @@ pub fn field_conflict(ctx: &Ctx) -> Vec<Finding> {
         FindingId::FIELD_CONFLICT,
         ObjectRef::new("Deployment", &d.metadata),
         Step::Deployment,
-        shared
-            .iter()
-            .map(|(path, managers)| format!("{path} is owned by {}", managers.join(" and ")))
-            .collect::<Vec<_>>()
-            .join("; "),
+        Message::new("quote").arg(
+            "text",
+            Arg::list(
+                shared.iter().map(|(path, managers)| {
+                    Message::new("conflict.owned")
+                        .arg("path", path)
+                        .arg("managers", Arg::list(managers.clone(), "sep.and"))
+                }),
+                "sep.semicolon",
+            ),
+        ),
     );
     for (path, managers) in shared.iter().take(8) {
-        f = f.evidence(Evidence::new(
+        f = f.evidence(Evidence::said(
             format!("deployment/{name}"),
             format!("metadata.managedFields: {path}"),
-            managers.join(", "),
+            Message::new("quote").arg("text", Arg::list(managers.clone(), "sep.comma")),
         ));
     }
     f.vars = ctx.base_vars();

@@ -1,7 +1,7 @@
 //! Rules about the Pods of the current revision: scheduling, containers,
 //! images, probes.
 
-use crate::catalogue::FindingId;
+use crate::catalogue::{Arg, FindingId, Message};
 use k8s_openapi::api::core::v1::{ContainerStatus, Pod};
 
 use super::Ctx;
@@ -23,11 +23,33 @@ fn pod_label(pod: &Pod) -> String {
     format!("pod/{}", facts::name(&pod.metadata))
 }
 
-fn pod_finding(ctx: &Ctx, id: FindingId, pod: &Pod, step: Step, detail: String) -> Finding {
+fn pod_finding(ctx: &Ctx, id: FindingId, pod: &Pod, step: Step, detail: Message) -> Finding {
     let mut f = Finding::new(id, pod_ref(pod), step, detail);
     f.vars = ctx.base_vars();
     f.vars.extend(super::pod_vars(pod));
     f
+}
+
+/// The cluster's own words, as they are.
+pub(super) fn quote(text: impl Into<String>) -> Message {
+    Message::new("quote").arg("text", text.into())
+}
+
+/// ` (REASON)` after an exit code, or nothing without a reason.
+fn paren(reason: &str) -> Arg {
+    if reason.is_empty() {
+        Arg::from("")
+    } else {
+        Message::new("paren").arg("text", reason).into()
+    }
+}
+
+/// The value, or the word `none`.
+pub(super) fn or_none(value: Option<&str>) -> Arg {
+    match value {
+        Some(v) => Arg::from(v),
+        None => Message::new("word.none").into(),
+    }
 }
 
 fn event_evidence(pod: &Pod, e: &EventRecord) -> Evidence {
@@ -78,7 +100,13 @@ pub fn unschedulable(ctx: &Ctx) -> Vec<Finding> {
             .map(|e| e.message().to_string())
             .or_else(|| condition.and_then(|c| c.message.clone()))
             .unwrap_or_default();
-        let mut f = pod_finding(ctx, FindingId::POD_UNSCHEDULABLE, pod, Step::Bound, message);
+        let mut f = pod_finding(
+            ctx,
+            FindingId::POD_UNSCHEDULABLE,
+            pod,
+            Step::Bound,
+            quote(message),
+        );
         if let Some(c) = condition {
             f = f.evidence(
                 Evidence::new(
@@ -129,31 +157,35 @@ pub fn scheduler_silent(ctx: &Ctx) -> Vec<Finding> {
             continue;
         }
         let lease_text = match &lease {
-            Some(l) => format!(
-                "holder {}, last renewed {} ago (duration {}s)",
-                l.holder.as_deref().unwrap_or("none"),
-                l.renewed.map_or("never".into(), |t| age(t, ctx.now)),
-                l.duration_seconds
-            ),
-            None if lease_unreadable => "the kube-scheduler Lease could not be read".into(),
-            None => "no kube-scheduler Lease in kube-system".into(),
+            Some(l) => {
+                let m = match l.renewed {
+                    Some(t) => Message::new("scheduler-silent.lease").arg("ago", age(t, ctx.now)),
+                    None => Message::new("scheduler-silent.lease_never"),
+                };
+                m.arg("holder", or_none(l.holder.as_deref()))
+                    .arg("duration", l.duration_seconds)
+            }
+            None if lease_unreadable => Message::new("scheduler-silent.lease_unreadable"),
+            None => Message::new("scheduler-silent.lease_missing"),
         };
         let f = pod_finding(
             ctx,
             FindingId::SCHEDULER_SILENT,
             pod,
             Step::Bound,
-            format!(
-                "no nodeName and no scheduling event after {}; scheduler lease: {lease_text}",
-                age(facts::created(&pod.metadata).unwrap_or(ctx.now), ctx.now)
-            ),
+            Message::new("scheduler-silent.detail")
+                .arg(
+                    "waited",
+                    age(facts::created(&pod.metadata).unwrap_or(ctx.now), ctx.now),
+                )
+                .arg("lease", lease_text.clone()),
         )
         .evidence(
-            Evidence::new(pod_label(pod), "spec.nodeName", "unset")
+            Evidence::said(pod_label(pod), "spec.nodeName", Message::new("word.unset"))
                 .at(facts::created(&pod.metadata)),
         )
         .evidence(
-            Evidence::new("lease/kube-scheduler", "spec.renewTime", lease_text)
+            Evidence::said("lease/kube-scheduler", "spec.renewTime", lease_text)
                 .at(lease.as_ref().and_then(|l| l.renewed)),
         );
         out.push(f);
@@ -204,30 +236,23 @@ fn running_between_crashes(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Opti
     if facts::seconds_between(started, ctx.now) > BACKOFF_RESET_SECONDS {
         return None;
     }
-    let detail = format!(
-        "container {} {} with code {}{}, {} restarts; running again for {} and not ready (between two crashes)",
-        s.name,
-        if last.exit_code == 0 {
-            "keeps exiting"
-        } else {
-            "exits"
-        },
-        last.exit_code,
-        if last_reason.is_empty() {
-            String::new()
-        } else {
-            format!(" ({last_reason})")
-        },
-        s.restart_count,
-        facts::age(started, ctx.now)
-    );
+    let detail = Message::new(if last.exit_code == 0 {
+        "crash.between_zero"
+    } else {
+        "crash.between"
+    })
+    .arg("container", &s.name)
+    .arg("code", last.exit_code)
+    .arg("reason", paren(last_reason))
+    .arg("restarts", s.restart_count)
+    .arg("running", facts::age(started, ctx.now));
     let f = pod_finding(ctx, FindingId::CRASH_LOOP, pod, Step::Ready, detail)
         .var("container", s.name.clone())
         .evidence(
-            Evidence::new(
+            Evidence::said(
                 pod_label(pod),
                 format!("{}.state.running", container_label(s)),
-                "running, not ready",
+                Message::new("crash.running_not_ready"),
             )
             .at(Some(started)),
         )
@@ -271,25 +296,20 @@ fn terminated_before_restart(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Op
         return None;
     }
     let how = match now.exit_code {
-        0 => "keeps exiting with code 0 (it finishes, it does not fail)".to_string(),
-        code => format!(
-            "exits with code {code}{}",
-            if reason.is_empty() {
-                String::new()
-            } else {
-                format!(" ({reason})")
-            }
-        ),
+        0 => Message::new("crash.how_zero"),
+        code => Message::new("crash.how_exits")
+            .arg("code", code)
+            .arg("reason", paren(reason)),
     };
     let id = if matches!(now.exit_code, 126 | 127) {
         FindingId::CONTAINER_CANNOT_RUN
     } else {
         FindingId::CRASH_LOOP
     };
-    let detail = format!(
-        "container {} {how}, {} restarts; terminated, waiting for its next restart",
-        s.name, s.restart_count
-    );
+    let detail = Message::new("crash.terminated")
+        .arg("container", &s.name)
+        .arg("how", how)
+        .arg("restarts", s.restart_count);
     let f = pod_finding(ctx, id, pod, Step::Started, detail)
         .var("container", s.name.clone())
         .evidence(
@@ -366,19 +386,17 @@ fn container_failure(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Fin
     let (id, detail) = match reason {
         "CreateContainerConfigError" | "CreateContainerError" => (
             FindingId::CONTAINER_CONFIG_ERROR,
-            format!(
-                "container {}: {reason}: {}",
-                s.name,
-                waiting.message.as_deref().unwrap_or("")
-            ),
+            Message::new("container.waiting")
+                .arg("container", &s.name)
+                .arg("reason", reason)
+                .arg("message", waiting.message.as_deref().unwrap_or("")),
         ),
         "RunContainerError" | "ContainerCannotRun" => (
             FindingId::CONTAINER_CANNOT_RUN,
-            format!(
-                "container {}: {reason}: {}",
-                s.name,
-                waiting.message.as_deref().unwrap_or("")
-            ),
+            Message::new("container.waiting")
+                .arg("container", &s.name)
+                .arg("reason", reason)
+                .arg("message", waiting.message.as_deref().unwrap_or("")),
         ),
         "CrashLoopBackOff" if last_reason == "OOMKilled" => return None,
         "CrashLoopBackOff"
@@ -386,44 +404,44 @@ fn container_failure(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Fin
                 || matches!(last_reason, "ContainerCannotRun" | "StartError") =>
         {
             let why = match (exit, last_reason) {
-                (_, "StartError" | "ContainerCannotRun") => format!(
-                    "the runtime could not start it ({last_reason}: {})",
-                    last.and_then(|t| t.message.as_deref())
-                        .unwrap_or("no message")
-                        .trim()
-                ),
-                (Some(127), _) => "exit 127: command not found".to_string(),
-                _ => "exit 126: not executable".to_string(),
+                (_, "StartError" | "ContainerCannotRun") => Message::new("cannot-run.runtime")
+                    .arg("reason", last_reason)
+                    .arg(
+                        "message",
+                        match last.and_then(|t| t.message.as_deref()) {
+                            Some(m) => Arg::from(m.trim()),
+                            None => Message::new("word.no_message").into(),
+                        },
+                    ),
+                (Some(127), _) => Message::new("cannot-run.127"),
+                _ => Message::new("cannot-run.126"),
             };
             (
                 FindingId::CONTAINER_CANNOT_RUN,
-                format!("container {}: {why}, {} restarts", s.name, s.restart_count),
+                Message::new("cannot-run.detail")
+                    .arg("container", &s.name)
+                    .arg("why", why)
+                    .arg("restarts", s.restart_count),
             )
         }
         "CrashLoopBackOff" => {
             let how = match exit {
-                Some(0) => "keeps exiting with code 0 (it finishes, it does not fail)".to_string(),
-                Some(137) if last_reason != "OOMKilled" => format!(
-                    "was killed (exit 137, reason {}; not reported as OOMKilled)",
-                    if last_reason.is_empty() {
-                        "none"
-                    } else {
-                        last_reason
-                    }
+                Some(0) => Message::new("crash.how_zero"),
+                Some(137) if last_reason != "OOMKilled" => Message::new("crash.how_killed").arg(
+                    "reason",
+                    or_none(Some(last_reason).filter(|r| !r.is_empty())),
                 ),
-                Some(code) => format!(
-                    "exits with code {code}{}",
-                    if last_reason.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({last_reason})")
-                    }
-                ),
-                None => "keeps restarting (last exit not recorded)".to_string(),
+                Some(code) => Message::new("crash.how_exits")
+                    .arg("code", code)
+                    .arg("reason", paren(last_reason)),
+                None => Message::new("crash.how_unknown"),
             };
             (
                 FindingId::CRASH_LOOP,
-                format!("container {} {how}, {} restarts", s.name, s.restart_count),
+                Message::new("crash.detail")
+                    .arg("container", &s.name)
+                    .arg("how", how)
+                    .arg("restarts", s.restart_count),
             )
         }
         _ => return None,
@@ -471,13 +489,11 @@ pub fn oom_killed(ctx: &Ctx) -> Vec<Finding> {
                 .and_then(|r| r.limits.as_ref())
                 .and_then(|l| l.get("memory"))
                 .map(|q| q.0.clone());
-            let detail = format!(
-                "container {} was OOMKilled (exit {}), memory limit {}, {} restarts",
-                s.name,
-                oom.exit_code,
-                limit.as_deref().unwrap_or("none"),
-                s.restart_count
-            );
+            let detail = Message::new("oom.detail")
+                .arg("container", &s.name)
+                .arg("code", oom.exit_code)
+                .arg("limit", or_none(limit.as_deref()))
+                .arg("restarts", s.restart_count);
             // Running again after the kill, it fails at Ready (it is
             // loading again), not at Started.
             let running_again = state.is_some_and(|st| st.running.is_some());
@@ -496,11 +512,18 @@ pub fn oom_killed(ctx: &Ctx) -> Vec<Finding> {
                     )
                     .at(oom.finished_at.as_ref().map(|t| t.0)),
                 )
-                .evidence(Evidence::new(
-                    pod_label(pod),
-                    format!("spec.containers[{}].resources.limits.memory", s.name),
-                    limit.unwrap_or_else(|| "(no limit: the node ran out of memory)".into()),
-                ))
+                .evidence(match limit {
+                    Some(limit) => Evidence::new(
+                        pod_label(pod),
+                        format!("spec.containers[{}].resources.limits.memory", s.name),
+                        limit,
+                    ),
+                    None => Evidence::said(
+                        pod_label(pod),
+                        format!("spec.containers[{}].resources.limits.memory", s.name),
+                        Message::new("oom.no_limit"),
+                    ),
+                })
                 .evidence(Evidence::new(
                     pod_label(pod),
                     format!("{}.restartCount", container_label(s)),
@@ -593,12 +616,14 @@ pub fn image_pull(ctx: &Ctx) -> Vec<Finding> {
                 classify_pull_error(&registry_words)
             };
             let detail = if registry_words.is_empty() {
-                format!(
-                    "container {} waits in {reason} for image {}; the registry's answer is not recorded",
-                    s.name, s.image
-                )
+                Message::new("image-pull.unrecorded")
+                    .arg("container", &s.name)
+                    .arg("reason", reason)
+                    .arg("image", &s.image)
             } else {
-                format!("image {}: {}", s.image, registry_words)
+                Message::new("image-pull.detail")
+                    .arg("image", &s.image)
+                    .arg("words", registry_words)
             };
             let mut f = pod_finding(ctx, id, pod, Step::Started, detail)
                 .var("container", s.name.clone())
@@ -675,11 +700,11 @@ fn readiness_finding(ctx: &Ctx, p: &ChainPod, state: &PodState) -> Option<Findin
     }
     let ready = pod_condition(pod, "Ready");
     let detail = match unhealthy.last() {
-        Some(e) => format!("{} (x{})", e.message(), e.count()),
-        None => format!(
-            "running for {} but not Ready, and no probe failure is recorded (events may have expired)",
-            facts::age(started.unwrap_or(ctx.now), ctx.now)
-        ),
+        Some(e) => Message::new("readiness.unhealthy")
+            .arg("message", e.message())
+            .arg("count", e.count()),
+        None => Message::new("readiness.unrecorded")
+            .arg("running", facts::age(started.unwrap_or(ctx.now), ctx.now)),
     };
     let mut f = pod_finding(ctx, FindingId::READINESS_FAILING, pod, Step::Ready, detail);
     if let Some(c) = ready {
@@ -721,14 +746,13 @@ fn readiness_finding(ctx: &Ctx, p: &ChainPod, state: &PodState) -> Option<Findin
         } else {
             "probe".to_string()
         };
-        f = f.var("container", c.name.clone()).evidence(Evidence::new(
+        f = f.var("container", c.name.clone()).evidence(Evidence::said(
             pod_label(pod),
             format!("spec.containers[{}].readinessProbe", c.name),
-            format!(
-                "{target}, period {}s, failureThreshold {}",
-                probe.period_seconds.unwrap_or(10),
-                probe.failure_threshold.unwrap_or(3)
-            ),
+            Message::new("readiness.probe")
+                .arg("target", target)
+                .arg("period", probe.period_seconds.unwrap_or(10))
+                .arg("threshold", probe.failure_threshold.unwrap_or(3)),
         ));
     }
     if let Some(e) = unhealthy.last() {
@@ -779,26 +803,21 @@ pub fn pod_not_started(ctx: &Ctx) -> Vec<Finding> {
         let Some(latest) = blockers.last() else {
             continue;
         };
-        let waited = bound_at.map_or("a while".into(), |b| age(b, ctx.now));
-        let mut f = pod_finding(
-            ctx,
-            FindingId::POD_NOT_STARTED,
-            pod,
-            Step::Started,
-            format!(
-                "bound {waited} ago, containers not created: {}: {}",
-                latest.reason(),
-                latest.message()
-            ),
-        )
-        .evidence(
-            Evidence::new(
-                pod_label(pod),
-                "spec.nodeName",
-                state.node.clone().unwrap_or_default(),
-            )
-            .at(bound_at),
-        );
+        let detail = match bound_at {
+            Some(b) => Message::new("not-started.detail").arg("waited", age(b, ctx.now)),
+            None => Message::new("not-started.detail_untimed"),
+        }
+        .arg("reason", latest.reason())
+        .arg("message", latest.message());
+        let mut f = pod_finding(ctx, FindingId::POD_NOT_STARTED, pod, Step::Started, detail)
+            .evidence(
+                Evidence::new(
+                    pod_label(pod),
+                    "spec.nodeName",
+                    state.node.clone().unwrap_or_default(),
+                )
+                .at(bound_at),
+            );
         // One line per distinct reason, the newest of each.
         let mut seen = Vec::new();
         for e in blockers.iter().rev() {
@@ -876,11 +895,10 @@ pub fn node_not_ready(ctx: &Ctx) -> Vec<Finding> {
                         FindingId::NODE_NOT_READY,
                         p.pod,
                         Step::Ready,
-                        format!(
-                            "node {node_name} is not ready ({}: {}); the Node itself could not be read",
-                            e.reason(),
-                            e.message()
-                        ),
+                        Message::new("node.event")
+                            .arg("node", node_name)
+                            .arg("reason", e.reason())
+                            .arg("message", e.message()),
                     )
                     .evidence(event_evidence(p.pod, e)),
                 );
@@ -896,12 +914,11 @@ pub fn node_not_ready(ctx: &Ctx) -> Vec<Finding> {
             FindingId::NODE_NOT_READY,
             pod,
             Step::Ready,
-            format!(
-                "node {node_name} is Ready={} ({}: {})",
-                ready.status,
-                ready.reason.as_deref().unwrap_or(""),
-                ready.message.as_deref().unwrap_or("")
-            ),
+            Message::new("node.condition")
+                .arg("node", node_name)
+                .arg("status", &ready.status)
+                .arg("reason", ready.reason.as_deref().unwrap_or(""))
+                .arg("message", ready.message.as_deref().unwrap_or("")),
         )
         .evidence(
             Evidence::new(
@@ -1011,7 +1028,7 @@ pub fn dns_check(ctx: &Ctx) -> Vec<Finding> {
         let Some(first) = evidence.first() else {
             continue;
         };
-        let detail = format!("a name lookup failed: {}", first.value);
+        let detail = Message::new("dns.detail").arg("text", &first.value);
         let mut f = pod_finding(
             ctx,
             FindingId::DNS_CHECK,
@@ -1056,16 +1073,19 @@ pub fn pod_evicted(ctx: &Ctx) -> Vec<Finding> {
                 .and_then(|s| s.node_name.as_deref())
                 .unwrap_or("?");
             let repeated = if many > 1 {
-                format!(" ({many} Pods of this workload evicted)")
+                Message::new("evicted.repeated").arg("count", many).into()
             } else {
-                String::new()
+                Arg::from("")
             };
             let mut f = pod_finding(
                 ctx,
                 FindingId::POD_EVICTED,
                 pod,
                 Step::Started,
-                format!("evicted by the kubelet on {node}: {message}{repeated}"),
+                Message::new("evicted.detail")
+                    .arg("node", node)
+                    .arg("message", message)
+                    .arg("repeated", repeated),
             )
             .evidence(Evidence::new(
                 pod_label(pod),

@@ -16,7 +16,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use super::Ctx;
 use crate::analysis::facts::{self, age, deployment_condition};
 use crate::analysis::{Evidence, Finding, Step};
-use crate::catalogue::{FindingId, Severity};
+use crate::catalogue::{FindingId, Message, Severity};
 use crate::chain::RevisionSet;
 use crate::model::{EventRecord, ObjectRef};
 
@@ -112,19 +112,17 @@ impl Refusal {
         matches!(self, Refusal::WebhookUnreachable | Refusal::Other)
     }
 
-    pub fn label(self) -> &'static str {
-        match self {
-            Refusal::QuotaExceeded => "a ResourceQuota is exhausted",
-            Refusal::QuotaNeedsResources => {
-                "a ResourceQuota requires requests or limits the template does not set"
-            }
-            Refusal::PodSecurity => "the namespace's PodSecurity level forbids the Pod",
-            Refusal::WebhookDenied => "an admission webhook denied the Pod",
-            Refusal::WebhookUnreachable => "an admission webhook could not be called",
-            Refusal::ServiceAccountMissing => "the Pod's ServiceAccount does not exist",
-            Refusal::LimitRange => "a LimitRange forbids the Pod's requests or limits",
-            Refusal::Other => "the apiserver refused the Pod",
-        }
+    pub fn message(self) -> Message {
+        Message::new(match self {
+            Refusal::QuotaExceeded => "refusal.quota",
+            Refusal::QuotaNeedsResources => "refusal.quota_resources",
+            Refusal::PodSecurity => "refusal.pod_security",
+            Refusal::WebhookDenied => "refusal.webhook_denied",
+            Refusal::WebhookUnreachable => "refusal.webhook_unreachable",
+            Refusal::ServiceAccountMissing => "refusal.service_account",
+            Refusal::LimitRange => "refusal.limit_range",
+            Refusal::Other => "refusal.other",
+        })
     }
 }
 
@@ -242,7 +240,7 @@ fn refused<'a>(ctx: &Ctx<'a>, set: &RevisionSet<'a>) -> Option<Refused<'a>> {
 
 /// Whether an exhausted quota frees itself: only when Pods of older
 /// revisions are going away, which is what a surge is waiting for.
-fn quota_clears(ctx: &Ctx, r: &Refused) -> (bool, String) {
+fn quota_clears(ctx: &Ctx, r: &Refused) -> (bool, Message) {
     let going = ctx
         .chain
         .pods
@@ -250,12 +248,7 @@ fn quota_clears(ctx: &Ctx, r: &Refused) -> (bool, String) {
         .filter(|p| !owned_by(&p.pod.metadata, &r.replica_set.metadata) && p.terminating())
         .count();
     if going > 0 {
-        return (
-            true,
-            format!(
-                "transient: {going} Pod(s) of other revisions are terminating, and the quota frees when they are gone; the ReplicaSet retries by itself"
-            ),
-        );
+        return (true, Message::new("clears.terminating").arg("n", going));
     }
     let old_wanted: i32 = ctx
         .chain
@@ -271,42 +264,22 @@ fn quota_clears(ctx: &Ctx, r: &Refused) -> (bool, String) {
     match limits {
         Some(l) if l.unavailable > 0 && old_wanted > 0 && r.current => (
             true,
-            format!(
-                "transient: maxUnavailable {} lets the Deployment controller remove old Pods first, which frees the quota",
-                l.unavailable
-            ),
+            Message::new("clears.unavailable").arg("n", l.unavailable),
         ),
         Some(l) if old_wanted > 0 => (
             false,
-            format!(
-                "will not clear by itself: maxUnavailable is {}, so no old Pod goes before a new one is available, and none is terminating",
-                l.unavailable
-            ),
+            Message::new("clears.never_unavailable").arg("n", l.unavailable),
         ),
-        _ => (
-            false,
-            "will not clear by itself: no Pod of another revision is going away to free the quota"
-                .to_string(),
-        ),
+        _ => (false, Message::new("clears.never_quota")),
     }
 }
 
-fn transience(ctx: &Ctx, refusal: Refusal, r: &Refused) -> (bool, String) {
+fn transience(ctx: &Ctx, refusal: Refusal, r: &Refused) -> (bool, Message) {
     match refusal {
         Refusal::QuotaExceeded => quota_clears(ctx, r),
-        Refusal::WebhookUnreachable => (
-            false,
-            "will not clear by itself: it clears when the webhook answers again, and nothing in the rollout makes it".into(),
-        ),
-        Refusal::ServiceAccountMissing => (
-            false,
-            "will not clear by itself: the ReplicaSet retries on its own once the ServiceAccount exists".into(),
-        ),
-        _ => (
-            false,
-            "will not clear by itself: every retry sends the same template and gets the same answer"
-                .into(),
-        ),
+        Refusal::WebhookUnreachable => (false, Message::new("clears.never_webhook")),
+        Refusal::ServiceAccountMissing => (false, Message::new("clears.never_service_account")),
+        _ => (false, Message::new("clears.never")),
     }
 }
 
@@ -349,12 +322,13 @@ fn finding_for(ctx: &Ctx, r: &Refused) -> Finding {
         FindingId::PODS_NOT_CREATED,
         ObjectRef::new("ReplicaSet", &rs.metadata),
         step,
-        format!(
-            "{label} has {} of {} Pods: {}: {message}; {clears}",
-            r.have,
-            r.want,
-            refusal.label()
-        ),
+        Message::new("pods-not-created.detail")
+            .arg("replicaset", label.as_str())
+            .arg("have", r.have)
+            .arg("want", r.want)
+            .arg("refusal", refusal.message())
+            .arg("message", message.as_str())
+            .arg("clears", clears),
     );
     if let Some(c) = r.condition {
         f = f.evidence(
@@ -375,20 +349,18 @@ fn finding_for(ctx: &Ctx, r: &Refused) -> Finding {
     if let Some(e) = r.events.last() {
         let count: u32 = r.events.iter().map(|e| e.count()).sum();
         let first = r.events.iter().filter_map(|e| e.first_seen()).min();
-        let times = match first {
-            Some(t) if count > 1 => {
-                format!(" ({count} refusals, the first {} ago)", age(t, ctx.now))
-            }
-            _ => String::new(),
-        };
-        f = f.evidence(
-            Evidence::new(
+        let evidence = match first {
+            Some(t) if count > 1 => Evidence::said(
                 label.clone(),
                 "event FailedCreate",
-                format!("{}{times}", e.message()),
-            )
-            .at(e.last_seen()),
-        );
+                Message::new("pods-not-created.refusals")
+                    .arg("message", e.message())
+                    .arg("count", count)
+                    .arg("ago", age(t, ctx.now)),
+            ),
+            _ => Evidence::new(label.clone(), "event FailedCreate", e.message()),
+        };
+        f = f.evidence(evidence.at(e.last_seen()));
     }
     if let Some(d) = ctx.chain.deployment
         && let Some(e) = deployment_evidence(d)
@@ -399,10 +371,11 @@ fn finding_for(ctx: &Ctx, r: &Refused) -> Finding {
         // Counts win over a stale summary condition; say that they disagree.
         f.severity = Severity::Info;
         f.step = Step::Serving;
-        f.detail = format!(
-            "{label} still carries ReplicaFailure ({message}), but it has {} of {} Pods: the condition is stale",
-            r.have, r.want
-        );
+        f.detail = Message::new("pods-not-created.stale")
+            .arg("replicaset", label.as_str())
+            .arg("message", message.as_str())
+            .arg("have", r.have)
+            .arg("want", r.want);
     }
     f.vars = ctx.base_vars();
     f.vars.insert("replicaset".into(), name.to_string());
@@ -433,16 +406,21 @@ fn from_deployment(ctx: &Ctx) -> Option<Finding> {
         FindingId::PODS_NOT_CREATED,
         ObjectRef::new("Deployment", &d.metadata),
         Step::Stored,
-        format!(
-            "deployment/{name} reports that its ReplicaSet cannot create Pods ({updated} of {desired} updated): {}: {message}; read the ReplicaSet to tell whether it clears by itself",
-            refusal.label()
-        ),
+        Message::new("pods-not-created.deployment")
+            .arg("name", name)
+            .arg("updated", updated)
+            .arg("desired", desired)
+            .arg("refusal", refusal.message())
+            .arg("message", message.as_str()),
     );
     f = f.evidence(deployment_evidence(d)?);
-    f = f.evidence(Evidence::new(
+    f = f.evidence(Evidence::said(
         format!("deployment/{name}"),
         "status.updatedReplicas / availableReplicas",
-        format!("{updated} / {available} of {desired}"),
+        Message::new("counts.of_desired")
+            .arg("a", updated)
+            .arg("b", available)
+            .arg("desired", desired),
     ));
     f.vars = ctx.base_vars();
     Some(f)

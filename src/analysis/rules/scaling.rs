@@ -1,6 +1,6 @@
 //! Rules about what scales or protects the workload: HPAs and PDBs.
 
-use crate::catalogue::FindingId;
+use crate::catalogue::{FindingId, Message};
 use k8s_openapi::api::autoscaling::v2::{
     HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition,
 };
@@ -67,7 +67,7 @@ fn hpa_finding(
     vars: &TemplateVars,
     id: FindingId,
     h: &HorizontalPodAutoscaler,
-    detail: String,
+    detail: Message,
 ) -> Finding {
     let mut f = Finding::new(
         id,
@@ -130,11 +130,9 @@ pub fn metrics_unavailable(h: &HorizontalPodAutoscaler, vars: &TemplateVars) -> 
         vars,
         FindingId::HPA_METRICS_UNAVAILABLE,
         h,
-        format!(
-            "hpa/{} cannot compute a replica count: {}",
-            facts::name(&h.metadata),
-            c.message.as_deref().unwrap_or("")
-        ),
+        Message::new("hpa.metrics")
+            .arg("name", facts::name(&h.metadata))
+            .arg("message", c.message.as_deref().unwrap_or("")),
     )
     .evidence(condition_evidence(h, c))
     .evidence(replicas_evidence(h));
@@ -164,11 +162,10 @@ pub fn at_max(h: &HorizontalPodAutoscaler, vars: &TemplateVars) -> Option<Findin
         vars,
         FindingId::HPA_AT_MAX,
         h,
-        format!(
-            "hpa/{} runs {current} replicas, its maximum, and wants {}",
-            facts::name(&h.metadata),
-            status.desired_replicas
-        ),
+        Message::new("hpa.at_max")
+            .arg("name", facts::name(&h.metadata))
+            .arg("current", current)
+            .arg("desired", status.desired_replicas),
     )
     .evidence(replicas_evidence(h));
     if let Some(c) = limited {
@@ -211,17 +208,14 @@ pub fn target_missing(
         vars,
         FindingId::HPA_TARGET_MISSING,
         h,
-        format!(
-            "hpa/{} scales {} {:?}, which {}",
-            facts::name(&h.metadata),
-            target.kind,
-            target.name,
-            if absent {
-                "does not exist"
-            } else {
-                "it cannot read"
-            }
-        ),
+        Message::new(if absent {
+            "hpa.target_absent"
+        } else {
+            "hpa.target_unreadable"
+        })
+        .arg("name", facts::name(&h.metadata))
+        .arg("kind", &target.kind)
+        .arg("target", format!("{:?}", target.name)),
     )
     .evidence(Evidence::new(
         format!("hpa/{}", facts::name(&h.metadata)),
@@ -269,10 +263,10 @@ pub fn allows_no_disruption(pdb: &PodDisruptionBudget, vars: &TemplateVars) -> O
         FindingId::PDB_BLOCKING,
         ObjectRef::new("PodDisruptionBudget", &pdb.metadata),
         Step::Serving,
-        format!(
-            "pdb/{name} allows 0 disruptions ({} healthy, {} required): evictions such as node drains wait; failures and rollouts do not",
-            status.current_healthy, status.desired_healthy
-        ),
+        Message::new("pdb.detail")
+            .arg("name", name)
+            .arg("healthy", status.current_healthy)
+            .arg("required", status.desired_healthy),
     )
     .evidence(Evidence::new(
         format!("pdb/{name}"),

@@ -3,7 +3,7 @@
 use super::Ctx;
 use crate::analysis::facts;
 use crate::analysis::{Evidence, Finding, Step};
-use crate::catalogue::FindingId;
+use crate::catalogue::{Arg, FindingId, Message};
 use crate::chain::selector_matches;
 use crate::model::{ObjectRef, TemplateVars};
 use k8s_openapi::api::core::v1::Service;
@@ -19,16 +19,29 @@ fn workload_ref(ctx: &Ctx) -> Option<ObjectRef> {
         })
 }
 
-fn labels_text(labels: Option<&std::collections::BTreeMap<String, String>>) -> String {
+fn labels_text(labels: Option<&std::collections::BTreeMap<String, String>>) -> Arg {
     match labels {
-        None => "(none)".into(),
-        Some(l) if l.is_empty() => "(none)".into(),
-        Some(l) => l
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(","),
+        None => Message::new("word.none_paren").into(),
+        Some(l) if l.is_empty() => Message::new("word.none_paren").into(),
+        Some(l) => Arg::from(
+            l.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
     }
+}
+
+fn labels_evidence(
+    object: String,
+    field: &str,
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+) -> Evidence {
+    Evidence::said(
+        object,
+        field,
+        Message::new("quote").arg("text", labels_text(labels)),
+    )
 }
 
 pub fn service_missing(ctx: &Ctx) -> Vec<Finding> {
@@ -45,15 +58,14 @@ pub fn service_missing(ctx: &Ctx) -> Vec<Finding> {
         FindingId::SERVICE_MISSING,
         subject,
         Step::Serving,
-        format!(
-            "no Service in {} is owned by {label} or selects its Pods",
-            ctx.chain.namespace
-        ),
+        Message::new("service-missing.detail")
+            .arg("namespace", &ctx.chain.namespace)
+            .arg("workload", label.as_str()),
     )
-    .evidence(Evidence::new(
+    .evidence(Evidence::said(
         format!("namespace/{}", ctx.chain.namespace),
         "services",
-        "none owned by the workload, none selecting its Pods",
+        Message::new("service-missing.none"),
     ));
     let mut f = f;
     f.vars = ctx.base_vars();
@@ -85,22 +97,20 @@ pub fn selector_mismatch(ctx: &Ctx) -> Vec<Finding> {
         FindingId::SELECTOR_MISMATCH,
         ObjectRef::new("Service", &service.metadata),
         Step::Serving,
-        format!(
-            "service/{} selects {} but the Pods are labelled {}",
-            facts::name(&service.metadata),
-            labels_text(Some(selector)),
-            labels_text(first.metadata.labels.as_ref())
-        ),
+        Message::new("selector.detail")
+            .arg("service", facts::name(&service.metadata))
+            .arg("selector", labels_text(Some(selector)))
+            .arg("labels", labels_text(first.metadata.labels.as_ref())),
     )
-    .evidence(Evidence::new(
+    .evidence(labels_evidence(
         format!("service/{}", facts::name(&service.metadata)),
         "spec.selector",
-        labels_text(Some(selector)),
+        Some(selector),
     ))
-    .evidence(Evidence::new(
+    .evidence(labels_evidence(
         format!("pod/{}", facts::name(&first.metadata)),
         "metadata.labels",
-        labels_text(first.metadata.labels.as_ref()),
+        first.metadata.labels.as_ref(),
     ));
     f.vars = ctx.base_vars();
     f.vars
@@ -155,15 +165,17 @@ pub fn no_ready_endpoint(
         return None;
     }
     let name = facts::name(&service.metadata);
-    let detail = format!(
-        "service/{name} has no ready endpoint ({} endpoint(s) listed{})",
-        endpoints.len(),
-        if draining > 0 {
-            format!(", {draining} draining")
-        } else {
-            String::new()
-        }
-    );
+    let detail = Message::new("endpoints.detail")
+        .arg("service", name)
+        .arg("count", endpoints.len())
+        .arg(
+            "draining",
+            if draining > 0 {
+                Message::new("endpoints.draining").arg("n", draining).into()
+            } else {
+                Arg::from("")
+            },
+        );
     let mut f = Finding::new(
         FindingId::ENDPOINTS_NOT_READY,
         ObjectRef::new("Service", &service.metadata),
@@ -176,17 +188,19 @@ pub fn no_ready_endpoint(
             .iter()
             .filter(|e| e.conditions.as_ref().and_then(|c| c.ready).unwrap_or(true))
             .count();
-        f = f.evidence(Evidence::new(
+        f = f.evidence(Evidence::said(
             format!("endpointslice/{}", facts::name(&slice.metadata)),
             "endpoints",
-            format!("{ready} ready of {}", eps.len()),
+            Message::new("endpoints.slice")
+                .arg("ready", ready)
+                .arg("total", eps.len()),
         ));
     }
     if slices.is_empty() {
-        f = f.evidence(Evidence::new(
+        f = f.evidence(Evidence::said(
             format!("service/{name}"),
             "endpointslices",
-            "none labelled kubernetes.io/service-name=".to_string() + name,
+            Message::new("endpoints.no_slice").arg("service", name),
         ));
     }
     f.vars = vars.clone();
@@ -209,7 +223,7 @@ pub fn endpoints_stale(ctx: &Ctx) -> Vec<Finding> {
         FindingId::ENDPOINTS_STALE,
         ObjectRef::new("Service", &service.metadata),
         Step::Serving,
-        String::new(),
+        Message::new("quote"),
     );
     let mut problems = Vec::new();
     // Ready endpoints that point at a Pod UID that no longer exists.
@@ -224,18 +238,17 @@ pub fn endpoints_stale(ctx: &Ctx) -> Vec<Finding> {
                 continue;
             };
             if ready && !pod_uids.contains(uid) {
-                problems.push(format!(
-                    "{} ({}) is gone",
-                    target.name.as_deref().unwrap_or("?"),
-                    e.addresses.join(",")
-                ));
-                f = f.evidence(Evidence::new(
+                problems.push(
+                    Message::new("stale.gone")
+                        .arg("pod", target.name.as_deref().unwrap_or("?"))
+                        .arg("addresses", e.addresses.join(",")),
+                );
+                f = f.evidence(Evidence::said(
                     format!("endpointslice/{}", facts::name(&slice.metadata)),
                     "endpoints[].targetRef",
-                    format!(
-                        "{} uid {uid} ready=true, but no Pod has that UID",
-                        target.name.as_deref().unwrap_or("?")
-                    ),
+                    Message::new("stale.gone_evidence")
+                        .arg("pod", target.name.as_deref().unwrap_or("?"))
+                        .arg("uid", uid),
                 ));
             }
         }
@@ -253,15 +266,17 @@ pub fn endpoints_stale(ctx: &Ctx) -> Vec<Finding> {
             && !state.serving
             && ready_for > SLICE_LAG_SECONDS
         {
-            problems.push(format!("{} is Ready but not a ready endpoint", state.name));
+            problems.push(Message::new("stale.not_listed").arg("pod", &state.name));
             f = f.evidence(
-                Evidence::new(
+                Evidence::said(
                     format!("pod/{}", state.name),
                     "status.conditions[Ready]",
-                    format!(
-                        "True for {}, not a ready endpoint of service/{name}",
-                        facts::age(state.moments.ready.at.unwrap_or(ctx.now), ctx.now)
-                    ),
+                    Message::new("stale.not_listed_evidence")
+                        .arg(
+                            "age",
+                            facts::age(state.moments.ready.at.unwrap_or(ctx.now), ctx.now),
+                        )
+                        .arg("service", name),
                 )
                 .at(state.moments.ready.at),
             );
@@ -270,10 +285,9 @@ pub fn endpoints_stale(ctx: &Ctx) -> Vec<Finding> {
     if problems.is_empty() {
         return Vec::new();
     }
-    f.detail = format!(
-        "the slices of service/{name} do not match the Pods: {}",
-        problems.join("; ")
-    );
+    f.detail = Message::new("stale.detail")
+        .arg("service", name)
+        .arg("problems", Arg::list(problems, "sep.semicolon"));
     f.vars = ctx.base_vars();
     vec![f]
 }
@@ -305,7 +319,7 @@ pub fn port_mismatch(ctx: &Ctx) -> Vec<Finding> {
         FindingId::PORT_MISMATCH,
         ObjectRef::new("Service", &service.metadata),
         Step::Serving,
-        String::new(),
+        Message::new("quote"),
     );
     let mut problems = Vec::new();
     for port in service
@@ -331,7 +345,11 @@ pub fn port_mismatch(ctx: &Ctx) -> Vec<Finding> {
         };
         if missing {
             let target = crate::model::int_or_string(&target);
-            problems.push(format!("port {} targets {target}", port.port));
+            problems.push(
+                Message::new("port.targets")
+                    .arg("port", port.port)
+                    .arg("target", target.as_str()),
+            );
             f = f.evidence(Evidence::new(
                 format!("service/{name}"),
                 format!(
@@ -346,26 +364,28 @@ pub fn port_mismatch(ctx: &Ctx) -> Vec<Finding> {
         return Vec::new();
     }
     let declared_text = if declared.is_empty() {
-        "none".to_string()
+        Message::new("word.none").into()
     } else {
-        declared
-            .iter()
-            .map(|(n, p)| match n {
-                Some(n) => format!("{n}:{p}"),
-                None => p.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
+        Arg::from(
+            declared
+                .iter()
+                .map(|(n, p)| match n {
+                    Some(n) => format!("{n}:{p}"),
+                    None => p.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        )
     };
-    f = f.evidence(Evidence::new(
+    f = f.evidence(Evidence::said(
         format!("pod/{}", facts::name(&pod.metadata)),
         "spec.containers[].ports",
-        declared_text.clone(),
+        Message::new("quote").arg("text", declared_text.clone()),
     ));
-    f.detail = format!(
-        "service/{name} {}, but the Pods declare {declared_text}",
-        problems.join(", ")
-    );
+    f.detail = Message::new("port.detail")
+        .arg("service", name)
+        .arg("problems", Arg::list(problems, "sep.comma"))
+        .arg("declared", declared_text);
     f.vars = ctx.base_vars();
     f.vars
         .insert("pod".into(), facts::name(&pod.metadata).to_string());
