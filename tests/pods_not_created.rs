@@ -89,6 +89,21 @@ fn refuse_with(s: &mut Snapshot, error: &str) {
     }
 }
 
+/// Sets the Deployment's rolling maxUnavailable.
+fn allow_unavailable(s: &mut Snapshot, n: i32) {
+    deployment(s)
+        .spec
+        .as_mut()
+        .unwrap()
+        .strategy
+        .as_mut()
+        .unwrap()
+        .rolling_update
+        .as_mut()
+        .unwrap()
+        .max_unavailable = Some(IntOrString::Int(n));
+}
+
 fn drop_conditions(s: &mut Snapshot) {
     new_rs(s).status.as_mut().unwrap().conditions = None;
     if let Some(list) = deployment(s).status.as_mut().unwrap().conditions.as_mut() {
@@ -158,18 +173,7 @@ fn a_quota_blocked_upgrade_leads_with_the_refusal_and_quotes_it() {
 #[test]
 fn a_quota_hit_is_transient_when_max_unavailable_lets_old_pods_go_first() {
     let mut s = quota();
-    let d = deployment(&mut s);
-    let rolling = d
-        .spec
-        .as_mut()
-        .unwrap()
-        .strategy
-        .as_mut()
-        .unwrap()
-        .rolling_update
-        .as_mut()
-        .unwrap();
-    rolling.max_unavailable = Some(IntOrString::Int(1));
+    allow_unavailable(&mut s, 1);
     let d = diagnose(&s);
     let f = finding(&d);
     assert!(
@@ -444,17 +448,7 @@ fn the_gate_fails_fast_on_a_refusal_no_retry_clears_and_says_why() {
 fn the_gate_waits_on_a_refusal_that_may_clear() {
     // A quota the surge frees: old Pods may go first.
     let mut s = quota();
-    deployment(&mut s)
-        .spec
-        .as_mut()
-        .unwrap()
-        .strategy
-        .as_mut()
-        .unwrap()
-        .rolling_update
-        .as_mut()
-        .unwrap()
-        .max_unavailable = Some(IntOrString::Int(1));
+    allow_unavailable(&mut s, 1);
     assert_eq!(gate_judges(&s), None);
     // A webhook that could not be called may answer the next retry, and an
     // apiserver hiccup is not known to be final.

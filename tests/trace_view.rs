@@ -3,6 +3,8 @@
 //! crash loop fits a screen; the crash's own log is shown and `next`
 //! names the Pod it came from; the slow step is the one that waited.
 
+mod common;
+
 use std::path::Path;
 
 use assert_cmd::Command;
@@ -29,23 +31,6 @@ fn run(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
-/// Every fixture with expectations, and the target its expectation names.
-fn fixtures() -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for folder in ["fixtures/demo", "fixtures/cases"] {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
-        let text = std::fs::read_to_string(root.join("expected.yaml")).unwrap();
-        let expected: std::collections::BTreeMap<String, serde_json::Value> =
-            serde_saphyr::from_str(&text).unwrap();
-        for (name, want) in expected {
-            let target = want["target"].as_str().unwrap_or("chart-demo").to_string();
-            out.push((format!("{folder}/{name}.yaml"), target));
-        }
-    }
-    assert!(out.len() > 40, "{} fixtures", out.len());
-    out
-}
-
 /// Columns a line takes on a terminal (no escapes: NO_COLOR).
 fn columns(line: &str) -> usize {
     UnicodeWidthStr::width(line)
@@ -70,7 +55,7 @@ fn too_wide(text: &str, width: usize) -> Vec<String> {
 fn no_line_of_the_view_is_wider_than_the_width() {
     let mut failures = Vec::new();
     let mut overflowing = Vec::new();
-    for (file, target) in fixtures() {
+    for (file, target) in common::expected_fixtures() {
         for lang in ["en", "zh"] {
             for width in [80usize, 120] {
                 let w = width.to_string();
@@ -416,7 +401,7 @@ fn cjk_labels_stay_aligned() {
 #[test]
 fn default_views_of_the_demos() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for (file, target) in fixtures() {
+    for (file, target) in common::expected_fixtures() {
         if !file.starts_with("fixtures/demo/") {
             continue;
         }

@@ -6,6 +6,8 @@
 //! [`ALLOWED`].
 
 use std::collections::BTreeSet;
+mod common;
+
 use std::path::Path;
 
 use assert_cmd::Command;
@@ -18,23 +20,6 @@ fn mdiag() -> Command {
         .env("NO_COLOR", "1")
         .env("LANG", "C");
     cmd
-}
-
-/// Every fixture with expectations, and the target its expectation names.
-fn fixtures() -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for folder in ["fixtures/demo", "fixtures/cases"] {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
-        let text = std::fs::read_to_string(root.join("expected.yaml")).unwrap();
-        let expected: std::collections::BTreeMap<String, serde_json::Value> =
-            serde_saphyr::from_str(&text).unwrap();
-        for (name, want) in expected {
-            let target = want["target"].as_str().unwrap_or("chart-demo").to_string();
-            out.push((format!("{folder}/{name}.yaml"), target));
-        }
-    }
-    assert!(out.len() > 40, "{} fixtures", out.len());
-    out
 }
 
 /// Words of Kubernetes and of its tools that Chinese Kubernetes texts keep
@@ -348,7 +333,7 @@ fn english_words(out: &str, cluster: &BTreeSet<String>) -> Vec<String> {
 #[test]
 fn the_chinese_views_hold_no_english_word_of_mdiags_own() {
     let mut failures = Vec::new();
-    for (file, target) in fixtures() {
+    for (file, target) in common::expected_fixtures() {
         let cluster = cluster_words(&file);
         for verbose in [false, true] {
             let mut args = vec![

@@ -44,7 +44,6 @@ pub fn diagnose_target(snapshot: &Snapshot, target: &str) -> Diagnosis {
 
 /// The gate's judgement of `chart-demo` in the file, with the crashes
 /// `crashes` remembers, under `policy`.
-#[allow(dead_code)]
 pub fn gate_view(
     snapshot: &Snapshot,
     crashes: &mdiag::analysis::crashes::CrashHistory,
@@ -72,7 +71,6 @@ pub fn gate_view(
 }
 
 /// The id of the finding that failed the gate, and why, if it failed.
-#[allow(dead_code)]
 pub fn failed_on(
     d: &Diagnosis,
     view: &mdiag::analysis::gate::GateView,
@@ -119,4 +117,22 @@ pub fn mdiag() -> assert_cmd::Command {
         .env_remove("COLUMNS")
         .env("LANG", "C");
     cmd
+}
+
+/// Every demo and case fixture with expectations, and the target its
+/// expectation names.
+pub fn expected_fixtures() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for folder in ["fixtures/demo", "fixtures/cases"] {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+        let text = std::fs::read_to_string(root.join("expected.yaml")).unwrap();
+        let expected: std::collections::BTreeMap<String, serde_json::Value> =
+            serde_saphyr::from_str(&text).unwrap();
+        for (name, want) in expected {
+            let target = want["target"].as_str().unwrap_or("chart-demo").to_string();
+            out.push((format!("{folder}/{name}.yaml"), target));
+        }
+    }
+    assert!(out.len() > 40, "{} fixtures", out.len());
+    out
 }
