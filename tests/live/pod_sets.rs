@@ -1,52 +1,121 @@
-//! A StatefulSet rollout on the simulated nodes, through the real
-//! statefulset controller of kube-controller-manager: healthy, then an
-//! update whose new revision crash-loops while the old ordinals serve.
-//! `trace sts/NAME` live, from a kubectl dump and from `snapshot sts/NAME`,
-//! and `gate sts/NAME`.
+//! StatefulSet and DaemonSet rollouts on the real node, through the real
+//! statefulset and daemonset controllers of kube-controller-manager and the
+//! real kubelet: healthy, then an update whose new revision crash-loops
+//! (the model-server stand-in's `--crash=1`) while the old revision keeps
+//! serving. Each is judged by `trace KIND/NAME` live, from a kubectl dump
+//! and from `snapshot KIND/NAME`, and by `gate KIND/NAME`.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Failed, Trial};
+use mdiag_harness::helpers::REAL_NODE_LABEL;
 use serde_json::{Value, json};
 
-use super::{finding_ids, mdiag, namespace, world};
+use super::{finding_ids, mdiag, namespace, read_snapshot_text, snapshot_file, world};
 
 pub fn trials() -> Vec<Trial> {
-    vec![Trial::test(
-        "statefulset-rollout-healthy-then-crash-loop",
-        rollout,
-    )]
+    vec![
+        Trial::test("real-node-statefulset-healthy-then-crash-loop", || {
+            rollout(&STATEFUL_SET)
+        }),
+        Trial::test("real-node-daemonset-healthy-then-crash-loop", || {
+            rollout(&DAEMON_SET)
+        }),
+    ]
 }
 
-const STS: &str = "shard";
-const IMAGE: &str = "registry.example.com/modeldock/shard-server";
+/// What differs between the two kinds of set in the trial.
+struct PodSet {
+    /// `kind` as the report's target names it.
+    kind: &'static str,
+    /// The target as typed: `sts/shard`.
+    target: &'static str,
+    name: &'static str,
+    /// The first step of the ladder, the set's own.
+    first_step: &'static str,
+    /// Pods of the first revision (and so ready endpoints when healthy).
+    replicas: i64,
+    /// Old-revision Pods still serving while the update crash-loops: the
+    /// StatefulSet replaces its highest ordinal first and waits on it; the
+    /// DaemonSet surges a new Pod beside the old one on the node.
+    old_serving: i64,
+    /// The plural names of a kubectl dump of the namespace.
+    dump_kinds: &'static str,
+    /// The set's object, its Pods running `image` with `args`.
+    object: fn(ns: &str, image: &str, args: &[&str]) -> Value,
+}
 
-fn objects(ns: &str, tag: &str, behavior: &str) -> Value {
-    json!({"apiVersion": "v1", "kind": "List", "items": [
-        {"apiVersion": "v1", "kind": "Service",
-         "metadata": {"name": STS, "namespace": ns, "labels": {"app": STS}},
-         "spec": {"clusterIP": "None", "selector": {"app": STS},
-                  "ports": [{"name": "http", "port": 8000, "targetPort": "http"}]}},
-        {"apiVersion": "apps/v1", "kind": "StatefulSet",
-         "metadata": {"name": STS, "namespace": ns, "labels": {"app": STS}},
+const STATEFUL_SET: PodSet = PodSet {
+    kind: "StatefulSet",
+    target: "sts/shard",
+    name: "shard",
+    first_step: "statefulset",
+    replicas: 3,
+    old_serving: 2,
+    dump_kinds: "statefulsets,controllerrevisions,pods,services,endpointslices,events",
+    object: |ns, image, args| {
+        json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+         "metadata": {"name": "shard", "namespace": ns, "labels": {"app": "shard"}},
          "spec": {
              "replicas": 3,
-             "serviceName": STS,
+             "serviceName": "shard",
              "podManagementPolicy": "Parallel",
-             "selector": {"matchLabels": {"app": STS}},
-             "template": {
-                 "metadata": {"labels": {"app": STS},
-                              "annotations": {"sim.mdiag.dev/behavior": behavior}},
-                 "spec": {"containers": [{
-                     "name": "server", "image": format!("{IMAGE}:{tag}"),
-                     "ports": [{"name": "http", "containerPort": 8000}],
-                     "readinessProbe": {"httpGet": {"path": "/ready", "port": "http"}, "periodSeconds": 2}}]}}}}
+             "selector": {"matchLabels": {"app": "shard"}},
+             "template": pod_template("shard", image, args)}})
+    },
+};
+
+const DAEMON_SET: PodSet = PodSet {
+    kind: "DaemonSet",
+    target: "ds/agent",
+    name: "agent",
+    first_step: "daemonset",
+    replicas: 1,
+    old_serving: 1,
+    dump_kinds: "daemonsets,controllerrevisions,pods,services,endpointslices,events",
+    object: |ns, image, args| {
+        json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+         "metadata": {"name": "agent", "namespace": ns, "labels": {"app": "agent"}},
+         "spec": {
+             "selector": {"matchLabels": {"app": "agent"}},
+             "updateStrategy": {"type": "RollingUpdate",
+                                "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+             "template": pod_template("agent", image, args)}})
+    },
+};
+
+/// The model-server stand-in pinned to the real node, probed every second
+/// on `/healthz` (503 while loading).
+fn pod_template(app: &str, image: &str, args: &[&str]) -> Value {
+    let (k, v) = REAL_NODE_LABEL;
+    json!({
+        "metadata": {"labels": {"app": app}},
+        "spec": {
+            "nodeSelector": {k: v},
+            "tolerations": [{"key": k, "operator": "Equal", "value": v, "effect": "NoSchedule"}],
+            "terminationGracePeriodSeconds": 5,
+            "containers": [{
+                "name": "server", "image": image, "args": args,
+                "ports": [{"name": "http", "containerPort": 8080}],
+                "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http"},
+                                   "periodSeconds": 1, "failureThreshold": 3}}]}})
+}
+
+/// The set and its headless Service.
+fn objects(set: &PodSet, ns: &str, tag: &str, args: &[&str]) -> Value {
+    let image = world().images.model_server(tag);
+    json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Service",
+         "metadata": {"name": set.name, "namespace": ns, "labels": {"app": set.name}},
+         "spec": {"clusterIP": "None", "selector": {"app": set.name},
+                  "ports": [{"name": "http", "port": 8080, "targetPort": "http"}]}},
+        (set.object)(ns, image, args),
     ]})
 }
 
 fn apply(ns: &str, objects: &Value) -> Result<(), Failed> {
-    let file = world().layout.dir().join(format!("{ns}-statefulset.json"));
+    let file = world().layout.dir().join(format!("{ns}-objects.json"));
     std::fs::write(&file, objects.to_string()).map_err(|e| e.to_string())?;
     world()
         .kubectl(&["apply", "-f", file.to_str().unwrap()])
@@ -57,6 +126,7 @@ fn apply(ns: &str, objects: &Value) -> Result<(), Failed> {
 /// What the report must say: its state, its exit code, findings present
 /// and absent.
 struct Want<'a> {
+    kind: &'a str,
     state: &'a str,
     exit: i32,
     must: &'a [&'a str],
@@ -73,7 +143,7 @@ impl Want<'_> {
         if code != self.exit {
             out.push(format!("exit {code}"));
         }
-        if report["target"]["kind"] != "StatefulSet" {
+        if report["target"]["kind"] != self.kind {
             out.push(format!("target {}", report["target"]));
         }
         for id in self.must {
@@ -90,7 +160,7 @@ impl Want<'_> {
     }
 }
 
-fn trace_live(ns: &str) -> Result<(i32, Value), Failed> {
+fn trace_live(set: &PodSet, ns: &str) -> Result<(i32, Value), Failed> {
     let viewer = world().layout.viewer_kubeconfig();
     mdiag(&[
         "--kubeconfig",
@@ -98,16 +168,16 @@ fn trace_live(ns: &str) -> Result<(i32, Value), Failed> {
         "-n",
         ns,
         "trace",
-        "sts/shard",
+        set.target,
         "-o",
         "json",
     ])
 }
 
-fn until(ns: &str, want: &Want, within: Duration) -> Result<Value, Failed> {
+fn until(set: &PodSet, ns: &str, want: &Want, within: Duration) -> Result<Value, Failed> {
     let t0 = Instant::now();
     loop {
-        let (code, report) = trace_live(ns)?;
+        let (code, report) = trace_live(set, ns)?;
         let problems = want.problems(code, &report);
         if problems.is_empty() {
             return Ok(report);
@@ -125,18 +195,11 @@ fn until(ns: &str, want: &Want, within: Duration) -> Result<Value, Failed> {
 }
 
 /// A kubectl dump of the namespace as a user would take it for a set.
-fn dump(ns: &str) -> Result<std::path::PathBuf, Failed> {
+fn dump(set: &PodSet, ns: &str) -> Result<std::path::PathBuf, Failed> {
     let w = world();
     let k = |args: &[&str]| w.kubectl(args).map_err(|e| Failed::from(format!("{e:#}")));
     let parts = [
-        k(&[
-            "get",
-            "statefulsets,controllerrevisions,pods,services,endpointslices,events",
-            "-n",
-            ns,
-            "-o",
-            "yaml",
-        ])?,
+        k(&["get", set.dump_kinds, "-n", ns, "-o", "yaml"])?,
         k(&["get", "nodes", "-o", "yaml"])?,
         k(&["get", "leases", "-n", "kube-system", "-o", "yaml"])?,
     ];
@@ -145,7 +208,7 @@ fn dump(ns: &str) -> Result<std::path::PathBuf, Failed> {
     Ok(path)
 }
 
-fn gate(ns: &str, extra: &[&str]) -> Result<(i32, Value), Failed> {
+fn gate(set: &PodSet, ns: &str, extra: &[&str]) -> Result<(i32, Value), Failed> {
     let viewer = world().layout.viewer_kubeconfig();
     let mut args = vec![
         "--kubeconfig",
@@ -153,7 +216,7 @@ fn gate(ns: &str, extra: &[&str]) -> Result<(i32, Value), Failed> {
         "-n",
         ns,
         "gate",
-        "sts/shard",
+        set.target,
         "-o",
         "json",
     ];
@@ -173,16 +236,26 @@ fn gate(ns: &str, extra: &[&str]) -> Result<(i32, Value), Failed> {
     Ok((code, report))
 }
 
-fn rollout() -> Result<(), Failed> {
-    let ns = namespace("sts-rollout")?;
-    apply(&ns, &objects(&ns, "2.3.1", "ready"))?;
+fn rollout(set: &PodSet) -> Result<(), Failed> {
+    let ns = namespace(&format!("real-{}", set.name))?;
+    let result = healthy_then_crash_loop(set, &ns);
+    let _ = world().kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+    if let Err(e) = &result {
+        eprintln!("  {}: {}", set.target, e.message().unwrap_or_default());
+    }
+    result
+}
+
+fn healthy_then_crash_loop(set: &PodSet, ns: &str) -> Result<(), Failed> {
+    apply(ns, &objects(set, ns, "v1.4.0", &[]))?;
     let healthy = Want {
+        kind: set.kind,
         state: "serving",
         exit: 0,
         must: &[],
         must_not: &["crash-loop", "rollout-in-progress"],
     };
-    let report = until(&ns, &healthy, Duration::from_secs(120))?;
+    let report = until(set, ns, &healthy, Duration::from_secs(120))?;
     let steps: Vec<&str> = report["steps"]
         .as_array()
         .into_iter()
@@ -191,7 +264,7 @@ fn rollout() -> Result<(), Failed> {
         .collect();
     if steps
         != [
-            "statefulset",
+            set.first_step,
             "stored",
             "bound",
             "started",
@@ -201,33 +274,42 @@ fn rollout() -> Result<(), Failed> {
     {
         return Err(format!("ladder {steps:?}").into());
     }
-    if report["verdict"]["serving"]["ready_endpoints"] != 3 {
+    if report["verdict"]["serving"]["ready_endpoints"] != set.replicas {
         return Err(format!("serving {}", report["verdict"]["serving"]).into());
     }
     // The gate on the healthy set converges at once.
-    let (code, run) = gate(&ns, &["--timeout", "60s"])?;
+    let (code, run) = gate(set, ns, &["--timeout", "60s"])?;
     if code != 0 || run["outcome"] != "converged" {
         return Err(format!("healthy gate: exit {code}, {}", run["gate"]).into());
     }
+    let old_pods = pod_names(ns)?;
 
-    // The update: the controller replaces the highest ordinal first, and the
-    // new revision crash-loops; ordinals 0 and 1 keep serving revision 1.
+    // The update: its Pods log a FATAL line and exit 1; the old revision
+    // keeps serving.
     let t_update = Instant::now();
-    apply(&ns, &objects(&ns, "2.4.0", "crash-loop:1"))?;
+    apply(ns, &objects(set, ns, "v1.5.0", &["--crash=1"]))?;
     let stuck = Want {
+        kind: set.kind,
         state: "degraded",
         exit: 1,
         must: &["crash-loop"],
         must_not: &["update-on-delete"],
     };
-    let report = until(&ns, &stuck, Duration::from_secs(120))?;
+    let report = until(set, ns, &stuck, Duration::from_secs(120))?;
     eprintln!(
-        "  sts/shard: degraded with crash-loop {:.1}s after the update",
+        "  {}: degraded with crash-loop {:.1} s after the update",
+        set.target,
         t_update.elapsed().as_secs_f64()
     );
     let lead = &report["findings"][0];
-    if lead["id"] != "crash-loop" || lead["subject"]["name"] != "shard-2" {
-        return Err(format!("lead finding {lead}").into());
+    let lead_pod = lead["subject"]["name"].as_str().unwrap_or_default();
+    let new_pod = match set.kind {
+        // The controller replaces the highest ordinal first.
+        "StatefulSet" => lead_pod == "shard-2",
+        _ => lead_pod.starts_with("agent-") && !old_pods.iter().any(|p| p == lead_pod),
+    };
+    if lead["id"] != "crash-loop" || !new_pod {
+        return Err(format!("lead finding {lead} (old Pods {old_pods:?})").into());
     }
     let old_serving: i64 = report["verdict"]["serving"]["revisions"]
         .as_array()
@@ -236,19 +318,19 @@ fn rollout() -> Result<(), Failed> {
         .filter(|r| r["current"] == false)
         .filter_map(|r| r["ready_endpoints"].as_i64())
         .sum();
-    if old_serving != 2 {
+    if old_serving != set.old_serving {
         return Err(format!("old revision serving {old_serving}: {}", report["verdict"]).into());
     }
 
     // The same verdict from a kubectl dump of the namespace.
     let t0 = Instant::now();
     loop {
-        let file = dump(&ns)?;
+        let file = dump(set, ns)?;
         let (code, replay) = mdiag(&[
             "trace",
-            "sts/shard",
+            set.target,
             "-n",
-            &ns,
+            ns,
             "--snapshot",
             file.to_str().unwrap(),
             "-o",
@@ -264,13 +346,14 @@ fn rollout() -> Result<(), Failed> {
         std::thread::sleep(Duration::from_secs(2));
     }
 
-    // `snapshot sts/shard` keeps the set, its revisions and its Pods: the
-    // file replays the same verdict.
+    // `snapshot KIND/NAME` keeps the set, its revisions, its Pods and the
+    // crashed run's log as the real kubelet kept it: the file replays the
+    // same verdict.
     let viewer = world().layout.viewer_kubeconfig();
-    let file = super::snapshot_file(&ns, &["sts/shard"], &viewer)?;
+    let file = snapshot_file(ns, &[set.target], &viewer)?;
     let (code, replay) = mdiag(&[
         "trace",
-        "sts/shard",
+        set.target,
         "--snapshot",
         file.to_str().unwrap(),
         "-o",
@@ -280,12 +363,36 @@ fn rollout() -> Result<(), Failed> {
     if !problems.is_empty() {
         return Err(format!("{ns}: the mdiag snapshot says {}", problems.join("; ")).into());
     }
+    let text = read_snapshot_text(&file)?;
+    if !text.contains("FATAL missing env MODEL_PATH") {
+        return Err(format!("{ns}: the snapshot holds no log of the crashed run").into());
+    }
     let _ = std::fs::remove_file(file);
 
-    // The gate fails on the crash loop of the update revision.
-    let (code, run) = gate(&ns, &["--timeout", "90s", "--max-restarts", "1"])?;
+    // The gate, default policy: the loop repeats itself exactly, so its
+    // second crash is final.
+    let t_gate = Instant::now();
+    let (code, run) = gate(set, ns, &["--timeout", "120s"])?;
     if code != 1 || run["outcome"] != "failed" || run["gate"]["decided_by"] != "crash-loop" {
         return Err(format!("stuck gate: exit {code}, {}", run["gate"]).into());
     }
+    eprintln!(
+        "  {}: the gate failed on crash-loop in {:.1} s ({:.1} s after the update)",
+        set.target,
+        t_gate.elapsed().as_secs_f64(),
+        t_update.elapsed().as_secs_f64()
+    );
     Ok(())
+}
+
+/// The namespace's Pods now.
+fn pod_names(ns: &str) -> Result<Vec<String>, Failed> {
+    let out = world()
+        .kubectl(&["get", "pods", "-n", ns, "-o", "name"])
+        .map_err(|e| format!("{e:#}"))?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.strip_prefix("pod/"))
+        .map(str::to_owned)
+        .collect())
 }
