@@ -37,7 +37,7 @@ always\t''
 never\t''"
 complete -c mdiag -n "__fish_mdiag_needs_command" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
-complete -c mdiag -n "__fish_mdiag_needs_command" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_needs_command" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_needs_command" -s V -l version -d 'Print version'
@@ -64,7 +64,7 @@ always\t''
 never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l logs -d 'Read the logs of the Pods the findings are about (live only; pods/log get, the last lines, size-capped): a crash\'s own words are shown under its finding'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s A -l all-namespaces -d 'Look in every namespace'
@@ -88,7 +88,7 @@ always\t''
 never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l all -d 'Show healthy workloads too (they are folded into a count)'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s A -l all-namespaces -d 'Look in every namespace'
@@ -118,7 +118,7 @@ always\t''
 never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -141,7 +141,7 @@ always\t''
 never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s h -l help -d 'Print help'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s V -l version -d 'Print version'
@@ -158,7 +158,7 @@ always\t''
 never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l request-timeout -d 'Seconds to wait for each API request' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l list -d 'List every finding id with its title (as with no argument)'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'

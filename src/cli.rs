@@ -62,9 +62,10 @@ pub struct GlobalArgs {
     /// (default: modeldock-controller in the target namespace, then in modeldock-system).
     #[arg(long, global = true, value_name = "NS/NAME")]
     pub controller: Option<String>,
-    /// Seconds to wait for each API request.
-    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 30)]
-    pub request_timeout: u64,
+    /// How long to wait for each API request, and for the kubeconfig's
+    /// credential plugin: 30s, 2m, or a number of seconds.
+    #[arg(long, global = true, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub request_timeout: std::time::Duration,
 }
 
 #[derive(Debug, Subcommand)]

@@ -28,6 +28,8 @@ pub enum Exit {
     Unreachable = 4,
     /// The target does not exist.
     NotFound = 5,
+    /// Stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it).
+    Interrupted = 130,
 }
 
 impl Exit {
@@ -45,16 +47,20 @@ impl From<Exit> for std::process::ExitCode {
 /// The text `--help` shows about exit codes.
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
-  0  healthy / converged
-  1  a problem was found, or the rollout failed
-  2  usage error (bad flags, unreadable or invalid input file)
-  3  still progressing (gate: timed out while progressing)
-  4  cluster unreachable, access denied, or a gap that hides the answer
-  5  target not found";
+  0    healthy / converged
+  1    a problem was found, or the rollout failed
+  2    usage error (bad flags, unreadable or invalid input file)
+  3    still progressing (gate: timed out while progressing)
+  4    cluster unreachable, access denied, or a gap that hides the answer
+  5    target not found
+  130  interrupted (SIGINT or SIGTERM): gate wrote its report, snapshot wrote nothing";
 
 /// Maps an error to its exit code by the typed errors in its chain.
 pub fn for_error(err: &anyhow::Error) -> Exit {
     for cause in err.chain() {
+        if cause.is::<crate::cmd::signals::Interrupted>() {
+            return Exit::Interrupted;
+        }
         if cause.is::<TargetNotFound>() || cause.is::<crate::cmd::triage::NoWorkloads>() {
             return Exit::NotFound;
         }
@@ -79,9 +85,11 @@ pub fn for_error(err: &anyhow::Error) -> Exit {
 pub fn for_live_error(err: &LiveError) -> Exit {
     match err {
         LiveError::NoResource { .. } => Exit::NotFound,
-        LiveError::Config(_) | LiveError::Unreachable { .. } | LiveError::Denied { .. } => {
-            Exit::Unreachable
-        }
+        LiveError::KubeconfigFile(_) => Exit::Usage,
+        LiveError::Config(_)
+        | LiveError::Credentials(_)
+        | LiveError::Unreachable { .. }
+        | LiveError::Denied { .. } => Exit::Unreachable,
     }
 }
 
@@ -134,6 +142,7 @@ pub fn for_outcome(outcome: Outcome) -> Exit {
         Outcome::Failed => Exit::Problem,
         Outcome::TimedOut => Exit::Progressing,
         Outcome::CouldNotDecide => Exit::Unreachable,
+        Outcome::Interrupted => Exit::Interrupted,
     }
 }
 

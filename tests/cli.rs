@@ -539,7 +539,10 @@ fn help_lists_the_exit_codes() {
         .arg("--help")
         .assert()
         .code(0)
-        .stdout(predicate::str::contains("5  target not found"));
+        .stdout(predicate::str::contains("5    target not found"))
+        .stdout(predicate::str::contains(
+            "130  interrupted (SIGINT or SIGTERM): gate wrote its report, snapshot wrote nothing",
+        ));
 }
 
 // The rendered views, reviewed like code. The clock is the file's own.

@@ -100,6 +100,8 @@ pub enum Outcome {
     TimedOut,
     /// The API could not be reached or read: no verdict either way.
     CouldNotDecide,
+    /// SIGINT or SIGTERM came before a verdict.
+    Interrupted,
 }
 
 impl Outcome {
@@ -109,6 +111,7 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::TimedOut => "timed-out",
             Outcome::CouldNotDecide => "could-not-decide",
+            Outcome::Interrupted => "interrupted",
         }
     }
 }

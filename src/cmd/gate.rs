@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
+use super::signals::Stop;
 use super::source::SourceRequest;
 use crate::analysis::crashes::CrashHistory;
 use crate::analysis::gate::{self, Decision, GatePolicy, HelmRelease, Outcome};
@@ -131,7 +132,26 @@ struct Ended {
     disconnects: u32,
 }
 
+/// Why the wait ended early: Ctrl-C, or SIGTERM from a cancelled CI job.
+/// (`elapsed_seconds` says when.)
+fn interrupted_reason(signal: &str, seen: bool) -> String {
+    let seen = if seen {
+        "the last state seen is reported"
+    } else {
+        "nothing was seen yet"
+    };
+    format!("{signal} came before a verdict; {seen}")
+}
+
 impl Ended {
+    fn interrupted(signal: &str) -> Self {
+        Ended {
+            outcome: Outcome::Interrupted,
+            reason: Some(interrupted_reason(signal, false)),
+            ..Ended::undecided(String::new())
+        }
+    }
+
     fn undecided(reason: String) -> Self {
         Ended {
             outcome: Outcome::CouldNotDecide,
@@ -153,13 +173,21 @@ struct Judged {
 pub async fn run(global: &GlobalArgs, args: &GateArgs) -> anyhow::Result<Exit> {
     let request = GateRequest::from_args(global, args)?;
     let started = Instant::now();
-    let conn = match live::connect(&request.source.live).await {
-        Ok(c) => c,
-        Err(e) => {
-            let namespace = request.target.namespace.clone().unwrap_or_default();
+    // Ctrl-C or SIGTERM (a CI job cancelled) ends the gate like its
+    // timeout does: the report and JUnit still say what was last seen.
+    let stop = Stop::listen();
+    let early_namespace = request.target.namespace.clone().unwrap_or_default();
+    let conn = match stop.unless(live::connect(&request.source.live)).await {
+        Err(signal) => {
+            let ended = Ended::interrupted(signal);
+            finish(&request, None, &early_namespace, ended, None, started).await?;
+            return Ok(Exit::Interrupted);
+        }
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
             let exit = crate::exit::for_live_error(&e);
             let ended = Ended::undecided(e.to_string());
-            finish(&request, None, &namespace, ended, None, started).await?;
+            finish(&request, None, &early_namespace, ended, None, started).await?;
             return Ok(exit);
         }
     };
@@ -171,9 +199,17 @@ pub async fn run(global: &GlobalArgs, args: &GateArgs) -> anyhow::Result<Exit> {
         .unwrap_or_else(|| conn.default_namespace.clone());
 
     let helm = match &request.helm_release {
-        Some(name) => match live::read_helm_release(&conn, name, &namespace).await {
-            Ok(release) => Some(release),
-            Err(e) => {
+        Some(name) => match stop
+            .unless(live::read_helm_release(&conn, name, &namespace))
+            .await
+        {
+            Err(signal) => {
+                let ended = Ended::interrupted(signal);
+                finish(&request, None, &namespace, ended, None, started).await?;
+                return Ok(Exit::Interrupted);
+            }
+            Ok(Ok(release)) => Some(release),
+            Ok(Err(e)) => {
                 let exit = crate::exit::for_live_error(&e);
                 finish(
                     &request,
@@ -189,7 +225,7 @@ pub async fn run(global: &GlobalArgs, args: &GateArgs) -> anyhow::Result<Exit> {
         },
         None => None,
     };
-    let ended = wait(&request, &conn, &namespace, helm.as_ref(), started).await?;
+    let ended = wait(&request, &conn, &namespace, helm.as_ref(), started, &stop).await?;
     let helm = match &ended.last {
         Some(j) => helm.map(|h| gate::helm_matches(h, &j.snapshot, &request.target, &namespace)),
         None => helm,
@@ -206,19 +242,22 @@ async fn wait(
     namespace: &str,
     helm: Option<&HelmRelease>,
     started: Instant,
+    stop: &Stop,
 ) -> anyhow::Result<Ended> {
-    let feed = Feed::start(
-        conn,
-        namespace,
-        request.source.resource.as_deref(),
-        request.source.controller.as_ref(),
-        request.target.kind,
-    )
-    .await;
+    let feed = stop
+        .unless(Feed::start(
+            conn,
+            namespace,
+            request.source.resource.as_deref(),
+            request.source.controller.as_ref(),
+            request.target.kind,
+        ))
+        .await;
     let mut feed = match feed {
-        Ok(f) => f,
-        Err(e @ live::LiveError::NoResource { .. }) => return Err(e.into()),
-        Err(e) => return Ok(Ended::undecided(e.to_string())),
+        Err(signal) => return Ok(Ended::interrupted(signal)),
+        Ok(Ok(f)) => f,
+        Ok(Err(e @ live::LiveError::NoResource { .. })) => return Err(e.into()),
+        Ok(Err(e)) => return Ok(Ended::undecided(e.to_string())),
     };
     let mut progress = Progress::new(std::io::stderr().is_terminal(), request.lang);
     let deadline = tokio::time::Instant::now() + request.timeout;
@@ -227,6 +266,9 @@ async fn wait(
     let (outcome, reason) = loop {
         let event = tokio::select! {
             event = feed.next() => event,
+            signal = stop.signalled() => {
+                break (Outcome::Interrupted, Some(interrupted_reason(signal, last.is_some())));
+            }
             _ = tokio::time::sleep_until(deadline) => {
                 break match (feed.failing(), &last) {
                     (Some(why), _) => (

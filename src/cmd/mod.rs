@@ -4,6 +4,7 @@
 pub mod alert;
 pub mod explain;
 pub mod gate;
+pub mod signals;
 pub mod snapshot;
 pub mod source;
 pub mod trace;
@@ -24,7 +25,22 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Trace(args) => trace::run(&cli.global, args).await,
         Command::Triage(args) => triage::run(&cli.global, args).await,
         Command::Gate(args) => gate::run(&cli.global, args).await,
-        Command::Snapshot(args) => snapshot::run(&cli.global, args).await,
+        // Dropped before its (synchronous, atomic) write, a capture leaves
+        // no file; once writing, it finishes before the signal is seen.
+        Command::Snapshot(args) => {
+            let stop = signals::Stop::listen();
+            match stop.unless(snapshot::run(&cli.global, args)).await {
+                Ok(done) => done,
+                Err(signal) => Err(signals::Interrupted {
+                    signal,
+                    left: format!(
+                        "no snapshot was written; {} is as it was",
+                        args.file.display()
+                    ),
+                }
+                .into()),
+            }
+        }
         Command::Explain(args) => explain::run(&cli.global, args).await,
     }
 }

@@ -2,7 +2,6 @@
 //! file (`--snapshot`) or the live cluster. Shared by every command.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::chain::{self, ControllerLocation, TargetNotFound, namespaces_holding};
 use crate::exit::UsageError;
@@ -34,7 +33,7 @@ impl SourceRequest {
             live: LiveOptions {
                 kubeconfig: global.kubeconfig.clone(),
                 context: global.context.clone(),
-                request_timeout: Some(Duration::from_secs(global.request_timeout.max(1))),
+                request_timeout: Some(global.request_timeout),
             },
             resource: global.resource.clone(),
             controller: super::parse_controller(global)?,

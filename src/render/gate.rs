@@ -170,6 +170,8 @@ pub fn headline(
         (Outcome::TimedOut, true) => (style.warn("⧗"), style.warn("超时")),
         (Outcome::CouldNotDecide, false) => (style.warn("?"), style.warn("COULD NOT DECIDE")),
         (Outcome::CouldNotDecide, true) => (style.warn("?"), style.warn("无法判定")),
+        (Outcome::Interrupted, false) => (style.warn("■"), style.warn("INTERRUPTED")),
+        (Outcome::Interrupted, true) => (style.warn("■"), style.warn("已中断")),
     };
     let m = match outcome {
         Outcome::Converged => Message::new("gate.converged"),
@@ -186,7 +188,7 @@ pub fn headline(
                 .or_else(|| details.waiting_for.clone())
                 .unwrap_or_else(|| "?".into()),
         ),
-        Outcome::CouldNotDecide => Message::new("gate.could_not_decide")
+        Outcome::CouldNotDecide | Outcome::Interrupted => Message::new("gate.could_not_decide")
             .arg("reason", details.reason.as_deref().unwrap_or("")),
     };
     let mut line = m
@@ -391,11 +393,15 @@ pub fn junit(
         case.set_classname(target_label);
         suite.add_test_case(case);
     }
-    if outcome == Outcome::CouldNotDecide {
+    if matches!(outcome, Outcome::CouldNotDecide | Outcome::Interrupted) {
         let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-        status.set_type("could-not-decide");
+        status.set_type(outcome.as_str());
         status.set_message(details.reason.clone().unwrap_or_default());
-        let mut case = TestCase::new("api-access", status);
+        let name = match outcome {
+            Outcome::Interrupted => "interrupted",
+            _ => "api-access",
+        };
+        let mut case = TestCase::new(name, status);
         case.set_classname(target_label);
         suite.add_test_case(case);
     }

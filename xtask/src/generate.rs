@@ -488,6 +488,7 @@ mod tests {
             Exit::Progressing,
             Exit::Unreachable,
             Exit::NotFound,
+            Exit::Interrupted,
         ];
         assert_eq!(codes, all.map(Exit::code));
     }

@@ -14,8 +14,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
-use kube::{Client, Config, Resource};
+use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::{OnceCell, Semaphore};
 
@@ -23,9 +22,12 @@ use super::plan::{self, Planned, Where, trim_meta};
 use crate::chain::ControllerLocation;
 use crate::model::{Gap, HelmRelease, LogRecord, Origin, OriginKind, Snapshot};
 
+mod connect;
 mod helm;
 mod logs;
 mod read;
+
+pub use connect::{USER_AGENT, connect};
 
 pub use helm::read_helm_release;
 pub use logs::{LogCaps, LogRequest, log_request_count, read_logs, read_requested};
@@ -37,6 +39,12 @@ pub use read::{
 pub enum LiveError {
     #[error("cannot load the kubeconfig: {0}")]
     Config(String),
+    /// The kubeconfig file itself is missing or not a kubeconfig.
+    #[error("{0}")]
+    KubeconfigFile(String),
+    /// The credential plugin failed, is missing, or never answered.
+    #[error("cannot get credentials for the cluster: {0}")]
+    Credentials(String),
     #[error("cannot reach the cluster at {server}: {detail}")]
     Unreachable { server: String, detail: String },
     #[error(
@@ -72,6 +80,8 @@ pub struct Connection {
     namespaces: Arc<OnceCell<NamespaceNames>>,
     /// `--request-timeout`, when given.
     request_timeout: Option<Duration>,
+    /// The kubeconfig's exec credential plugin, as written there.
+    credential_plugin: Option<String>,
 }
 
 /// The namespaces' names, or the code and message of the failed list.
@@ -110,63 +120,6 @@ impl Default for ReadPolicy {
     }
 }
 
-/// Resolves the kubeconfig, context and credentials as kubectl does
-/// (exec and OIDC plugins included, through kube's config loader).
-pub async fn connect(options: &LiveOptions) -> Result<Connection, LiveError> {
-    let kube_options = KubeConfigOptions {
-        context: options.context.clone(),
-        ..KubeConfigOptions::default()
-    };
-    let (mut config, context) = if let Some(path) = &options.kubeconfig {
-        let kubeconfig = Kubeconfig::read_from(path)
-            .map_err(|e| LiveError::Config(format!("{}: {e}", path.display())))?;
-        let context = options
-            .context
-            .clone()
-            .or(kubeconfig.current_context.clone());
-        let config = Config::from_custom_kubeconfig(kubeconfig, &kube_options)
-            .await
-            .map_err(|e| LiveError::Config(e.to_string()))?;
-        (config, context)
-    } else if options.context.is_some() || kubeconfig_present() {
-        let context = options.context.clone().or_else(|| {
-            Kubeconfig::read()
-                .ok()
-                .and_then(|k| k.current_context.clone())
-        });
-        let config = Config::from_kubeconfig(&kube_options)
-            .await
-            .map_err(|e| LiveError::Config(e.to_string()))?;
-        (config, context)
-    } else {
-        let config = Config::infer().await.map_err(|e| {
-            LiveError::Config(format!(
-                "{e}; no kubeconfig found (set KUBECONFIG or --kubeconfig, or use --snapshot FILE)"
-            ))
-        })?;
-        (config, None)
-    };
-    if let Some(t) = options.request_timeout {
-        config.read_timeout = Some(t);
-        config.connect_timeout = Some(t.min(Duration::from_secs(10)));
-    }
-    let server = config.cluster_url.to_string();
-    let default_namespace = config.default_namespace.clone();
-    let client = Client::try_from(config).map_err(|e| LiveError::Config(e.to_string()))?;
-    let mut conn = Connection::from_client(client, &server, ReadPolicy::default());
-    conn.default_namespace = default_namespace;
-    conn.context = context;
-    conn.request_timeout = options.request_timeout;
-    Ok(conn)
-}
-
-fn kubeconfig_present() -> bool {
-    if std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty()) {
-        return true;
-    }
-    std::env::home_dir().is_some_and(|h| h.join(".kube").join("config").exists())
-}
-
 impl Connection {
     /// A connection over a client made elsewhere (a test's fake API, or a
     /// caller with its own configuration).
@@ -180,6 +133,7 @@ impl Connection {
             limiter: Arc::new(Semaphore::new(policy.concurrency.max(1))),
             namespaces: Arc::new(OnceCell::new()),
             request_timeout: None,
+            credential_plugin: None,
             policy,
         }
     }
@@ -198,6 +152,16 @@ impl Connection {
         self.requests.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A request that got no answer in time, naming the credential plugin
+    /// when there is one (it runs inside the request to refresh a token).
+    fn silent(&self, limit: Duration) -> kube::Error {
+        let text = match &self.credential_plugin {
+            Some(_) => connect::plugin_silent(self.credential_plugin.as_deref(), limit),
+            None => format!("no answer within {} s (--request-timeout)", limit.as_secs()),
+        };
+        kube::Error::Service(text.into())
+    }
+
     fn classify(&self, err: &kube::Error) -> Failure {
         match err {
             kube::Error::Api(status) if status.code == 401 => Failure::Fatal(LiveError::Denied {
@@ -207,9 +171,13 @@ impl Connection {
             kube::Error::Api(status) if status.code == 404 => Failure::Absent,
             kube::Error::Api(status) => Failure::Gap(status.message.clone()),
             kube::Error::SerdeError(e) => Failure::Gap(format!("unreadable response: {e}")),
+            kube::Error::Auth(auth) => Failure::Fatal(LiveError::Credentials(connect::auth_text(
+                auth,
+                self.credential_plugin.as_deref(),
+            ))),
             other => Failure::Fatal(LiveError::Unreachable {
                 server: self.server.clone(),
-                detail: error_chain(other),
+                detail: connect::tls_hint(error_chain(other)),
             }),
         }
     }
@@ -232,18 +200,28 @@ impl Connection {
                     .await
                     .expect("the limiter is never closed");
                 self.count();
-                let response = self
-                    .client
-                    .send(request.map(kube::client::Body::from))
-                    .await?;
-                let status = response.status().as_u16();
-                let retry_after = response
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse::<u64>().ok());
-                let bytes = response.into_body().collect_bytes().await?;
-                (status, retry_after, bytes)
+                let exchange = async {
+                    let response = self
+                        .client
+                        .send(request.map(kube::client::Body::from))
+                        .await?;
+                    let status = response.status().as_u16();
+                    let retry_after = response
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<u64>().ok());
+                    let bytes = response.into_body().collect_bytes().await?;
+                    Ok::<_, kube::Error>((status, retry_after, bytes))
+                };
+                // kube's read timeout bounds the server; this bounds a
+                // credential plugin run to refresh the token as well.
+                match self.request_timeout {
+                    Some(limit) => tokio::time::timeout(limit, exchange)
+                        .await
+                        .map_err(|_| self.silent(limit))??,
+                    None => exchange.await?,
+                }
             };
             if (200..300).contains(&status) {
                 return serde_json::from_slice(&bytes).map_err(kube::Error::SerdeError);

@@ -1,0 +1,345 @@
+//! From the user's kubeconfig to a client, with every way that can fail
+//! said in one line: the file, the context, the files it names, and the
+//! credential plugin (which may fail, be missing, or never answer).
+
+use std::time::Duration;
+
+use kube::client::AuthError;
+use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError, LoadDataError};
+use kube::{Client, Config};
+
+use super::{Connection, LiveError, LiveOptions, ReadPolicy};
+
+/// What every request of mdiag's says it comes from.
+pub const USER_AGENT: &str = concat!("mdiag/", env!("CARGO_PKG_VERSION"));
+
+/// The bound on building the client when no `--request-timeout` is given
+/// (the CLI always gives one).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Resolves the kubeconfig, context and credentials as kubectl does
+/// (exec and OIDC plugins included, through kube's config loader).
+pub async fn connect(options: &LiveOptions) -> Result<Connection, LiveError> {
+    let kube_options = KubeConfigOptions {
+        context: options.context.clone(),
+        ..KubeConfigOptions::default()
+    };
+    let (mut config, context) = if let Some(path) = &options.kubeconfig {
+        let shown = path.display().to_string();
+        let kubeconfig = Kubeconfig::read_from(path).map_err(|e| config_error(&e, &shown))?;
+        let context = options
+            .context
+            .clone()
+            .or(kubeconfig.current_context.clone());
+        let contexts = context_names(&kubeconfig);
+        let config = Config::from_custom_kubeconfig(kubeconfig, &kube_options)
+            .await
+            .map_err(|e| with_contexts(config_error(&e, &shown), &contexts))?;
+        (config, context)
+    } else if options.context.is_some() || kubeconfig_present() {
+        let kubeconfig = Kubeconfig::read().map_err(|e| config_error(&e, "the kubeconfig"))?;
+        let context = options
+            .context
+            .clone()
+            .or(kubeconfig.current_context.clone());
+        let contexts = context_names(&kubeconfig);
+        let config = Config::from_kubeconfig(&kube_options)
+            .await
+            .map_err(|e| with_contexts(config_error(&e, "the kubeconfig"), &contexts))?;
+        (config, context)
+    } else {
+        let config = Config::infer().await.map_err(|e| {
+            LiveError::Config(format!(
+                "{e}; no kubeconfig found (set KUBECONFIG or --kubeconfig, or use --snapshot FILE)"
+            ))
+        })?;
+        (config, None)
+    };
+    // Every request says it is mdiag's, so an audit log can show what
+    // mdiag asked for (only get, list and watch).
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(USER_AGENT),
+    ));
+    if let Some(t) = options.request_timeout {
+        config.read_timeout = Some(t);
+        config.connect_timeout = Some(t.min(Duration::from_secs(10)));
+    }
+    let server = config.cluster_url.to_string();
+    let default_namespace = config.default_namespace.clone();
+    let plugin = credential_plugin(&config);
+    let limit = options.request_timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let client = build_client(config, limit, plugin.as_deref()).await?;
+    let mut conn = Connection::from_client(client, &server, ReadPolicy::default());
+    conn.default_namespace = default_namespace;
+    conn.context = context;
+    conn.request_timeout = options.request_timeout;
+    conn.credential_plugin = plugin;
+    Ok(conn)
+}
+
+fn kubeconfig_present() -> bool {
+    if std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty()) {
+        return true;
+    }
+    std::env::home_dir().is_some_and(|h| h.join(".kube").join("config").exists())
+}
+
+/// Building the client runs the exec credential plugin, synchronously,
+/// inside kube. On a thread of its own (entered in the runtime, which the
+/// client's worker needs) a plugin that never answers is abandoned after
+/// `limit`: a detached thread does not hold the process at exit, as a
+/// `spawn_blocking` task would.
+async fn build_client(
+    config: Config,
+    limit: Duration,
+    plugin: Option<&str>,
+) -> Result<Client, LiveError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let runtime = tokio::runtime::Handle::current();
+    std::thread::Builder::new()
+        .name("mdiag-credentials".into())
+        .spawn(move || {
+            let _entered = runtime.enter();
+            let _ = tx.send(Client::try_from(config));
+        })
+        .map_err(|e| LiveError::Config(format!("cannot start a thread: {e}")))?;
+    match tokio::time::timeout(limit, rx).await {
+        Ok(Ok(Ok(client))) => Ok(client),
+        Ok(Ok(Err(e))) => Err(client_error(&e, plugin)),
+        Ok(Err(_)) => Err(LiveError::Config("building the client failed".into())),
+        Err(_) => Err(LiveError::Credentials(plugin_silent(plugin, limit))),
+    }
+}
+
+/// The exec plugin as the user wrote it: command and arguments.
+fn credential_plugin(config: &Config) -> Option<String> {
+    let exec = config.auth_info.exec.as_ref()?;
+    let mut words = vec![exec.command.clone().unwrap_or_default()];
+    words.extend(exec.args.iter().flatten().cloned());
+    Some(words.join(" "))
+}
+
+fn context_names(kubeconfig: &Kubeconfig) -> Vec<String> {
+    kubeconfig.contexts.iter().map(|c| c.name.clone()).collect()
+}
+
+/// What was wrong with the kubeconfig, in one line. A file that cannot be
+/// read or parsed is a bad input file (exit 2); the rest is access (4).
+fn config_error(err: &KubeconfigError, file: &str) -> LiveError {
+    match err {
+        KubeconfigError::ReadConfig(io, _) => LiveError::KubeconfigFile(format!(
+            "cannot read {file}: {}; point --kubeconfig or KUBECONFIG at an existing file",
+            io_text(io)
+        )),
+        KubeconfigError::Parse(e) => LiveError::KubeconfigFile(format!(
+            "{file} is not a valid kubeconfig: {}",
+            first_line(&e.to_string())
+        )),
+        KubeconfigError::LoadContext(name) => LiveError::Config(format!(
+            "{file} has no context named {name:?}{{contexts}}; choose one with --context"
+        )),
+        KubeconfigError::CurrentContextNotSet => LiveError::Config(format!(
+            "{file} sets no current-context{{contexts}}; choose one with --context"
+        )),
+        KubeconfigError::LoadClusterOfContext(name) => LiveError::Config(format!(
+            "{file}: the context names a cluster {name:?} that it does not define"
+        )),
+        KubeconfigError::LoadCertificateAuthority(e) => LiveError::Config(format!(
+            "{file}: the cluster's certificate authority {}",
+            load_text(e)
+        )),
+        KubeconfigError::LoadClientCertificate(e) => LiveError::Config(format!(
+            "{file}: the user's client certificate {}",
+            load_text(e)
+        )),
+        KubeconfigError::LoadClientKey(e) => {
+            LiveError::Config(format!("{file}: the user's client key {}", load_text(e)))
+        }
+        other => LiveError::Config(format!("{file}: {}", first_line(&other.to_string()))),
+    }
+}
+
+/// Fills the `{contexts}` slot of a context error with the names there are.
+fn with_contexts(err: LiveError, contexts: &[String]) -> LiveError {
+    match err {
+        LiveError::Config(text) if text.contains("{contexts}") => {
+            let list = if contexts.is_empty() {
+                " (it defines none)".to_owned()
+            } else {
+                format!(" (it has {})", contexts.join(", "))
+            };
+            LiveError::Config(text.replace("{contexts}", &list))
+        }
+        other => other,
+    }
+}
+
+fn load_text(err: &LoadDataError) -> String {
+    match err {
+        LoadDataError::ReadFile(io, path) => {
+            format!("file {} cannot be read: {}", path.display(), io_text(io))
+        }
+        other => format!("cannot be loaded: {other}"),
+    }
+}
+
+/// Why the client could not be built: most often the credential plugin.
+fn client_error(err: &kube::Error, plugin: Option<&str>) -> LiveError {
+    match err {
+        kube::Error::Auth(auth) => LiveError::Credentials(auth_text(auth, plugin)),
+        other => LiveError::Config(first_line(&super::error_chain(other))),
+    }
+}
+
+/// One line for each way credentials fail, naming the plugin as the
+/// kubeconfig names it (kube's own text carries the ExecCredential input
+/// and a debug dump of the process output).
+pub(super) fn auth_text(err: &AuthError, plugin: Option<&str>) -> String {
+    let plugin = plugin.unwrap_or("(none)");
+    match err {
+        AuthError::AuthExecStart(io) => format!(
+            "cannot start the kubeconfig's credential plugin `{plugin}`: {}; is it installed and on PATH?",
+            io_text(io)
+        ),
+        AuthError::AuthExecRun { out, .. } => {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let said = stderr
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(|l| format!(": {l}"))
+                .unwrap_or_default();
+            format!(
+                "the kubeconfig's credential plugin `{plugin}` failed ({}){said}; run it by hand to see why, or log in again",
+                out.status
+            )
+        }
+        AuthError::AuthExecParse(_) | AuthError::AuthExec(_) | AuthError::ExecPluginFailed => {
+            format!(
+                "the kubeconfig's credential plugin `{plugin}` did not answer with a usable ExecCredential: {}",
+                first_line(&err.to_string())
+            )
+        }
+        AuthError::ReadTokenFile(io, path) => format!(
+            "cannot read the kubeconfig's token file {}: {}",
+            path.display(),
+            io_text(io)
+        ),
+        other => format!(
+            "the kubeconfig's credentials cannot be used: {}",
+            first_line(&other.to_string())
+        ),
+    }
+}
+
+/// A plugin, or a request, that gave no answer within `limit`.
+pub(super) fn plugin_silent(plugin: Option<&str>, limit: Duration) -> String {
+    match plugin {
+        Some(p) => format!(
+            "the kubeconfig's credential plugin `{p}` gave no answer within {} s (--request-timeout); run it by hand to see what it waits for",
+            limit.as_secs()
+        ),
+        None => format!(
+            "no credentials within {} s (--request-timeout)",
+            limit.as_secs()
+        ),
+    }
+}
+
+/// A server whose certificate the client refused, said as what to check;
+/// rustls' own reason stays in brackets. Other failures pass as they are.
+pub(super) fn tls_hint(detail: String) -> String {
+    const REFUSED: &str = "invalid peer certificate: ";
+    let Some(at) = detail.find(REFUSED) else {
+        return detail;
+    };
+    let reason = &detail[at + REFUSED.len()..];
+    let has = |words: &[&str]| words.iter().any(|w| reason.contains(w));
+    let what = if has(&["NotValidForName", "not valid for name"]) {
+        "the server's certificate is not issued for this address; check the kubeconfig's server"
+    } else if has(&[
+        "UnknownIssuer",
+        "unknown issuer",
+        "BadSignature",
+        "bad signature",
+    ]) {
+        "the server's certificate is not signed by the kubeconfig's certificate authority; \
+         check certificate-authority (or certificate-authority-data)"
+    } else if has(&["Expired", "expired", "NotValidYet", "not valid yet"]) {
+        "the server's certificate is outside its validity period; check the server's and this machine's clocks"
+    } else {
+        "the server's certificate was refused"
+    };
+    format!("{what} ({reason})")
+}
+
+/// `No such file or directory`, without Rust's `(os error 2)`.
+fn io_text(io: &std::io::Error) -> String {
+    let text = io.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugin_failure_is_one_line_naming_the_plugin_and_its_words() {
+        let out = std::process::Command::new("sh")
+            .args(["-c", "echo 'token expired, run: login' >&2; exit 3"])
+            .output()
+            .unwrap();
+        let err = AuthError::AuthExecRun {
+            cmd: "KUBERNETES_EXEC_INFO=... aws-login".into(),
+            out: Box::new(out),
+        };
+        let text = auth_text(&err, Some("aws-login --profile dev"));
+        assert_eq!(
+            text,
+            "the kubeconfig's credential plugin `aws-login --profile dev` failed \
+             (exit status: 3): token expired, run: login; run it by hand to see why, or log in again"
+        );
+    }
+
+    #[test]
+    fn a_missing_plugin_says_so() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let text = auth_text(&AuthError::AuthExecStart(io), Some("gke-auth"));
+        assert!(text.starts_with("cannot start the kubeconfig's credential plugin `gke-auth`: "));
+        assert!(text.ends_with("is it installed and on PATH?"));
+        assert!(!text.contains("os error"));
+    }
+
+    #[test]
+    fn refused_certificates_say_what_to_check() {
+        let text = tls_hint(
+            "ServiceError: client error (Connect): invalid peer certificate: NotValidForName"
+                .into(),
+        );
+        assert_eq!(
+            text,
+            "the server's certificate is not issued for this address; check the kubeconfig's server (NotValidForName)"
+        );
+        let plain = "client error (Connect): tcp connect error: Connection refused".to_owned();
+        assert_eq!(tls_hint(plain.clone()), plain);
+    }
+
+    #[test]
+    fn context_errors_list_the_contexts_there_are() {
+        let err = config_error(&KubeconfigError::LoadContext("prod".into()), "/k/config");
+        let err = with_contexts(err, &["dev".into(), "staging".into()]);
+        assert_eq!(
+            err.to_string(),
+            "cannot load the kubeconfig: /k/config has no context named \"prod\" \
+             (it has dev, staging); choose one with --context"
+        );
+    }
+}
