@@ -29,10 +29,16 @@ use mdiag_harness::{
 };
 use serde_json::Value;
 
+#[path = "live/audit.rs"]
+mod audit;
 #[path = "live/commands.rs"]
 mod commands;
+#[path = "live/credentials.rs"]
+mod credentials;
 #[path = "live/gate.rs"]
 mod gate;
+#[path = "live/interrupts.rs"]
+mod interrupts;
 #[path = "live/pod_sets.rs"]
 mod pod_sets;
 #[path = "live/real_node.rs"]
@@ -414,6 +420,9 @@ fn trials() -> Vec<Trial> {
     all.extend(pod_sets::trials());
     all.extend(triage_scale::trials());
     all.extend(commands::trials());
+    all.extend(credentials::trials());
+    all.extend(audit::trials());
+    all.extend(interrupts::trials());
     // Last: it stops the scheduler of the whole cluster for a while.
     all.push(scheduler_stopped());
     all
@@ -1034,6 +1043,12 @@ fn main() -> ExitCode {
     );
     args.test_threads = Some(1);
     let conclusion = libtest_mimic::run(&args, trials);
+    // Read-only, as the apiserver saw it (before the cluster and its log go).
+    let audit = audit::check_whole_log(&world().layout);
     world().stop();
+    if let Err(e) = audit {
+        eprintln!("audit check failed: {e}");
+        return ExitCode::FAILURE;
+    }
     conclusion.exit_code()
 }

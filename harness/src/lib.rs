@@ -33,6 +33,7 @@
 //!
 //! See harness/SIM.md for the behaviours and the knobs.
 
+pub mod audit;
 pub mod cluster;
 pub mod controller;
 pub mod events;

@@ -16,6 +16,7 @@
 //! pids                 "<name> <pid> <start time> <exe>" per started process
 //! pki/                 ca.{crt,key}, apiserver.{crt,key}, sa.{key,pub}, client certs
 //! logs/<name>.log      output of each component
+//! logs/audit.log       the apiserver's audit log: every request at Metadata level
 //! etcd/                etcd's data
 //! registry/            the local registries (real node only, see crate::images)
 //! node/                the real node's containerd, CNI and kubelet files
@@ -95,6 +96,10 @@ impl Layout {
     }
     pub fn admin_kubeconfig(&self) -> PathBuf {
         self.path("admin.kubeconfig")
+    }
+    /// The apiserver's audit log (JSON lines; crate::audit reads it).
+    pub fn audit_log(&self) -> PathBuf {
+        self.path("logs").join("audit.log")
     }
     pub fn viewer_kubeconfig(&self) -> PathBuf {
         self.path("viewer.kubeconfig")
@@ -613,6 +618,8 @@ fn start_all(
         .is_ok()
     })?;
 
+    let audit_policy = layout.path("audit-policy.yaml");
+    fs::write(&audit_policy, crate::audit::POLICY).context("writing the audit policy")?;
     let args = vec![
         "--bind-address=127.0.0.1".to_owned(),
         "--advertise-address=127.0.0.1".to_owned(),
@@ -666,6 +673,11 @@ fn start_all(
         "--allow-privileged=true".to_owned(),
         "--profiling=false".to_owned(),
         format!("--cert-dir={}", p(layout.path("kube-apiserver"))),
+        // What every user asked for, so the live suite can show that mdiag
+        // only reads (crate::audit).
+        format!("--audit-policy-file={}", p(audit_policy)),
+        format!("--audit-log-path={}", p(layout.audit_log())),
+        "--audit-log-maxbackup=0".to_owned(),
     ];
     spawn(layout, bin, "kube-apiserver", &args, started)?;
     let admin = layout.admin_kubeconfig();
