@@ -660,7 +660,8 @@ fn the_check_finds_english_and_passes_names_paths_and_commands() {
          证据 status.containerStatuses[server].state.waiting = CrashLoopBackOff\n\
          检查 kubectl -n lab logs web -c server --previous\n\
          next: kubectl get pod web -o \\\n  jsonpath='{.status}'\n\
-         ✘ error crash-loop pod/web 容器 server 以退出码 1 退出，已重启 6 次",
+         ✘ error crash-loop pod/web 容器 server 以退出码 1 退出，已重启 6 次\n\
+          NAMESPACE  WORKLOAD  状态  CPU  HTTPS  OOMKilled",
         &cluster,
     );
     let words: Vec<&str> = found
@@ -669,7 +670,16 @@ fn the_check_finds_english_and_passes_names_paths_and_commands() {
         .collect();
     assert_eq!(
         words,
-        ["container", "exits", "with", "code", "next", "error"],
+        [
+            "container",
+            "exits",
+            "with",
+            "code",
+            "next",
+            "error",
+            "NAMESPACE",
+            "WORKLOAD"
+        ],
         "{found:#?}"
     );
 }
