@@ -9,6 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::analysis::Diagnosis;
+use crate::catalogue::Message;
 use crate::chain::{self, TargetNotFound, workloads};
 use crate::model::{Clock, Snapshot, TargetKind, TargetSpec};
 
@@ -146,8 +147,8 @@ pub enum Subject {
     Service { namespace: String, name: String },
     /// Only a namespace: its workloads are triaged.
     Namespace(String),
-    /// Nothing to go on.
-    Unknown(String),
+    /// Nothing to go on, and why.
+    Unknown(Message),
 }
 
 /// A label, preferring the `exported_` copy Prometheus makes when a scraped
@@ -170,7 +171,7 @@ pub fn subject(alert: &Alert, default_namespace: Option<&str>) -> Subject {
     let l = &alert.labels;
     let Some(namespace) = label(l, &["namespace", "kubernetes_namespace"]).or(default_namespace)
     else {
-        return Subject::Unknown("no namespace label".into());
+        return Subject::Unknown(Message::new("alert.no_namespace"));
     };
     let target = |kind, name: &str| {
         Subject::Target(TargetSpec {
@@ -228,7 +229,7 @@ pub fn resolve(
     ns: &str,
     subject: &Subject,
     controller: Option<&chain::ControllerLocation>,
-) -> Result<(TargetSpec, Option<String>), String> {
+) -> Result<(TargetSpec, Option<Message>), Message> {
     let in_ns = |kind, name: &str| TargetSpec {
         kind,
         namespace: Some(ns.to_string()),
@@ -237,7 +238,10 @@ pub fn resolve(
     match subject {
         Subject::Target(t) => match chain::walk(snapshot, t, ns, controller) {
             Ok(_) => Ok((t.clone(), None)),
-            Err(TargetNotFound { kind, name, .. }) => Err(format!("no {kind} {name:?} in {ns}")),
+            Err(TargetNotFound { kind, name, .. }) => Err(Message::new("alert.no_target")
+                .arg("kind", kind.to_string())
+                .arg("name", format!("{name:?}"))
+                .arg("namespace", ns)),
         },
         Subject::ReplicaSet { name, .. } => {
             // A Deployment's ReplicaSet is traced through the Deployment; one
@@ -249,12 +253,19 @@ pub fn resolve(
                         let owner = d.metadata.name.clone().unwrap_or_default();
                         Ok((
                             in_ns(TargetKind::Deployment, &owner),
-                            Some(format!("replicaset/{name} belongs to deployment/{owner}")),
+                            Some(
+                                Message::new("alert.rs_owner")
+                                    .arg("replicaset", name)
+                                    .arg("deployment", owner.as_str()),
+                            ),
                         ))
                     }
                     None => Ok((rs, None)),
                 },
-                Err(_) => Err(format!("no ReplicaSet {name:?} in {ns}")),
+                Err(_) => Err(Message::new("alert.no_target")
+                    .arg("kind", "ReplicaSet")
+                    .arg("name", format!("{name:?}"))
+                    .arg("namespace", ns)),
             }
         }
         Subject::Service { name, .. } => workloads(snapshot, Some(ns))
@@ -267,13 +278,17 @@ pub fn resolve(
                 })
             })
             .map(|w| {
-                let note = format!(
-                    "service/{name} belongs to {} {}",
-                    w.target.kind, w.target.name
-                );
+                let note = Message::new("alert.service_owner")
+                    .arg("service", name)
+                    .arg("kind", w.target.kind.to_string())
+                    .arg("workload", &w.target.name);
                 (w.target, Some(note))
             })
-            .ok_or_else(|| format!("no workload in {ns} has the Service {name:?}")),
+            .ok_or_else(|| {
+                Message::new("alert.no_service_owner")
+                    .arg("namespace", ns)
+                    .arg("service", format!("{name:?}"))
+            }),
         Subject::Namespace(_) => {
             let mut items: Vec<(TargetSpec, Diagnosis)> = workloads(snapshot, Some(ns))
                 .into_iter()
@@ -293,12 +308,14 @@ pub fn resolve(
                 .map(|(t, _)| {
                     (
                         t,
-                        Some(format!(
-                            "the alert names only the namespace {ns}: its worst workload is traced (mdiag triage -n {ns} lists them all)"
-                        )),
+                        Some(
+                            Message::new("alert.namespace_only")
+                                .arg("namespace", ns)
+                                .arg("program", crate::catalogue::program()),
+                        ),
                     )
                 })
-                .ok_or_else(|| format!("no workload in {ns}"))
+                .ok_or_else(|| Message::new("alert.no_workload").arg("namespace", ns))
         }
         Subject::Unknown(why) => Err(why.clone()),
     }

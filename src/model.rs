@@ -712,7 +712,7 @@ pub struct HelmRelease {
     /// The target's Helm annotations name this release.
     pub manages_target: Option<bool>,
     /// What could not be read or does not match, in words.
-    pub notes: Vec<String>,
+    pub notes: Vec<crate::catalogue::Message>,
     /// The read that was refused, when it was.
     pub gap: Option<Gap>,
 }

@@ -66,6 +66,7 @@ fn details(outcome: Outcome, m: Option<&Moment>, reason: Option<&str>) -> GateDe
             _ => view.and_then(waiting_message),
         },
         reason: reason.map(str::to_string),
+        said_reason: None,
         checks: view
             .map(|v| v.checks.iter().map(ReportCheck::from).collect())
             .unwrap_or_default(),

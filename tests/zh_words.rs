@@ -64,7 +64,7 @@ const ALLOWED: &[&str] = &[
     "StorageClass",
     "Webhook",
     "API",
-    // Components and tools.
+    // Components and tools (Helm's Chinese docs keep "release").
     "kubelet",
     "apiserver",
     "kube",
@@ -75,6 +75,7 @@ const ALLOWED: &[&str] = &[
     "mdiag",
     "helm",
     "Helm",
+    "release",
     "chart",
     "values",
     "kind",
@@ -168,6 +169,14 @@ const ALLOWED: &[&str] = &[
     "services",
     "endpointslices",
     "replicasets",
+    "pods",
+    "nodes",
+    "secrets",
+    "deployments",
+    "statefulsets",
+    "daemonsets",
+    "controllerrevisions",
+    "modelservices",
     "events",
     "leases",
     "list",
@@ -215,6 +224,47 @@ const ALLOWED: &[&str] = &[
     "Hub",
     "conflict",
     "invalid",
+    // What the catalogue's Chinese prose (explain) keeps as Kubernetes and
+    // its tools spell it: state and field names, reasons and event types it
+    // quotes, and terms zh-cn Kubernetes texts leave in English.
+    "waiting",
+    "terminated",
+    "state",
+    "metadata",
+    "name",
+    "port",
+    "scale",
+    "operation",
+    "series",
+    "search",
+    "headless",
+    "unreachable",
+    "view",
+    "force",
+    "rollout",
+    "restart",
+    "leader",
+    "worker",
+    "root",
+    "token",
+    "batch",
+    "kubeadm",
+    "containerd",
+    "Warning",
+    "Error",
+    "Completed",
+    "Killing",
+    "Unhealthy",
+    "Evicted",
+    "Pulling",
+    "Unschedulable",
+    "Insufficient",
+    // Signals, DNS answers and protocols, in the capitals they are written in.
+    "SIGTERM",
+    "SIGKILL",
+    "NXDOMAIN",
+    "SERVFAIL",
+    "HTTPS",
     // English terms the Chinese texts give in parentheses after their own
     // words: 调度门控（scheduling gate）, 工作集（working set）.
     "scheduling",
@@ -233,10 +283,15 @@ const ALLOWED: &[&str] = &[
 
 /// API words by their shape: camelCase field names (`availableReplicas`),
 /// PascalCase reasons and kinds with two capitals or more (`OOMKilled`,
-/// `ReadWriteOnce`) and acronyms (`CPU`, `UID`).
+/// `ReadWriteOnce`) and acronyms (`CPU`, `UID`). An upper-case word longer
+/// than an acronym is an English word in capitals (`NAMESPACE`, `SERVING`)
+/// unless [`ALLOWED`] names it.
 fn api_word(w: &str) -> bool {
     let first = w.chars().next().unwrap_or('a');
     let capitals = w.chars().filter(|c| c.is_ascii_uppercase()).count();
+    if capitals == w.len() && w.len() > 4 {
+        return false;
+    }
     (first.is_ascii_lowercase() && capitals > 0) || capitals >= 2
 }
 
@@ -317,6 +372,11 @@ fn english_words(out: &str, cluster: &BTreeSet<String>) -> Vec<String> {
         if was_continued {
             continue;
         }
+        // `explain`'s symptoms are the cluster's own words, as a person
+        // greps for them (event reasons and messages).
+        if line.starts_with("症状：") {
+            continue;
+        }
         for word in translatable(&unquoted(line)).split(|c: char| !c.is_ascii_alphabetic()) {
             if word.len() >= 3
                 && !allowed.contains(word)
@@ -365,6 +425,229 @@ fn the_chinese_views_hold_no_english_word_of_mdiags_own() {
     );
 }
 
+/// Runs `mdiag ARGS --lang zh` and returns the English words of mdiag's
+/// own in what it printed (stdout and stderr), the words of `inputs` (the
+/// snapshot and alert files) allowed.
+fn zh_english(args: &[&str], inputs: &[&str]) -> Vec<String> {
+    let mut cluster = BTreeSet::new();
+    for file in inputs {
+        cluster.extend(cluster_words(file));
+    }
+    let mut cmd = mdiag();
+    cmd.args(args).args(["--lang", "zh"]);
+    if args[0] != "explain" {
+        cmd.args(["--width", "1000"]);
+    }
+    let out = cmd.output().unwrap();
+    // 2 is a usage error: its words are clap's, and the view was not shown.
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap();
+    assert!(!text.trim().is_empty(), "{args:?}: no output");
+    english_words(&text, &cluster)
+        .into_iter()
+        .map(|w| format!("{}: {w}", args.join(" ")))
+        .collect()
+}
+
+fn assert_none(failures: Vec<String>) {
+    assert!(
+        failures.is_empty(),
+        "{} English words:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The triage table of every demo and fixture, healthy rows included, and
+/// of the triage fixtures: headers, cells, the count line and `next:`.
+#[test]
+fn the_chinese_triage_table_holds_no_english_word_of_mdiags_own() {
+    let mut files: Vec<String> = common::expected_fixtures()
+        .into_iter()
+        .map(|(file, _)| file)
+        .collect();
+    files.extend(
+        common::files_in("fixtures/triage")
+            .into_iter()
+            .map(|n| format!("fixtures/triage/{n}.yaml")),
+    );
+    let mut failures = Vec::new();
+    for file in &files {
+        for all in [false, true] {
+            let mut args = vec!["triage", "-A", "--snapshot", file];
+            if all {
+                args.push("--all");
+            }
+            failures.extend(zh_english(&args, &[file]));
+        }
+    }
+    assert_none(failures);
+}
+
+/// `triage --alert` for every alert fixture: the alert lines (started,
+/// now, resolved), how an alert was mapped, and the alerts mapped to nothing.
+#[test]
+fn the_chinese_alert_view_holds_no_english_word_of_mdiags_own() {
+    let snapshot = "fixtures/demo/snapshot-crash-loop.yaml";
+    let mut failures = Vec::new();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/alerts");
+    let mut alerts: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            format!(
+                "fixtures/alerts/{}",
+                e.unwrap().file_name().to_string_lossy()
+            )
+        })
+        .collect();
+    alerts.sort();
+    assert!(alerts.len() >= 4, "{alerts:?}");
+    for alert in &alerts {
+        failures.extend(zh_english(
+            &["triage", "--alert", alert, "--snapshot", snapshot],
+            &[snapshot, alert],
+        ));
+    }
+    assert_none(failures);
+}
+
+/// `explain`: the list, every entry, and an entry filled in from a snapshot.
+#[test]
+fn the_chinese_explain_views_hold_no_english_word_of_mdiags_own() {
+    let list = mdiag().args(["explain"]).output().unwrap();
+    let ids: Vec<String> = String::from_utf8(list.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(ids.len() > 30, "{ids:?}");
+    let mut failures = zh_english(&["explain"], &[]);
+    for id in &ids {
+        failures.extend(zh_english(&["explain", id], &[]));
+    }
+    let file = "fixtures/demo/snapshot-crash-loop.yaml";
+    failures.extend(zh_english(
+        &[
+            "explain",
+            "crash-loop",
+            "pod/chart-demo-ntmp458kfb-pvgk2",
+            "--snapshot",
+            file,
+        ],
+        &[file],
+    ));
+    assert_none(failures);
+}
+
+/// The gate's views of every demo as its loop would judge it: the progress
+/// line, the final line (converged, failed, timed out: what it still waits
+/// for), the checks, the Helm release with its notes, and the trace.
+#[test]
+fn the_chinese_gate_views_hold_no_english_word_of_mdiags_own() {
+    use mdiag::analysis::gate::{self, GatePolicy, HelmRelease, Outcome};
+    use mdiag::catalogue::{Lang, Message};
+    use mdiag::model::{Clock, ClockSource, Origin, OriginKind};
+    use mdiag::render::Style;
+    use mdiag::render::gate::{
+        GateDetails, ReportCheck, ReportHelm, human_report, progress_line, progress_state,
+        waiting_message, waiting_text,
+    };
+    use mdiag::render::report::RunInfo;
+    let mut failures = Vec::new();
+    for name in common::scenarios() {
+        let file = format!("fixtures/demo/{name}.yaml");
+        let mut cluster = cluster_words(&file);
+        // The Helm release's name and status, which the test makes up.
+        cluster.extend(["other".to_string(), "deployed".to_string()]);
+        let snapshot = common::load(&name);
+        let Ok(target) = mdiag::model::TargetSpec::parse("chart-demo", None) else {
+            continue;
+        };
+        let Ok(chain) = mdiag::chain::walk(&snapshot, &target, common::NAMESPACE, None) else {
+            continue;
+        };
+        let diagnosis = mdiag::analysis::analyze(&snapshot, &chain, common::clock(&snapshot).now);
+        let crashes = mdiag::analysis::crashes::CrashHistory::default();
+        let moment = gate::Observation {
+            snapshot: &snapshot,
+            chain: &chain,
+            diagnosis: &diagnosis,
+            crashes: &crashes,
+        };
+        // A release whose annotations name another: the Helm line and a note.
+        let helm = gate::helm_matches(
+            HelmRelease {
+                name: "other".into(),
+                namespace: common::NAMESPACE.into(),
+                read: true,
+                revision: Some(3),
+                status: Some("deployed".into()),
+                ..HelmRelease::default()
+            },
+            &snapshot,
+            &target,
+            common::NAMESPACE,
+        );
+        let decision = gate::decide(moment, &GatePolicy::default(), Some(&helm));
+        let view = &decision.view;
+        let outcome = decision.outcome.unwrap_or(Outcome::TimedOut);
+        let waits = !matches!(outcome, Outcome::Converged | Outcome::Failed);
+        let policy = GatePolicy::default();
+        let details = GateDetails {
+            timeout_seconds: 600.0,
+            fail_on: policy.fail_on.iter().map(|i| i.to_string()).collect(),
+            max_restarts: policy.max_restarts,
+            decided_by: gate::decided_by(outcome, Some(&decision), Some(&diagnosis)),
+            waiting_for: waiting_text(view).filter(|_| waits),
+            waiting: waiting_message(view).filter(|_| waits),
+            reason: decision.reason.as_ref().map(Message::en),
+            said_reason: decision.reason.clone(),
+            checks: view.checks.iter().map(ReportCheck::from).collect(),
+            relists: 0,
+            disconnects: 0,
+            helm: Some(ReportHelm::from(&helm)),
+            evidence_file: None,
+        };
+        let origin = Origin {
+            kind: OriginKind::Live,
+            location: "https://127.0.0.1:6443".into(),
+            ..Origin::default()
+        };
+        let run = RunInfo {
+            origin: &origin,
+            clock: Clock {
+                now: diagnosis.now,
+                source: ClockSource::Live,
+            },
+            requests: None,
+        };
+        let mut style = Style::plain(Lang::Zh, diagnosis.now);
+        style.width = 1000;
+        let elapsed = std::time::Duration::from_secs(83);
+        let text = format!(
+            "{}\n{}",
+            progress_line(elapsed, &progress_state(&diagnosis, view, Lang::Zh)),
+            human_report(
+                outcome,
+                elapsed,
+                Some((&diagnosis, view)),
+                &details,
+                &run,
+                &style
+            )
+        );
+        for w in english_words(&text, &cluster) {
+            failures.push(format!("gate {name} ({}): {w}", outcome.as_str()));
+        }
+    }
+    assert_none(failures);
+}
+
 /// The check itself finds what it is for, and lets through what it must.
 #[test]
 fn the_check_finds_english_and_passes_names_paths_and_commands() {
@@ -377,7 +660,8 @@ fn the_check_finds_english_and_passes_names_paths_and_commands() {
          证据 status.containerStatuses[server].state.waiting = CrashLoopBackOff\n\
          检查 kubectl -n lab logs web -c server --previous\n\
          next: kubectl get pod web -o \\\n  jsonpath='{.status}'\n\
-         ✘ error crash-loop pod/web 容器 server 以退出码 1 退出，已重启 6 次",
+         ✘ error crash-loop pod/web 容器 server 以退出码 1 退出，已重启 6 次\n\
+          NAMESPACE  WORKLOAD  状态  CPU  HTTPS  OOMKilled",
         &cluster,
     );
     let words: Vec<&str> = found
@@ -386,7 +670,16 @@ fn the_check_finds_english_and_passes_names_paths_and_commands() {
         .collect();
     assert_eq!(
         words,
-        ["container", "exits", "with", "code", "next", "error"],
+        [
+            "container",
+            "exits",
+            "with",
+            "code",
+            "next",
+            "error",
+            "NAMESPACE",
+            "WORKLOAD"
+        ],
         "{found:#?}"
     );
 }

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::ContainerStateTerminated;
 
 use super::facts;
+use crate::catalogue::{Arg, Message};
 use crate::chain::Chain;
 use crate::model::LogRecord;
 
@@ -51,17 +52,19 @@ pub struct Repeat {
 
 impl Repeat {
     /// Why the gate stops waiting, for its report.
-    pub fn why(&self, container: &str) -> String {
-        format!(
-            "container {container} crashed twice in a row the same way (exit code {}{}, last log line {:?}): waiting for more restarts would show the same crash",
-            self.exit_code,
-            if self.reason.is_empty() {
-                String::new()
-            } else {
-                format!(", {}", self.reason)
-            },
-            self.last_line
-        )
+    pub fn why(&self, container: &str) -> Message {
+        let reason: Arg = if self.reason.is_empty() {
+            "".into()
+        } else {
+            Message::new("gate.repeat_reason")
+                .arg("reason", &self.reason)
+                .into()
+        };
+        Message::new("gate.repeat")
+            .arg("container", container)
+            .arg("code", self.exit_code)
+            .arg("reason", reason)
+            .arg("line", format!("{:?}", self.last_line))
     }
 }
 
@@ -208,7 +211,11 @@ mod tests {
         ]);
         let r = h.repeats("uid", "server").expect("a repeat");
         assert_eq!(r.exit_code, 1);
-        assert!(r.why("server").contains("FATAL missing env MODEL_PATH"));
+        assert!(
+            r.why("server")
+                .en()
+                .contains("FATAL missing env MODEL_PATH")
+        );
     }
 
     #[test]

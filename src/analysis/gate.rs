@@ -77,7 +77,10 @@ pub enum Judgement {
     /// A definitive symptom holds for the new revision: the index of the
     /// finding in the diagnosis, and why it is final when the finding alone
     /// does not say it (a repeated crash, a refusal no retry clears).
-    Failed { finding: usize, why: Option<String> },
+    Failed {
+        finding: usize,
+        why: Option<Message>,
+    },
     /// Still moving: the first check that has not passed.
     Waiting {
         check: &'static str,
@@ -126,7 +129,7 @@ pub struct Decision {
     /// `None` while the rollout is still moving.
     pub outcome: Option<Outcome>,
     /// Why, when the checks alone do not say it (a failed Helm release).
-    pub reason: Option<String>,
+    pub reason: Option<Message>,
 }
 
 /// Judges one moment, the Helm release included: a pending release is
@@ -146,7 +149,7 @@ pub fn decide(
         Judgement::Waiting { .. } => None,
     };
     let reason = if release_failed {
-        Some("the Helm release failed: what it declared may not be in effect".to_string())
+        Some(Message::new("gate.helm_failed"))
     } else if let Judgement::Failed { why, .. } = &view.judgement {
         why.clone()
     } else {
@@ -261,18 +264,15 @@ pub fn helm_matches(
     helm.manages_target = Some(matches);
     if !matches {
         helm.notes.push(match release {
-            Some(r) => format!(
-                "{} {} belongs to Helm release {r:?} in {}, not {:?}",
-                target.kind.as_str(),
-                target.name,
-                release_ns.as_deref().unwrap_or("?"),
-                helm.name
-            ),
-            None => format!(
-                "{} {} carries no Helm release annotation: Helm does not manage it",
-                target.kind.as_str(),
-                target.name
-            ),
+            Some(r) => Message::new("helm.other_release")
+                .arg("kind", target.kind.as_str())
+                .arg("target", &target.name)
+                .arg("release", format!("{r:?}"))
+                .arg("namespace", release_ns.as_deref().unwrap_or("?"))
+                .arg("name", format!("{:?}", helm.name)),
+            None => Message::new("helm.unmanaged")
+                .arg("kind", target.kind.as_str())
+                .arg("target", &target.name),
         });
     }
     helm
@@ -549,7 +549,7 @@ enum Final {
     No,
     Yes,
     /// Final, for a reason the report says.
-    Because(String),
+    Because(Message),
 }
 
 impl From<bool> for Final {
@@ -641,9 +641,13 @@ fn readiness_budget_spent(chain: &Chain, d: &Diagnosis, state: &PodState) -> Fin
     if waited < budget {
         return Final::No;
     }
-    Final::Because(format!(
-        "not ready {waited:.0} s after its containers started, past the readiness budget of {budget:.0} s ({READINESS_BUDGET_FACTOR} x the {allowance:.0} s its probes allow)"
-    ))
+    Final::Because(
+        Message::new("gate.readiness_budget")
+            .arg("waited", format!("{waited:.0}"))
+            .arg("budget", format!("{budget:.0}"))
+            .arg("factor", READINESS_BUDGET_FACTOR.to_string())
+            .arg("allowance", format!("{allowance:.0}")),
+    )
 }
 
 /// A refused Pod create is final when retrying cannot clear it: a policy
@@ -661,10 +665,7 @@ fn refusal_is_final(f: &Finding) -> Final {
     {
         return Final::No;
     }
-    Final::Because(format!(
-        "{}, and the ReplicaSet's retries get the same answer until someone acts",
-        refusal.message().en()
-    ))
+    Final::Because(Message::new("gate.refusal_final").arg("refusal", refusal.message()))
 }
 
 /// An unschedulable Pod may still be placed when something is changing:

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::{Evidence, Finding};
-use crate::catalogue::FindingId;
+use crate::catalogue::{FindingId, Message};
 use crate::model::{LogRecord, Snapshot};
 
 /// How many lines of a log the evidence keeps (the last ones).
@@ -78,13 +78,9 @@ fn tail_evidence(
         .iter()
         .map(|l| l.trim_end().to_string())
         .collect();
-    let mut e = Evidence::new(
+    let mut e = Evidence::labelled(
         format!("pod/{pod}"),
-        format!(
-            "log of {} ({})",
-            log.container,
-            if log.previous { "previous" } else { "current" }
-        ),
+        log_field(&log.container, log.previous),
         tail.last().cloned().unwrap_or_default(),
     );
     e.log = Some(LogTail {
@@ -95,6 +91,16 @@ fn tail_evidence(
         lines: tail,
     });
     Some(e)
+}
+
+/// `log of CONTAINER (previous|current)`: the field of log evidence.
+pub fn log_field(container: &str, previous: bool) -> Message {
+    Message::new(if previous {
+        "evidence.log_previous"
+    } else {
+        "evidence.log_current"
+    })
+    .arg("container", container)
 }
 
 #[cfg(test)]

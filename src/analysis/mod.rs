@@ -112,6 +112,9 @@ pub struct Evidence {
     /// The value in mdiag's own words, when it is not the cluster's: the
     /// views render it in their language (`value` keeps the English).
     pub said: Option<Message>,
+    /// The field in mdiag's own words, when it is not a path or an Event
+    /// (`log of server (previous)`): `field` keeps the English.
+    pub field_said: Option<Message>,
 }
 
 impl Evidence {
@@ -127,7 +130,20 @@ impl Evidence {
             at: None,
             log: None,
             said: None,
+            field_said: None,
         }
+    }
+
+    /// Evidence whose field mdiag words itself (`log of server (previous)`).
+    pub fn labelled(object: impl Into<String>, field: Message, value: impl Into<String>) -> Self {
+        Evidence::new(object, String::new(), value).field_words(field)
+    }
+
+    /// The field in mdiag's own words (`field` keeps the English).
+    pub fn field_words(mut self, field: Message) -> Self {
+        self.field = field.en();
+        self.field_said = Some(field);
+        self
     }
 
     /// Evidence whose value mdiag words itself (`unset`, `running, not ready`).
@@ -135,6 +151,14 @@ impl Evidence {
         let mut e = Evidence::new(object, field, value.en());
         e.said = Some(value);
         e
+    }
+
+    /// The field in `lang`: a path as it is, mdiag's own words translated.
+    pub fn field_in(&self, lang: crate::catalogue::Lang) -> String {
+        match &self.field_said {
+            Some(m) => m.render(lang),
+            None => self.field.clone(),
+        }
     }
 
     /// The value in `lang`.

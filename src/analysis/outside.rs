@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::rules::{scaling, service};
 use super::{Evidence, Finding, State};
-use crate::catalogue::Severity;
+use crate::catalogue::{Message, Severity};
 use crate::chain::{Chain, SERVICE_NAME_LABEL, label_selector_matches, selector_matches};
 use crate::model::{Gap, OriginKind, Snapshot, TemplateVars};
 
@@ -252,13 +252,13 @@ fn lone_service(snapshot: &Snapshot, s: &Service) -> Option<Outside> {
             .filter(|p| selector_matches(s, p.metadata.labels.as_ref()))
             .collect();
         let value = match selected.first() {
-            None => "no Pod in the namespace matches spec.selector".to_string(),
+            None => Message::new("outside.no_pod_selected"),
             Some(first) => {
                 vars.insert("pod".into(), name(&first.metadata).to_string());
-                format!("{} Pod(s) selected, none ready", selected.len())
+                Message::new("outside.none_ready").arg("n", selected.len())
             }
         };
-        f = f.evidence(Evidence::new(
+        f = f.evidence(Evidence::said(
             format!("service/{}", name(&s.metadata)),
             "spec.selector",
             value,

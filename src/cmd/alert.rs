@@ -13,6 +13,7 @@ use jiff::Timestamp;
 use super::source::SourceRequest;
 use crate::alert::{self, Alert, Subject};
 use crate::analysis::{self, Diagnosis};
+use crate::catalogue::Message;
 use crate::chain;
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
 use crate::exit::{Exit, UsageError};
@@ -84,8 +85,8 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
 
     let mut traced: Vec<Traced> = Vec::new();
     // How each alert was mapped, when its labels did not name the workload.
-    let mut notes: Vec<Option<String>> = vec![None; alerts.len()];
-    let mut unmapped: Vec<(usize, String)> = Vec::new();
+    let mut notes: Vec<Option<Message>> = vec![None; alerts.len()];
+    let mut unmapped: Vec<(usize, Message)> = Vec::new();
     for (i, subject) in subjects.iter().enumerate() {
         let resolved = match alert::namespace_of(subject).and_then(|ns| snapshot_of(&ns)) {
             Some((ns, snapshot, _)) => {
@@ -93,7 +94,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
             }
             None => Err(match subject {
                 Subject::Unknown(why) => why.clone(),
-                _ => "nothing was read for it".into(),
+                _ => Message::new("alert.nothing_read"),
             }),
         };
         match resolved {
@@ -120,7 +121,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
     if traced.is_empty() {
         let reasons: Vec<String> = unmapped
             .iter()
-            .map(|(i, why)| format!("{}: {why}", alerts[*i].name()))
+            .map(|(i, why)| format!("{}: {}", alerts[*i].name(), why.en()))
             .collect();
         return Err(UsageError(format!(
             "no alert names a workload mdiag can find ({}); alerts need a namespace label and one of modelservice, deployment, pod, replicaset or service",
@@ -164,10 +165,10 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
                     width: super::width(&args.view),
                     verbose: args.view.verbose,
                 };
-                let about: Vec<(&Alert, Option<&str>)> = t
+                let about: Vec<(&Alert, Option<&Message>)> = t
                     .alerts
                     .iter()
-                    .map(|i| (&alerts[*i], notes[*i].as_deref()))
+                    .map(|i| (&alerts[*i], notes[*i].as_ref()))
                     .collect();
                 out.push_str(&alerts_block(&about, d, &style));
                 let run = RunInfo {
@@ -178,11 +179,9 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
                 out.push_str(&human::trace(d, &run, &style));
                 out.push('\n');
             }
-            let missing: Vec<(&Alert, &str)> = unmapped
-                .iter()
-                .map(|(i, why)| (&alerts[*i], why.as_str()))
-                .collect();
-            out.push_str(&unmapped_block(&missing));
+            let missing: Vec<(&Alert, &Message)> =
+                unmapped.iter().map(|(i, why)| (&alerts[*i], why)).collect();
+            out.push_str(&unmapped_block(&missing, lang));
             out
         }
         OutputFormat::Json | OutputFormat::Yaml => {

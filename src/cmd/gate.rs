@@ -18,7 +18,7 @@ use super::source::SourceRequest;
 use crate::analysis::crashes::CrashHistory;
 use crate::analysis::gate::{self, Decision, GatePolicy, HelmRelease, Outcome};
 use crate::analysis::{self, Diagnosis};
-use crate::catalogue::{FindingId, Lang};
+use crate::catalogue::{FindingId, Lang, Message};
 use crate::chain;
 use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
 use crate::exit::{Exit, UsageError};
@@ -127,20 +127,20 @@ struct Ended {
     outcome: Outcome,
     /// The last judged moment, if any.
     last: Option<Judged>,
-    reason: Option<String>,
+    reason: Option<Message>,
     relists: u32,
     disconnects: u32,
 }
 
 /// Why the wait ended early: Ctrl-C, or SIGTERM from a cancelled CI job.
 /// (`elapsed_seconds` says when.)
-fn interrupted_reason(signal: &str, seen: bool) -> String {
-    let seen = if seen {
-        "the last state seen is reported"
+fn interrupted_reason(signal: &str, seen: bool) -> Message {
+    let id = if seen {
+        "gate.interrupted_seen"
     } else {
-        "nothing was seen yet"
+        "gate.interrupted_unseen"
     };
-    format!("{signal} came before a verdict; {seen}")
+    Message::new(id).arg("signal", signal)
 }
 
 impl Ended {
@@ -152,11 +152,12 @@ impl Ended {
         }
     }
 
+    /// No verdict, for the API's own words (an error).
     fn undecided(reason: String) -> Self {
         Ended {
             outcome: Outcome::CouldNotDecide,
             last: None,
-            reason: Some(reason),
+            reason: Some(Message::new("quote").arg("text", reason)),
             relists: 0,
             disconnects: 0,
         }
@@ -273,11 +274,11 @@ async fn wait(
                 break match (feed.failing(), &last) {
                     (Some(why), _) => (
                         Outcome::CouldNotDecide,
-                        Some(format!("the API stopped answering ({why}) and the timeout came first")),
+                        Some(Message::new("gate.api_stopped").arg("why", why)),
                     ),
                     (None, None) => (
                         Outcome::CouldNotDecide,
-                        Some("the watches never completed their first list".into()),
+                        Some(Message::new("gate.never_listed")),
                     ),
                     (None, Some(_)) => (Outcome::TimedOut, None),
                 };
@@ -290,7 +291,12 @@ async fn wait(
                 continue;
             }
             FeedEvent::Denied(reason) => break (Outcome::CouldNotDecide, Some(reason)),
-            FeedEvent::Ended => break (Outcome::CouldNotDecide, Some("every watch ended".into())),
+            FeedEvent::Ended => {
+                break (
+                    Outcome::CouldNotDecide,
+                    Some(Message::new("gate.watches_ended")),
+                );
+            }
         };
         // A Helm Secret that may not be read is a gap of the judged view.
         snapshot.gaps.extend(helm.and_then(|h| h.gap.clone()));
@@ -404,7 +410,8 @@ async fn finish(
             Outcome::Converged | Outcome::Failed => None,
             _ => view.and_then(waiting_message),
         },
-        reason: ended.reason.clone(),
+        reason: ended.reason.as_ref().map(Message::en),
+        said_reason: ended.reason.clone(),
         checks: view
             .map(|v| v.checks.iter().map(ReportCheck::from).collect())
             .unwrap_or_default(),

@@ -7,10 +7,11 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::Style;
+use super::layout;
 use super::report::{RunInfo, SCHEMA, TraceReport, trace_report};
 use crate::alert::Alert;
-use crate::analysis::{Diagnosis, format_duration};
-use crate::catalogue::Lang;
+use crate::analysis::{Diagnosis, Step, format_duration};
+use crate::catalogue::{Arg, Lang, Message};
 
 /// One traced workload and the alerts (indexes) about it.
 pub struct AlertTraced<'a> {
@@ -39,8 +40,14 @@ pub struct ReportAlert {
     pub annotations: BTreeMap<String, String>,
     /// The index in `items` of the trace it maps to, if any.
     pub item: Option<usize>,
-    /// Why it maps to nothing, or how it was mapped.
+    /// Why it maps to nothing, or how it was mapped: in English whatever
+    /// `--lang` says.
     pub note: Option<String>,
+    /// The message `note` is made from and its arguments.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note_id: Option<&'static str>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub note_args: BTreeMap<&'static str, Arg>,
 }
 
 #[derive(Debug, Serialize)]
@@ -53,8 +60,8 @@ pub struct AlertItem {
 pub fn alert_report(
     alerts: &[Alert],
     items: &[AlertTraced],
-    notes: &[Option<String>],
-    unmapped: &[(usize, String)],
+    notes: &[Option<Message>],
+    unmapped: &[(usize, Message)],
     lang: Lang,
 ) -> AlertReport {
     AlertReport {
@@ -73,14 +80,16 @@ pub fn alert_report(
                         .map(|(_, why)| why.clone()),
                 };
                 ReportAlert {
-                    alertname: a.name().to_string(),
+                    note_id: note.as_ref().map(|m| m.id),
+                    note_args: note.as_ref().map(|m| m.args.clone()).unwrap_or_default(),
+                    note: note.as_ref().map(Message::en),
                     status: a.status.clone(),
                     starts_at: a.starts_at,
                     ends_at: a.ends_at,
                     labels: a.labels.clone(),
                     annotations: a.annotations.clone(),
+                    alertname: a.name().to_string(),
                     item,
-                    note,
                 }
             })
             .collect(),
@@ -96,73 +105,106 @@ pub fn alert_report(
 
 /// Where the rollout stood when the alert started: the last step reached
 /// at or before that time, and the next one.
-pub fn position(d: &Diagnosis, at: Timestamp) -> String {
+pub fn position(d: &Diagnosis, at: Timestamp) -> Message {
     let before = d
         .steps
         .iter()
         .filter(|s| s.reached && s.at.is_some_and(|t| t <= at))
         .max_by_key(|s| s.at);
+    let step = |s: Step| Message::new(step_id(s));
     match before {
         Some(s) => {
             let since = at.as_second() - s.at.map_or(0, |t| t.as_second());
-            let next = d
+            let next: Arg = d
                 .steps
                 .iter()
                 .skip_while(|x| x.step != s.step)
                 .nth(1)
                 .map(|n| {
-                    if n.reached {
-                        format!("; {} came {}", n.step.as_str(), when(n.at, at))
-                    } else {
-                        format!("; {} is still missing", n.step.as_str())
-                    }
+                    let m = match (n.reached, n.at) {
+                        (false, _) => Message::new("alert.still_missing"),
+                        (true, Some(t)) if t >= at => Message::new("alert.came_later")
+                            .arg("after", format_duration(t.as_second() - at.as_second())),
+                        (true, Some(_)) => Message::new("alert.came_before"),
+                        (true, None) => Message::new("alert.came_unrecorded"),
+                    };
+                    m.arg("step", step(n.step)).into()
                 })
-                .unwrap_or_default();
-            format!(
-                "{} after {} ({}){next}",
-                format_duration(since),
-                s.step.as_str(),
-                s.at.map(|t| t.strftime("%H:%M:%S").to_string())
-                    .unwrap_or_default()
-            )
+                .unwrap_or_else(|| "".into());
+            Message::new("alert.position")
+                .arg("since", format_duration(since))
+                .arg("step", step(s.step))
+                .arg(
+                    "time",
+                    s.at.map(|t| t.strftime("%H:%M:%S").to_string())
+                        .unwrap_or_default(),
+                )
+                .arg("next", next)
         }
-        None => "before the rollout's first recorded step".into(),
+        None => Message::new("alert.before_first"),
     }
 }
 
-fn when(t: Option<Timestamp>, alert: Timestamp) -> String {
-    match t {
-        Some(t) if t >= alert => format!(
-            "{} later",
-            format_duration(t.as_second() - alert.as_second())
-        ),
-        Some(_) => "before it".into(),
-        None => "at an unrecorded time".into(),
+/// The message id of a step's name in the views.
+fn step_id(step: Step) -> &'static str {
+    match step {
+        Step::Declared => "step.declared",
+        Step::Observed => "step.observed",
+        Step::Deployment => "step.deployment",
+        Step::ReplicaSet => "step.replicaset",
+        Step::StatefulSet => "step.statefulset",
+        Step::DaemonSet => "step.daemonset",
+        Step::Stored => "step.stored",
+        Step::Bound => "step.bound",
+        Step::Started => "step.started",
+        Step::Ready => "step.ready",
+        Step::Serving => "step.serving",
     }
 }
 
 /// The alerts about one workload, printed above its trace.
-pub fn alerts_block(alerts: &[(&Alert, Option<&str>)], d: &Diagnosis, style: &Style) -> String {
+pub fn alerts_block(alerts: &[(&Alert, Option<&Message>)], d: &Diagnosis, style: &Style) -> String {
+    let lang = style.lang;
+    let tr = |id: &'static str| Message::new(id).render(lang);
+    // The labels of the lines under an alert, padded to the widest (but
+    // `description`, which is let stand out rather than widen them all).
+    let keys = [
+        "alert.key_labels",
+        "alert.key_summary",
+        "alert.key_started",
+        "alert.key_now",
+        "alert.key_resolved",
+    ];
+    let key_width = keys
+        .iter()
+        .map(|k| layout::width(&tr(k)))
+        .max()
+        .unwrap_or(0);
+    let key = |id: &'static str| layout::pad(&tr(id), key_width);
     let mut out = String::new();
     for (a, note) in alerts {
-        let status = a.status.as_deref().unwrap_or("(no status)");
+        let status = match a.status.as_deref() {
+            Some(s) => s.to_string(),
+            None => tr("alert.no_status"),
+        };
         let started = |t: Timestamp| {
-            format!(
-                "{} ({} ago)",
-                t.strftime("%Y-%m-%d %H:%M:%S UTC"),
-                format_duration(style.now.as_second() - t.as_second())
-            )
+            Message::new("alert.started_at")
+                .arg("time", t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string())
+                .arg(
+                    "ago",
+                    format_duration(style.now.as_second() - t.as_second()),
+                )
         };
-        let since = match (a.starts_at, a.resolved()) {
-            (Some(t), false) => format!(" since {}", started(t)),
-            (Some(t), true) => format!("; it started {}", started(t)),
-            (None, _) => String::new(),
+        let head = match (a.starts_at, a.resolved()) {
+            (Some(t), false) => Message::new("alert.head_since").arg("started", started(t)),
+            (Some(t), true) => Message::new("alert.head_started").arg("started", started(t)),
+            (None, _) => Message::new("alert.head"),
         };
-        out.push_str(&format!(
-            "{} {} {status}{since}\n",
-            style.bold("Alert"),
-            style.bold(a.name())
-        ));
+        let head = head
+            .arg("alert", style.bold(&tr("alert.word")))
+            .arg("name", style.bold(a.name()))
+            .arg("status", status);
+        out.push_str(&format!("{}\n", head.render(lang)));
         let labels: Vec<String> = a
             .labels
             .iter()
@@ -170,31 +212,46 @@ pub fn alerts_block(alerts: &[(&Alert, Option<&str>)], d: &Diagnosis, style: &St
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         if !labels.is_empty() {
-            out.push_str(&format!("  labels   {}\n", labels.join(" ")));
+            out.push_str(&format!(
+                "  {} {}\n",
+                key("alert.key_labels"),
+                labels.join(" ")
+            ));
         }
-        for key in ["summary", "description"] {
-            if let Some(v) = a.annotations.get(key) {
-                out.push_str(&format!("  {key:<8} {v}\n"));
+        for (name, id) in [
+            ("summary", "alert.key_summary"),
+            ("description", "alert.key_description"),
+        ] {
+            if let Some(v) = a.annotations.get(name) {
+                out.push_str(&format!("  {} {v}\n", key(id)));
             }
         }
         if let Some(t) = a.starts_at {
-            out.push_str(&format!("  started  {}\n", position(d, t)));
+            out.push_str(&format!(
+                "  {} {}\n",
+                key("alert.key_started"),
+                position(d, t).render(lang)
+            ));
         }
         // Beside where it stood then: what users get now.
         out.push_str(&format!(
-            "  now      {} {}  {}\n",
+            "  {} {} {}  {}\n",
+            key("alert.key_now"),
             super::headline::mark(d, style),
             super::headline::painted_word(d, style),
-            super::headline::sentence(d, style.lang)
+            super::headline::sentence(d, lang)
         ));
         if let (true, Some(t)) = (a.resolved(), a.ends_at) {
             out.push_str(&format!(
-                "  resolved {} (the trace shows the rollout now)\n",
-                t.strftime("%Y-%m-%d %H:%M:%S UTC")
+                "  {} {}\n",
+                key("alert.key_resolved"),
+                Message::new("alert.resolved")
+                    .arg("time", t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string())
+                    .render(lang)
             ));
         }
         if let Some(n) = note {
-            out.push_str(&format!("  {}\n", style.dim(n)));
+            out.push_str(&format!("  {}\n", style.dim(&n.render(lang))));
         }
     }
     out.push('\n');
@@ -202,14 +259,18 @@ pub fn alerts_block(alerts: &[(&Alert, Option<&str>)], d: &Diagnosis, style: &St
 }
 
 /// Alerts that name nothing mdiag could find.
-pub fn unmapped_block(unmapped: &[(&Alert, &str)]) -> String {
+pub fn unmapped_block(unmapped: &[(&Alert, &Message)], lang: Lang) -> String {
     if unmapped.is_empty() {
         return String::new();
     }
-    let mut out = String::from("Alerts not mapped to a workload\n");
+    let mut out = format!("{}\n", Message::new("alert.unmapped").render(lang));
     for (a, why) in unmapped {
         let labels: Vec<String> = a.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        out.push_str(&format!("  {}: {why} ({})\n", a.name(), labels.join(" ")));
+        let line = Message::new("alert.unmapped_line")
+            .arg("name", a.name())
+            .arg("why", (*why).clone())
+            .arg("labels", labels.join(" "));
+        out.push_str(&format!("  {}\n", line.render(lang)));
     }
     out
 }

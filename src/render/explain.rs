@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::Style;
+use super::human::severity_word;
 use crate::catalogue::{Catalogue, Entry, as_run};
 use crate::model::TemplateVars;
 
@@ -26,16 +27,16 @@ fn render_entry(e: &Entry, checks: &[String], style: &Style) -> String {
         out,
         "{}  {}  {}",
         style.bold(&e.id),
-        style.severity(e.severity, e.severity.as_str()),
+        style.severity(e.severity, &severity_word(e.severity, style.lang)),
         style.bold(e.title.get(style.lang))
     );
     if !e.symptoms.is_empty() {
-        let _ = writeln!(
-            out,
-            "{} {}",
-            style.dim(&format!("{}:", l.symptoms)),
-            e.symptoms.join(", ")
-        );
+        // `symptoms: a, b`; a full-width colon has its space in it.
+        let label = crate::catalogue::Message::new("explain.label")
+            .arg("label", l.symptoms)
+            .render(style.lang);
+        let gap = if label.ends_with('：') { "" } else { " " };
+        let _ = writeln!(out, "{}{gap}{}", style.dim(&label), e.symptoms.join(", "));
     }
     let sections = [
         (l.cause, e.cause.get(style.lang)),
@@ -65,12 +66,22 @@ pub fn list(catalogue: &Catalogue, style: &Style) -> String {
         .map(|e| e.id.len())
         .max()
         .unwrap_or(0);
-    for e in &catalogue.entries {
+    let words: Vec<String> = catalogue
+        .entries
+        .iter()
+        .map(|e| severity_word(e.severity, style.lang))
+        .collect();
+    let word_width = words
+        .iter()
+        .map(|w| super::layout::width(w))
+        .max()
+        .unwrap_or(0);
+    for (e, word) in catalogue.entries.iter().zip(&words) {
         let _ = writeln!(
             out,
-            "{:<width$}  {:<7}  {}",
+            "{:<width$}  {}  {}",
             e.id,
-            e.severity.as_str(),
+            super::layout::pad(word, word_width),
             e.title.get(style.lang)
         );
     }

@@ -29,8 +29,11 @@ pub struct ReportHelm {
     pub app_version: Option<String>,
     /// The target's Helm annotations name this release.
     pub manages_target: Option<bool>,
-    /// What could not be read or does not match, in words.
+    /// What could not be read or does not match, in English words.
     pub notes: Vec<String>,
+    /// The same, for the human report in its language.
+    #[serde(skip)]
+    pub said_notes: Vec<Message>,
 }
 
 impl From<&HelmRelease> for ReportHelm {
@@ -44,7 +47,8 @@ impl From<&HelmRelease> for ReportHelm {
             chart: h.chart.clone(),
             app_version: h.app_version.clone(),
             manages_target: h.manages_target,
-            notes: h.notes.clone(),
+            notes: h.notes.iter().map(Message::en).collect(),
+            said_notes: h.notes.clone(),
         }
     }
 }
@@ -62,8 +66,12 @@ pub struct GateDetails {
     /// The same, for the human line in its language.
     #[serde(skip)]
     pub waiting: Option<Message>,
-    /// Why no verdict could be reached.
+    /// Why no verdict could be reached, or why a failure is final: in
+    /// English whatever `--lang` says.
     pub reason: Option<String>,
+    /// The same, for the human line in its language.
+    #[serde(skip)]
+    pub said_reason: Option<Message>,
     pub checks: Vec<ReportCheck>,
     /// Watches that had to list again (410 Gone, or a lost watch).
     pub relists: u32,
@@ -175,7 +183,7 @@ pub fn headline(
     };
     let m = match outcome {
         Outcome::Converged => Message::new("gate.converged"),
-        Outcome::Failed => match &details.reason {
+        Outcome::Failed => match reason_in(details, style.lang) {
             Some(reason) => Message::new("gate.failed_reason").arg("reason", reason),
             None => Message::new("gate.failed"),
         },
@@ -189,7 +197,7 @@ pub fn headline(
                 .unwrap_or_else(|| "?".into()),
         ),
         Outcome::CouldNotDecide | Outcome::Interrupted => Message::new("gate.could_not_decide")
-            .arg("reason", details.reason.as_deref().unwrap_or("")),
+            .arg("reason", reason_in(details, style.lang).unwrap_or_default()),
     };
     let mut line = m
         .arg("mark", mark)
@@ -199,6 +207,15 @@ pub fn headline(
         .render(style.lang);
     line.push('\n');
     line
+}
+
+/// Why it failed or could not decide, in `lang`.
+fn reason_in(details: &GateDetails, lang: Lang) -> Option<String> {
+    details
+        .said_reason
+        .as_ref()
+        .map(|m| m.render(lang))
+        .or_else(|| details.reason.clone())
 }
 
 /// The checks, one line each, for the human report.
@@ -273,7 +290,7 @@ pub fn human_report(
         out.push_str(&checks_text(&v.checks, style));
     }
     if let Some(h) = &details.helm {
-        out.push_str(&helm_text(h));
+        out.push_str(&helm_text(h, style.lang));
     }
     if let Some(d) = diagnosis
         && outcome != Outcome::Converged
@@ -327,7 +344,11 @@ impl Progress {
     }
 
     /// Something about the watches (lost the API, relisted...).
-    pub fn note(&mut self, elapsed: Duration, text: &str) {
+    pub fn note(&mut self, elapsed: Duration, note: &Message) {
+        let lang = match self {
+            Progress::Spinner(_, lang) | Progress::Lines { lang, .. } => *lang,
+        };
+        let text = &note.render(lang);
         match self {
             Progress::Spinner(bar, _) => {
                 bar.println(format!("{text}  ({})", elapsed_text(elapsed)))
@@ -411,24 +432,37 @@ pub fn junit(
 }
 
 /// The release, for the human report.
-pub fn helm_text(h: &ReportHelm) -> String {
+pub fn helm_text(h: &ReportHelm, lang: Lang) -> String {
+    let state = match (&h.status, h.revision) {
+        (Some(s), Some(r)) => Message::new("helm.state")
+            .arg("revision", r)
+            .arg("status", s.as_str()),
+        _ => Message::new("helm.not_read"),
+    };
     let mut out = format!(
-        "  helm release {}: {}",
-        h.name,
-        match (&h.status, h.revision) {
-            (Some(s), Some(r)) => format!("revision {r} {s}"),
-            _ => "not read".into(),
-        }
+        "  {}",
+        Message::new("helm.line")
+            .arg("name", &h.name)
+            .arg("state", state)
+            .render(lang)
     );
     if let Some(chart) = &h.chart {
-        out.push_str(&format!(", chart {chart}"));
+        out.push_str(&Message::new("helm.chart").arg("chart", chart).render(lang));
     }
     if let Some(v) = &h.app_version {
-        out.push_str(&format!(", app {v}"));
+        out.push_str(&Message::new("helm.app").arg("version", v).render(lang));
     }
     out.push('\n');
-    for n in &h.notes {
-        out.push_str(&format!("    note: {n}\n"));
+    let said: Vec<String> = if h.said_notes.len() == h.notes.len() {
+        h.said_notes.iter().map(|m| m.render(lang)).collect()
+    } else {
+        h.notes.clone()
+    };
+    for n in said {
+        out.push_str(&format!(
+            "    {}\n",
+            Message::new("helm.note").arg("note", n).render(lang)
+        ));
     }
     out
 }

@@ -93,19 +93,15 @@ fn workload_counts(
     )
 }
 
-/// An evidence field as shown: a path as it is, `event REASON` in words.
-fn field_name(field: &str, style: &Style) -> String {
-    let own = match field {
-        "old revision Pods" => Some("surge.old_field"),
-        "current / desired (min..max)" => Some("hpa.replicas_field"),
-        _ => None,
-    };
-    if let Some(id) = own {
-        return tr(style, Message::new(id));
+/// An evidence field as shown: a path as it is, `event REASON` and mdiag's
+/// own words in the view's language.
+fn field_name(e: &Evidence, style: &Style) -> String {
+    if e.field_said.is_some() {
+        return e.field_in(style.lang);
     }
-    match field.strip_prefix("event ") {
+    match e.field.strip_prefix("event ") {
         Some(reason) => tr(style, Message::new("evidence.event").arg("reason", reason)),
-        None => field.to_string(),
+        None => e.field.clone(),
     }
 }
 
@@ -201,7 +197,10 @@ fn verdict(out: &mut String, d: &Diagnosis, style: &Style) {
     );
     push_lines(out, wrap(&line, style.width, "", "  "));
     if let Some(next) = &d.verdict.next {
-        let label = format!("  {} ", style.dim(style.labels().next));
+        // `next: `; a full-width colon has its space in it (`下一步：`).
+        let next_label = style.labels().next;
+        let gap = if next_label.ends_with('：') { "" } else { " " };
+        let label = format!("  {}{gap}", style.dim(next_label));
         push_lines(
             out,
             layout::command(&label, next, style.width, COMMAND_INDENT, &|c| {
@@ -1202,16 +1201,19 @@ fn opening(text: &str) -> &str {
     }
 }
 
+/// `error`, `warning`, `info` in the view's language.
+pub fn severity_word(severity: Severity, lang: Lang) -> String {
+    Message::new(match severity {
+        Severity::Error => "severity.error",
+        Severity::Warning => "severity.warning",
+        Severity::Info => "severity.info",
+    })
+    .render(lang)
+}
+
 fn finding_head(f: &Finding, style: &Style) -> (String, String) {
     let mark = severity_mark(f.severity);
-    let word = tr(
-        style,
-        Message::new(match f.severity {
-            Severity::Error => "severity.error",
-            Severity::Warning => "severity.warning",
-            Severity::Info => "severity.info",
-        }),
-    );
+    let word = severity_word(f.severity, style.lang);
     let sev = format!("{mark} {}", pad(&word, 7));
     let plain = format!("  {sev} {}  {}", f.id.as_str(), f.subject);
     let painted = format!(
@@ -1338,7 +1340,7 @@ fn evidence(out: &mut String, f: &Finding, full: bool, style: &Style) {
         };
         let text = format!(
             "{object}{} = {}{at}",
-            field_name(&e.field, style),
+            field_name(e, style),
             layout::clean(&e.value_in(style.lang))
         );
         let head = if i == 0 {

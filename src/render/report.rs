@@ -142,6 +142,13 @@ pub struct ReportEvidence {
     /// the log's last lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log: Option<ReportLog>,
+    /// When `field` is in mdiag's own words (`log of server (previous)`):
+    /// the message it is made from, `{id, args}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field_message: Option<crate::catalogue::Message>,
+    /// When `value` is in mdiag's own words (`running, not ready`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value_message: Option<crate::catalogue::Message>,
 }
 
 /// The last lines of a container log the snapshot (or `trace --logs`) holds.
@@ -312,6 +319,8 @@ pub fn report_finding(f: &Finding, lang: Lang) -> ReportFinding {
                     truncated: l.truncated,
                     lines: l.lines.clone(),
                 }),
+                field_message: e.field_said.clone(),
+                value_message: e.said.clone(),
             })
             .collect(),
         cause: text(|e| &e.cause),

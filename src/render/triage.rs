@@ -12,8 +12,7 @@ use super::report::{
 use crate::analysis::outside::Outside;
 use crate::analysis::triage::{Row, Triage};
 use crate::analysis::{Diagnosis, State, format_duration};
-use crate::catalogue::Lang;
-use crate::catalogue::Severity;
+use crate::catalogue::{Arg, Lang, Message, Severity};
 use crate::model::Gap;
 
 #[derive(Debug, Serialize)]
@@ -106,23 +105,29 @@ fn short_kind(kind: &str) -> &str {
 /// The triage table of `cells`; `narrow` stacks the step's two ends and
 /// the finding's severity under its id. Cells are never wrapped by width:
 /// comfy-table would cut names and ids anywhere.
-fn rows_table(cells: &[[String; 7]], narrow: bool) -> String {
+fn rows_table(cells: &[[String; 7]], narrow: bool, lang: Lang) -> String {
     let mut table = Table::new();
     table.load_style(NOTHING);
-    table.set_header([
-        "NAMESPACE",
-        "WORKLOAD",
-        "STATE",
-        "SERVING",
-        "STEP",
-        "LEADING FINDING",
-        "FOR",
-    ]);
+    table.set_header(
+        [
+            "triage.col_namespace",
+            "triage.col_workload",
+            "triage.col_state",
+            "triage.col_serving",
+            "triage.col_step",
+            "triage.col_lead",
+            "triage.col_for",
+        ]
+        .map(|id| Message::new(id).render(lang)),
+    );
     for row in cells {
         let mut row = row.clone();
         if narrow {
             row[4] = row[4].replacen(" → ", " →\n", 1);
-            row[5] = row[5].replacen(" (", "\n(", 1);
+            row[5] = match row[5].find(" (").or_else(|| row[5].find('（')) {
+                Some(at) => format!("{}\n{}", &row[5][..at], row[5][at..].trim_start()),
+                None => row[5].clone(),
+            };
         }
         table.add_row(row.map(Cell::new));
     }
@@ -147,14 +152,14 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
     // ends and the finding's severity go on lines of their own; names,
     // states and finding ids are what a reader scans for and pastes, so
     // they are never split, even if the table then passes the width.
-    let one_line = rows_table(&cells, false);
+    let one_line = rows_table(&cells, false, style.lang);
     let fits = one_line
         .lines()
         .all(|l| super::layout::width(l) <= style.width);
     let rendered = if fits {
         one_line
     } else {
-        rows_table(&cells, true)
+        rows_table(&cells, true, style.lang)
     };
     let items = &t.items;
     let mut out = String::new();
@@ -165,14 +170,11 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
     let healthy = items.iter().filter(|d| d.healthy).count();
     let everything_healthy = t.outside.is_empty() && !items.is_empty() && healthy == items.len();
     if !all && healthy > 0 && !everything_healthy {
-        out.push_str(&style.dim(&format!(
-            "{} not shown (--all shows {})\n",
-            count(healthy, "healthy workload"),
-            if healthy == 1 { "it" } else { "them" }
-        )));
+        let hidden = Message::new("triage.hidden").arg("n", healthy);
+        out.push_str(&style.dim(&format!("{}\n", hidden.render(style.lang))));
     }
     if !everything_healthy {
-        for line in super::layout::wrap(&count_line(t), style.width, "", "  ") {
+        for line in super::layout::wrap(&count_line(t, style.lang), style.width, "", "  ") {
             out.push_str(&line);
             out.push('\n');
         }
@@ -201,38 +203,46 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
                 })
                 .unwrap_or_else(|| format!("kubectl -n {ns} describe {} {name}", short_kind(kind))),
         };
-        let label = format!("{} ", style.dim("next:"));
+        // `next: `; a full-width colon has its space in it (`下一步：`).
+        let next = style.labels().next;
+        let gap = if next.ends_with('：') { "" } else { " " };
+        let label = format!("{}{gap}", style.dim(next));
         for line in super::layout::command(&label, &command, style.width, 2, &|c| c.to_string()) {
             out.push_str(&line);
             out.push('\n');
         }
     } else if items.is_empty() {
-        out.push_str("no workloads\n");
+        out.push_str(&Message::new("triage.no_workloads").render(style.lang));
+        out.push('\n');
     } else {
-        let what = match items.len() {
-            1 => "the one workload is healthy".to_string(),
-            n => format!("all {n} workloads are healthy"),
+        let n = items.len();
+        let what = match n {
+            1 => Message::new("triage.one_healthy"),
+            n => Message::new("triage.all_healthy").arg("n", n),
         };
-        let hint = match (all, items.len()) {
-            (true, _) => "",
-            (false, 1) => " (--all lists it)",
-            (false, _) => " (--all lists them)",
+        let hint = match all {
+            true => String::new(),
+            false => Message::new("triage.all_lists")
+                .arg("n", n)
+                .render(style.lang),
         };
-        out.push_str(&style.good(&format!("{what}{hint}\n")));
+        out.push_str(&style.good(&format!("{}{hint}\n", what.render(style.lang))));
     }
     out.push_str(&super::human::gap_lines(gaps, style));
     out
 }
 
 fn workload_cells(d: &Diagnosis, style: &Style) -> [String; 7] {
+    let lang = style.lang;
+    let step_name = |s| super::human::step_name(s, lang);
     let step = match d.verdict.missing {
-        None => d.verdict.last_step.as_str().to_string(),
-        Some(m) => format!("{} → {}", d.verdict.last_step.as_str(), m.as_str()),
+        None => step_name(d.verdict.last_step),
+        Some(m) => format!("{} → {}", step_name(d.verdict.last_step), step_name(m)),
     };
     // Plain text in cells: escape codes would upset the column widths.
     let lead = match d.lead() {
-        Some(f) => format!("{} ({})", f.id, f.severity.as_str()),
-        None if d.healthy => "healthy".to_string(),
+        Some(f) => lead_cell(f, lang),
+        None if d.healthy => Message::new("triage.healthy").render(lang),
         None if !d.verdict.serving.unread.is_empty() => {
             let unread: Vec<&str> = d
                 .verdict
@@ -241,9 +251,11 @@ fn workload_cells(d: &Diagnosis, style: &Style) -> [String; 7] {
                 .iter()
                 .map(|(r, _)| r.as_str())
                 .collect();
-            format!("({} not read)", unread.join(", "))
+            Message::new("triage.not_read")
+                .arg("resources", Arg::list(unread, "sep.comma"))
+                .render(lang)
         }
-        None => "(no cause in the evidence)".to_string(),
+        None => Message::new("triage.no_cause").render(lang),
     };
     let since = if d.healthy {
         String::new()
@@ -256,11 +268,10 @@ fn workload_cells(d: &Diagnosis, style: &Style) -> [String; 7] {
     // Pods; unread: unknown, not 0).
     let s = &d.verdict.serving;
     let serving = match s.ready_endpoints {
-        _ if s.worker => format!(
-            "{}/{} ready",
-            d.revisions.iter().map(|r| r.ready).sum::<i32>(),
-            s.desired
-        ),
+        _ if s.worker => Message::new("triage.ready")
+            .arg("ready", d.revisions.iter().map(|r| r.ready).sum::<i32>())
+            .arg("desired", s.desired)
+            .render(lang),
         Some(n) => format!("{n}/{}", s.desired),
         None => format!("?/{}", s.desired),
     };
@@ -283,28 +294,36 @@ fn outside_cells(o: &Outside, style: &Style) -> [String; 7] {
         _ => "-",
     };
     let serving = if o.state == Some(State::NotServing) {
-        "0 ready"
+        Message::new("triage.none_ready").render(style.lang)
     } else {
-        "-"
+        "-".to_string()
     };
     let lead = o
         .lead()
-        .map(|f| format!("{} ({})", f.id, f.severity.as_str()))
+        .map(|f| lead_cell(f, style.lang))
         .unwrap_or_default();
     [
         o.namespace.clone(),
         format!("{}/{}", short_kind(o.kind), o.name),
         state.to_string(),
-        serving.to_string(),
+        serving,
         "-".to_string(),
         lead,
         String::new(),
     ]
 }
 
+/// The LEADING FINDING cell: `crash-loop (error)`.
+fn lead_cell(f: &crate::analysis::Finding, lang: Lang) -> String {
+    Message::new("triage.lead")
+        .arg("id", f.id.as_str())
+        .arg("severity", super::human::severity_word(f.severity, lang))
+        .render(lang)
+}
+
 /// `12 workloads: 2 with errors, 1 with warnings, 9 healthy`: every row by
 /// the worst thing about it, as its exit code would rank it.
-fn count_line(t: &Triage) -> String {
+fn count_line(t: &Triage, lang: Lang) -> String {
     #[derive(PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
     enum Bucket {
         Errors,
@@ -336,33 +355,32 @@ fn count_line(t: &Triage) -> String {
     for row in t.rows() {
         *counts.entry(bucket(row)).or_insert(0usize) += 1;
     }
-    let parts: Vec<String> = counts
+    let parts: Vec<Arg> = counts
         .into_iter()
-        .map(|(b, n)| match b {
-            Bucket::Errors => format!("{n} with errors"),
-            Bucket::Warnings => format!("{n} with warnings"),
-            Bucket::NotServing => format!("{n} not serving"),
-            Bucket::Unknown => format!("{n} unknown"),
-            Bucket::Progressing => format!("{n} progressing"),
-            Bucket::Notes => format!("{n} with notes only"),
-            Bucket::Healthy => format!("{n} healthy"),
+        .map(|(b, n)| {
+            let id = match b {
+                Bucket::Errors => "triage.count_errors",
+                Bucket::Warnings => "triage.count_warnings",
+                Bucket::NotServing => "triage.count_not_serving",
+                Bucket::Unknown => "triage.count_unknown",
+                Bucket::Progressing => "triage.count_progressing",
+                Bucket::Notes => "triage.count_notes",
+                Bucket::Healthy => "triage.count_healthy",
+            };
+            Message::new(id).arg("n", n).into()
         })
         .collect();
     let what = match (t.items.len(), t.outside.len()) {
-        (w, 0) => count(w, "workload"),
-        (0, 1) => "1 object outside any workload".to_string(),
-        (0, n) => format!("{n} objects outside any workload"),
-        (w, 1) => format!("{} and 1 object outside them", count(w, "workload")),
-        (w, n) => format!("{} and {n} objects outside them", count(w, "workload")),
+        (w, 0) => Message::new("triage.workloads").arg("n", w),
+        (0, n) => Message::new("triage.outside").arg("n", n),
+        (w, n) => Message::new("triage.workloads_and_outside")
+            .arg("n", w)
+            .arg("outside", n),
     };
-    format!("{what}: {}\n", parts.join(", "))
-}
-
-/// `1 healthy workload`, `2 healthy workloads`.
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
+    let mut line = Message::new("triage.count_line")
+        .arg("what", what)
+        .arg("parts", Arg::list(parts, "sep.comma"))
+        .render(lang);
+    line.push('\n');
+    line
 }

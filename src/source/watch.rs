@@ -22,6 +22,7 @@ use tokio::task::JoinHandle;
 
 use super::live::{self, Connection, LiveError, Served};
 use super::plan::{self, Planned, Where};
+use crate::catalogue::Message;
 use crate::chain::ControllerLocation;
 use crate::model::{Gap, Origin, OriginKind, Snapshot, TargetKind};
 
@@ -439,9 +440,9 @@ pub enum FeedEvent {
     View(Box<Snapshot>),
     /// Something the user should know about the watches (a lost watch, a
     /// relist, the API answering again).
-    Note(String),
+    Note(Message),
     /// The identity may not watch part of the chain: nothing can be decided.
-    Denied(String),
+    Denied(Message),
     /// Every watch ended.
     Ended,
 }
@@ -567,10 +568,12 @@ impl Feed {
                 }
             };
             if let Some(gap) = self.health.chain_denied(&self.namespace, self.kind) {
-                self.pending.push_back(FeedEvent::Denied(format!(
-                    "may not watch {} in {}: {}",
-                    gap.resource, self.namespace, gap.reason
-                )));
+                self.pending.push_back(FeedEvent::Denied(
+                    Message::new("gate.may_not_watch")
+                        .arg("resource", &gap.resource)
+                        .arg("namespace", &self.namespace)
+                        .arg("reason", &gap.reason),
+                ));
                 continue;
             }
             // Judge only a whole, current view: no verdict on a half-listed
@@ -596,26 +599,29 @@ impl Feed {
             let note = match failure {
                 WatchFailure::Unreachable if !was_failing => {
                     self.disconnects += 1;
-                    Some(format!(
-                        "lost the watch on {}: {reason}; retrying",
-                        id.label()
-                    ))
+                    Some(
+                        Message::new("gate.watch_lost")
+                            .arg("watch", id.label())
+                            .arg("reason", reason.as_str()),
+                    )
                 }
-                WatchFailure::Expired => Some(format!(
-                    "watch on {} expired (410 Gone): listing again",
-                    id.label()
-                )),
-                WatchFailure::Denied => Some(format!("may not watch {}: {reason}", id.label())),
+                WatchFailure::Expired => {
+                    Some(Message::new("gate.watch_expired").arg("watch", id.label()))
+                }
+                WatchFailure::Denied => Some(
+                    Message::new("gate.watch_denied")
+                        .arg("watch", id.label())
+                        .arg("reason", reason.as_str()),
+                ),
                 _ => None,
             };
             self.pending.extend(note.map(FeedEvent::Note));
         }
         if self.health.relists > self.relists_shown {
             self.relists_shown = self.health.relists;
-            self.pending.push_back(FeedEvent::Note(format!(
-                "relisted ({} so far)",
-                self.health.relists
-            )));
+            self.pending.push_back(FeedEvent::Note(
+                Message::new("gate.relisted").arg("n", self.health.relists),
+            ));
         }
         dirty
     }
@@ -639,9 +645,8 @@ impl Feed {
             Some(at) if at.elapsed() > BACKOFF_MAX + TICK => {
                 self.health.recovered();
                 self.answered_again = None;
-                self.pending.push_back(FeedEvent::Note(
-                    "the API answers again; watches resumed".into(),
-                ));
+                self.pending
+                    .push_back(FeedEvent::Note(Message::new("gate.answers_again")));
             }
             Some(_) => {}
         }

@@ -76,9 +76,10 @@ pub fn failed_on(
     view: &mdiag::analysis::gate::GateView,
 ) -> Option<(&'static str, Option<String>)> {
     match &view.judgement {
-        mdiag::analysis::gate::Judgement::Failed { finding, why } => {
-            Some((d.findings[*finding].id.as_str(), why.clone()))
-        }
+        mdiag::analysis::gate::Judgement::Failed { finding, why } => Some((
+            d.findings[*finding].id.as_str(),
+            why.as_ref().map(|m| m.en()),
+        )),
         _ => None,
     }
 }

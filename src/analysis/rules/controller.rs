@@ -415,11 +415,14 @@ pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
         "event FailedScheduling",
         message,
     ))
-    .evidence(Evidence::said(
-        format!("deployment/{name}"),
-        "old revision Pods",
-        Message::new("surge.old_ready").arg("n", old_running),
-    ));
+    .evidence(
+        Evidence::said(
+            format!("deployment/{name}"),
+            "",
+            Message::new("surge.old_ready").arg("n", old_running),
+        )
+        .field_words(Message::new("surge.old_field")),
+    );
     f.vars = ctx.base_vars();
     f.vars
         .insert("pod".into(), facts::name(&p.pod.metadata).to_string());

@@ -257,18 +257,10 @@ fn running_between_crashes(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Opti
             .at(Some(started)),
         )
         .evidence(
-            Evidence::new(
+            Evidence::said(
                 pod_label(pod),
                 format!("{}.lastState.terminated", container_label(s)),
-                format!(
-                    "exitCode {} reason {}",
-                    last.exit_code,
-                    if last_reason.is_empty() {
-                        "(none)"
-                    } else {
-                        last_reason
-                    }
-                ),
+                terminated_value(last.exit_code, last_reason, None),
             )
             .at(last.finished_at.as_ref().map(|t| t.0)),
         );
@@ -313,22 +305,34 @@ fn terminated_before_restart(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Op
     let f = pod_finding(ctx, id, pod, Step::Started, detail)
         .var("container", s.name.clone())
         .evidence(
-            Evidence::new(
+            Evidence::said(
                 pod_label(pod),
                 format!("{}.state.terminated", container_label(s)),
-                format!(
-                    "exitCode {} reason {}{}",
-                    now.exit_code,
-                    if reason.is_empty() { "(none)" } else { reason },
-                    now.message
-                        .as_deref()
-                        .map(|m| format!(": {}", m.trim()))
-                        .unwrap_or_default()
-                ),
+                terminated_value(now.exit_code, reason, now.message.as_deref()),
             )
             .at(now.finished_at.as_ref().map(|t| t.0)),
         );
     Some(with_restarts_and_backoff(ctx, pod, s, f))
+}
+
+/// A terminated state as evidence: `exitCode 1 reason Error: MESSAGE`,
+/// `(none)` in the view's words when the runtime gave no reason.
+fn terminated_value(code: i32, reason: &str, message: Option<&str>) -> Message {
+    let reason: Arg = if reason.is_empty() {
+        Message::new("word.none_paren").into()
+    } else {
+        reason.into()
+    };
+    let message: Arg = match message {
+        Some(m) => Message::new("evidence.terminated_message")
+            .arg("message", m.trim())
+            .into(),
+        None => "".into(),
+    };
+    Message::new("evidence.terminated")
+        .arg("code", code)
+        .arg("reason", reason)
+        .arg("message", message)
 }
 
 /// The restart count and the newest BackOff Event, the evidence every
@@ -362,17 +366,13 @@ fn container_failure(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Option<Fin
         format!("{reason}: {}", waiting.message.as_deref().unwrap_or("")),
     );
     let last_evidence = last.map(|t| {
-        Evidence::new(
+        Evidence::said(
             pod_label(pod),
             format!("{}.lastState.terminated", container_label(s)),
-            format!(
-                "exitCode {} reason {}{}",
+            terminated_value(
                 t.exit_code,
-                t.reason.as_deref().unwrap_or("(none)"),
-                t.message
-                    .as_deref()
-                    .map(|m| format!(": {}", m.trim()))
-                    .unwrap_or_default()
+                t.reason.as_deref().unwrap_or(""),
+                t.message.as_deref(),
             ),
         )
         .at(t.finished_at.as_ref().map(|t| t.0))
@@ -1014,13 +1014,9 @@ pub fn dns_check(ctx: &Ctx) -> Vec<Finding> {
             .filter(|l| l.pod == name && l.namespace == ctx.chain.namespace)
         {
             if let Some(line) = log.text.lines().rev().find(|l| dns_error_in(l)) {
-                evidence.push(Evidence::new(
+                evidence.push(Evidence::labelled(
                     pod_label(pod),
-                    format!(
-                        "log of {}{}",
-                        log.container,
-                        if log.previous { " (previous)" } else { "" }
-                    ),
+                    crate::analysis::logs::log_field(&log.container, log.previous),
                     line.trim(),
                 ));
             }

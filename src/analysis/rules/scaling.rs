@@ -101,9 +101,9 @@ fn condition_evidence(
 fn replicas_evidence(h: &HorizontalPodAutoscaler) -> Evidence {
     let status = h.status.as_ref();
     let spec = h.spec.as_ref();
-    Evidence::new(
+    Evidence::labelled(
         format!("hpa/{}", facts::name(&h.metadata)),
-        "current / desired (min..max)",
+        Message::new("hpa.replicas_field"),
         format!(
             "{} / {} ({}..{})",
             status.and_then(|s| s.current_replicas).unwrap_or(0),

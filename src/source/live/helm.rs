@@ -1,6 +1,7 @@
 //! A Helm release's status, from its storage Secrets' labels only.
 
 use super::*;
+use crate::catalogue::Message;
 
 /// A Helm release's status and revision, read from the labels of Helm's
 /// storage Secrets as metadata only: the Secret's data (the release, values
@@ -40,9 +41,12 @@ pub async fn read_helm_release(
                     release.revision = Some(version);
                     release.status = status;
                 }
-                None => release.notes.push(format!(
-                    "no Helm release {name:?} in {namespace} (no Secret labelled owner=helm,name={name})"
-                )),
+                None => release.notes.push(
+                    Message::new("helm.no_release")
+                        .arg("name", name)
+                        .arg("quoted", format!("{name:?}"))
+                        .arg("namespace", namespace),
+                ),
             }
         }
         Err(e) => match conn.classify(&e) {
@@ -60,9 +64,9 @@ pub async fn read_helm_release(
                     reason: why.clone(),
                     complete_with: None,
                 });
-                release.notes.push(format!(
-                    "cannot read the Helm release's Secret metadata ({why}); judged without it"
-                ));
+                release
+                    .notes
+                    .push(Message::new("helm.unreadable").arg("why", why));
             }
         },
     }
