@@ -191,7 +191,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__gate)
-            opts="-o -v -n -A -l -h -V --timeout --fail-on --max-restarts --report --junit --evidence --helm-release --output --verbose --width --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
+            opts="-o -v -n -A -l -h -V --timeout --fail-on --max-restarts --report --junit --evidence --redact --no-default-redaction --helm-release --output --verbose --width --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -218,6 +218,10 @@ _mdiag() {
                     return 0
                     ;;
                 --evidence)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --redact)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -395,7 +399,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__snapshot)
-            opts="-o -n -A -l -h -V --output --log-bytes --log-lines --redact --concurrency --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
+            opts="-o -n -A -l -h -V --output --log-bytes --log-lines --redact --no-default-redaction --concurrency --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -100,6 +100,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l max-restarts -d 'A 
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l report -d 'Write the JSON report (schema mdiag/v1, with outcome and elapsed_seconds) here' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l junit -d 'Write JUnit XML (one test case per check) here, for CI systems' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l evidence -d 'On failure or timeout, capture a snapshot (objects, events, logs) into this file before anyone rolls back' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l redact -d 'Also replace text matching this regular expression, in objects and logs (repeatable). Credential-like environment values and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l helm-release -d 'The Helm release that installed the target: its status and revision are read from Helm\'s storage Secret metadata (never its values)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s o -l output -d 'Output format of the final report on stdout' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
@@ -119,6 +120,7 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs, private keys, cloud and API tokens, password= and token= pairs) that are otherwise replaced in logs, annotations, env values and container args'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -126,7 +128,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s V -l version -d 'Pr
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s o -l output -d 'The file to write: .yaml or .json, gzip-compressed when it ends in .gz' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-bytes -d 'Keep at most this many bytes of each log (the end of it)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-lines -d 'Keep at most this many lines of each log (the last ones)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l redact -d 'Also replace text matching this regular expression, in objects and logs (repeatable). Credential-like environment values are always replaced' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l redact -d 'Also replace text matching this regular expression, in objects and logs (repeatable). Credential-like environment values and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l concurrency -d 'Log reads to run at once' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l context -d 'The kubeconfig context to use' -r
@@ -142,6 +144,7 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs, private keys, cloud and API tokens, password= and token= pairs) that are otherwise replaced in logs, annotations, env values and container args'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s h -l help -d 'Print help'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s V -l version -d 'Print version'

@@ -166,6 +166,8 @@ pub struct GateArgs {
     /// this file before anyone rolls back.
     #[arg(long, value_name = "FILE")]
     pub evidence: Option<PathBuf>,
+    #[command(flatten)]
+    pub redaction: RedactArgs,
     /// The Helm release that installed the target: its status and revision
     /// are read from Helm's storage Secret metadata (never its values).
     #[arg(long, value_name = "NAME")]
@@ -210,13 +212,27 @@ pub struct SnapshotArgs {
     /// Keep at most this many lines of each log (the last ones).
     #[arg(long, value_name = "LINES", default_value_t = LogCaps::DEFAULT.lines)]
     pub log_lines: i64,
-    /// Also replace text matching this regular expression, in objects and
-    /// logs (repeatable). Credential-like environment values are always replaced.
-    #[arg(long, value_name = "REGEX")]
-    pub redact: Vec<String>,
+    #[command(flatten)]
+    pub redaction: RedactArgs,
     /// Log reads to run at once.
     #[arg(long, value_name = "N", default_value_t = LogCaps::DEFAULT.concurrency)]
     pub concurrency: usize,
+}
+
+/// What a written snapshot (`snapshot -o`, `gate --evidence`) keeps out.
+#[derive(Debug, Args, Clone, Default)]
+pub struct RedactArgs {
+    /// Also replace text matching this regular expression, in objects and
+    /// logs (repeatable). Credential-like environment values and the
+    /// last-applied annotation are always replaced.
+    #[arg(long, value_name = "REGEX")]
+    pub redact: Vec<String>,
+    /// Keep the shapes of credentials (JWTs, Bearer and Basic values,
+    /// passwords in URLs, private keys, cloud and API tokens, password= and
+    /// token= pairs) that are otherwise replaced in logs, annotations, env
+    /// values and container args.
+    #[arg(long)]
+    pub no_default_redaction: bool,
 }
 
 #[derive(Debug, Args)]

@@ -25,8 +25,9 @@ pub struct Snapshot {
     pub objects: Objects,
     pub logs: Vec<LogRecord>,
     pub gaps: Vec<Gap>,
-    /// Paths (never values) that were redacted when the snapshot was taken.
-    pub redactions: Vec<String>,
+    /// Where values were replaced when the snapshot was taken (paths,
+    /// rules and counts, never the values).
+    pub redactions: Vec<Redaction>,
 }
 
 /// Where a snapshot came from and when it was taken.
@@ -266,6 +267,65 @@ pub struct LogRecord {
     pub truncated: bool,
     #[serde(default)]
     pub text: String,
+}
+
+/// Values replaced in one place of a snapshot: where (an object's field or
+/// a container's log), by which rule (the name its marker carries,
+/// `<redacted:RULE>`), and how many times. Never the value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "RedactionEntry")]
+pub struct Redaction {
+    pub path: String,
+    pub rule: String,
+    pub count: u32,
+}
+
+/// A redaction as files hold it: format version 1 listed paths only.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RedactionEntry {
+    Path(String),
+    Full(RedactionFields),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RedactionFields {
+    path: String,
+    rule: String,
+    #[serde(default = "one")]
+    count: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl From<RedactionEntry> for Redaction {
+    fn from(entry: RedactionEntry) -> Self {
+        match entry {
+            RedactionEntry::Full(f) => Redaction {
+                path: f.path,
+                rule: f.rule,
+                count: f.count,
+            },
+            // Version 1 redacted three things, each recognisable by its path.
+            RedactionEntry::Path(path) => {
+                let rule = if path.contains("last-applied-configuration") {
+                    "last-applied"
+                } else if path.contains("env[name=") && path.ends_with("].value") {
+                    "env-name"
+                } else {
+                    "redact"
+                };
+                Redaction {
+                    path,
+                    rule: rule.to_string(),
+                    count: 1,
+                }
+            }
+        }
+    }
 }
 
 /// Something that could not be read, and why. A forbidden list is not an

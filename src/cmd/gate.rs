@@ -43,6 +43,9 @@ pub struct GateRequest {
     pub report: Option<PathBuf>,
     pub junit: Option<PathBuf>,
     pub evidence: Option<PathBuf>,
+    /// What the evidence keeps out (built up front, so a bad `--redact`
+    /// is a usage error before the wait, not after it).
+    pub redactor: Redactor,
     pub helm_release: Option<String>,
     pub output: OutputFormat,
     pub lang: Lang,
@@ -112,6 +115,7 @@ impl GateRequest {
             report: args.report.clone(),
             junit: args.junit.clone(),
             evidence: args.evidence.clone(),
+            redactor: Redactor::new(&args.redaction.redact, !args.redaction.no_default_redaction)?,
             helm_release: args.helm_release.clone(),
             output: args.output,
             lang: super::lang(global),
@@ -511,6 +515,6 @@ async fn write_evidence(
         namespace: Some(namespace.to_string()),
         ..target.clone()
     });
-    let file = to_file(&snapshot, &Redactor::new(&[])?);
+    let file = to_file(&snapshot, &request.redactor);
     Ok(write_file(path, &file)?)
 }

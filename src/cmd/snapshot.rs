@@ -34,7 +34,7 @@ pub async fn run(global: &GlobalArgs, args: &SnapshotArgs) -> anyhow::Result<Exi
     if target.is_none() && global.namespace.is_none() && global.snapshot.is_none() {
         return Err(UsageError("name a target, or a whole namespace with -n NS".into()).into());
     }
-    let redactor = Redactor::new(&args.redact)?;
+    let redactor = Redactor::new(&args.redaction.redact, !args.redaction.no_default_redaction)?;
     let source = SourceRequest::from_global(global)?;
     let loaded = source.load(target.as_ref()).await?;
     let mut snapshot = loaded.snapshot;
@@ -164,6 +164,9 @@ fn summary(
             .map(|r| format!(", {r} API requests"))
             .unwrap_or_default()
     );
+    if !file.redactions.is_empty() {
+        eprintln!("mdiag: {}", redaction_summary(&file.redactions));
+    }
     for gap in &file.gaps {
         eprintln!(
             "mdiag: could not {} {}{}: {}",
@@ -176,4 +179,24 @@ fn summary(
             gap.reason
         );
     }
+}
+
+/// One line on what was redacted: values per rule, never the values.
+pub fn redaction_summary(redactions: &[crate::model::Redaction]) -> String {
+    let mut per_rule: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
+    for r in redactions {
+        *per_rule.entry(r.rule.as_str()).or_default() += r.count;
+    }
+    let total: u32 = per_rule.values().sum();
+    let places: std::collections::BTreeSet<&str> =
+        redactions.iter().map(|r| r.path.as_str()).collect();
+    let rules: Vec<String> = per_rule
+        .iter()
+        .map(|(rule, n)| format!("{rule} {n}"))
+        .collect();
+    format!(
+        "redacted {total} values in {} places ({}); the file lists where under `redactions`",
+        places.len(),
+        rules.join(", ")
+    )
 }

@@ -50,6 +50,14 @@ pub enum SourceError {
     )]
     NotKubernetes { path: PathBuf, document: usize },
     #[error(
+        "{path}: document {document} holds an item that is {found}, not an object; each item of a list must be a Kubernetes object"
+    )]
+    NotAnObject {
+        path: PathBuf,
+        document: usize,
+        found: &'static str,
+    },
+    #[error(
         "{path} is an mdiag snapshot of format version {found}; this mdiag reads up to version {supported}: upgrade mdiag"
     )]
     FutureVersion {
@@ -330,7 +338,7 @@ fn add_document(
     path: &Path,
 ) -> Result<(), SourceError> {
     if document.get("format").and_then(Value::as_str) == Some(FORMAT_ID) {
-        return add_snapshot_file(snapshot, document, path);
+        return add_snapshot_file(snapshot, document, path, index);
     }
     if let Value::Array(items) = document {
         for item in items {
@@ -358,11 +366,11 @@ fn add_document(
             return Ok(());
         };
         for item in items {
-            add_object(snapshot, item, path, Some(&list_kind))?;
+            add_object(snapshot, item, path, Some(&list_kind), index)?;
         }
         return Ok(());
     }
-    add_object(snapshot, document, path, None)
+    add_object(snapshot, document, path, None, index)
 }
 
 fn add_object(
@@ -370,7 +378,25 @@ fn add_object(
     mut object: Value,
     path: &Path,
     list_kind: Option<&str>,
+    index: usize,
 ) -> Result<(), SourceError> {
+    // `items: [a]` or `objects: [1]`: indexing it below would panic.
+    let found = match &object {
+        Value::Object(_) => None,
+        // Nothing, as a null document is.
+        Value::Null => return Ok(()),
+        Value::Bool(_) => Some("a boolean"),
+        Value::Number(_) => Some("a number"),
+        Value::String(_) => Some("a string"),
+        Value::Array(_) => Some("a list"),
+    };
+    if let Some(found) = found {
+        return Err(SourceError::NotAnObject {
+            path: path.to_path_buf(),
+            document: index,
+            found,
+        });
+    }
     // Items of a typed list (`PodList`) may omit their own kind.
     if object.get("kind").is_none()
         && let Some(kind) = list_kind.and_then(|k| k.strip_suffix("List"))
@@ -388,6 +414,7 @@ fn add_snapshot_file(
     snapshot: &mut Snapshot,
     document: Value,
     path: &Path,
+    index: usize,
 ) -> Result<(), SourceError> {
     let version = document.get("version").and_then(Value::as_u64).unwrap_or(0);
     if version > u64::from(FORMAT_VERSION) {
@@ -417,7 +444,7 @@ fn add_snapshot_file(
     origin.target = file.target;
     origin.namespace = file.namespace;
     for object in file.objects {
-        add_object(snapshot, object, path, None)?;
+        add_object(snapshot, object, path, None, index)?;
     }
     snapshot.logs.extend(file.logs);
     snapshot.gaps.extend(file.gaps);
@@ -489,6 +516,33 @@ mod tests {
         }
         let snapshot = parse_snapshot_text(&text, Path::new("big.yaml")).unwrap();
         assert_eq!(snapshot.objects.pods.len(), 30_000);
+    }
+
+    #[test]
+    fn a_list_item_that_is_not_an_object_is_an_error_not_a_panic() {
+        for (text, found) in [
+            ("apiVersion: v1\nkind: PodList\nitems:\n- a\n", "a string"),
+            ("apiVersion: v1\nkind: List\nitems: [1]\n", "a number"),
+            (
+                "{\"format\":\"mdiag.dev/snapshot\",\"version\":2,\"objects\":[[]]}",
+                "a list",
+            ),
+        ] {
+            let err = parse_snapshot_text(text, Path::new("l.yaml")).unwrap_err();
+            let message = err.to_string();
+            assert!(
+                message.starts_with("l.yaml: document 1 holds an item that is "),
+                "{message}"
+            );
+            assert!(message.contains(found), "{message}");
+        }
+        // A null item is nothing, as a null document is.
+        let s = parse_snapshot_text(
+            "apiVersion: v1\nkind: PodList\nitems:\n-\n",
+            Path::new("n.yaml"),
+        )
+        .unwrap();
+        assert!(s.objects.pods.is_empty());
     }
 
     #[test]

@@ -4,12 +4,14 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Gap, LogRecord, TargetSpec};
+use crate::model::{Gap, LogRecord, Redaction, TargetSpec};
 
 /// The value of `format` that marks an mdiag snapshot file.
 pub const FORMAT_ID: &str = "mdiag.dev/snapshot";
 /// The newest format version this build reads and the one it writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version 2 lists each redaction as `{path, rule, count}`; version 1
+/// listed paths only, and is still read (docs/snapshot-format.md).
+pub const FORMAT_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -35,6 +37,7 @@ pub struct SnapshotFile {
     pub logs: Vec<LogRecord>,
     #[serde(default)]
     pub gaps: Vec<Gap>,
+    /// Where values were replaced: path, rule and count, never the value.
     #[serde(default)]
-    pub redactions: Vec<String>,
+    pub redactions: Vec<Redaction>,
 }

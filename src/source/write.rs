@@ -108,7 +108,7 @@ mod tests {
             &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/snapshot-crash-loop.yaml"),
         )
         .unwrap();
-        let file = to_file(&original, &Redactor::new(&[]).unwrap());
+        let file = to_file(&original, &Redactor::new(&[], true).unwrap());
         let dir = tempfile::tempdir().unwrap();
         for name in ["s.yaml", "s.json", "s.yaml.gz", "s.json.gz"] {
             let path = dir.path().join(name);
@@ -128,7 +128,7 @@ mod tests {
 
     #[test]
     fn a_failed_write_leaves_no_file() {
-        let file = to_file(&Snapshot::default(), &Redactor::new(&[]).unwrap());
+        let file = to_file(&Snapshot::default(), &Redactor::new(&[], true).unwrap());
         let err = write_file(Path::new("/nonexistent-dir/x.yaml"), &file).unwrap_err();
         assert!(err.to_string().contains("/nonexistent-dir/x.yaml"));
     }
