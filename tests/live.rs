@@ -43,6 +43,8 @@ mod interrupts;
 mod pod_sets;
 #[path = "live/real_node.rs"]
 mod real_node;
+#[path = "live/real_redaction.rs"]
+mod real_redaction;
 #[path = "live/real_scenarios.rs"]
 mod real_scenarios;
 #[path = "live/triage_scale.rs"]
@@ -423,6 +425,7 @@ fn trials() -> Vec<Trial> {
     all.extend(credentials::trials());
     all.extend(audit::trials());
     all.extend(interrupts::trials());
+    all.extend(real_redaction::trials());
     // Last: it stops the scheduler of the whole cluster for a while.
     all.push(scheduler_stopped());
     all
