@@ -19,7 +19,10 @@ use mdiag_harness::cluster::Layout;
 use super::{HEALTHY, apply, mdiag, namespace, snapshot_file, spec, until_live, world};
 
 pub fn trials() -> Vec<Trial> {
-    vec![Trial::test("safety-audit-log-shows-mdiag-only-reads", probe)]
+    vec![Trial::test(
+        "safety-audit-log-shows-mdiag-only-reads",
+        probe,
+    )]
 }
 
 /// The namespace and the ConfigMap of the deliberate write.
