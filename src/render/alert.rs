@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::Style;
+use super::human::step_id;
 use super::layout;
 use super::report::{RunInfo, SCHEMA, TraceReport, trace_report};
 use crate::alert::Alert;
@@ -142,23 +143,6 @@ pub fn position(d: &Diagnosis, at: Timestamp) -> Message {
                 .arg("next", next)
         }
         None => Message::new("alert.before_first"),
-    }
-}
-
-/// The message id of a step's name in the views.
-fn step_id(step: Step) -> &'static str {
-    match step {
-        Step::Declared => "step.declared",
-        Step::Observed => "step.observed",
-        Step::Deployment => "step.deployment",
-        Step::ReplicaSet => "step.replicaset",
-        Step::StatefulSet => "step.statefulset",
-        Step::DaemonSet => "step.daemonset",
-        Step::Stored => "step.stored",
-        Step::Bound => "step.bound",
-        Step::Started => "step.started",
-        Step::Ready => "step.ready",
-        Step::Serving => "step.serving",
     }
 }
 

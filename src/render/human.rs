@@ -59,7 +59,12 @@ fn tr(style: &Style, m: Message) -> String {
 
 /// A ladder step as the views name it.
 pub fn step_name(step: Step, lang: Lang) -> String {
-    Message::new(match step {
+    Message::new(step_id(step)).render(lang)
+}
+
+/// The message id of a step's name.
+pub fn step_id(step: Step) -> &'static str {
+    match step {
         Step::Declared => "step.declared",
         Step::Observed => "step.observed",
         Step::Deployment => "step.deployment",
@@ -71,8 +76,7 @@ pub fn step_name(step: Step, lang: Lang) -> String {
         Step::Started => "step.started",
         Step::Ready => "step.ready",
         Step::Serving => "step.serving",
-    })
-    .render(lang)
+    }
 }
 
 /// `ready/desired ready, N updated, N available` of a Deployment or set.
