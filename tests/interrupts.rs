@@ -122,17 +122,11 @@ fn an_interrupted_gate_writes_its_report_and_junit() {
     }
 }
 
-#[test]
-fn an_interrupted_snapshot_writes_nothing_and_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_listener, port) = silent_server();
-    let config = kubeconfig(dir.path(), port);
-
-    // No file before: none after.
-    let file = dir.path().join("evidence.yaml.gz");
-    let mut child = spawn_mdiag(&[
+/// `mdiag snapshot chart-demo -n lab -o FILE`, waiting on the API.
+fn snapshot_into(config: &str, file: &Path) -> Child {
+    spawn_mdiag(&[
         "--kubeconfig",
-        &config,
+        config,
         "--request-timeout",
         "60",
         "-n",
@@ -141,7 +135,18 @@ fn an_interrupted_snapshot_writes_nothing_and_says_so() {
         "chart-demo",
         "-o",
         file.to_str().unwrap(),
-    ]);
+    ])
+}
+
+#[test]
+fn an_interrupted_snapshot_writes_nothing_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_listener, port) = silent_server();
+    let config = kubeconfig(dir.path(), port);
+
+    // No file before: none after.
+    let file = dir.path().join("evidence.yaml.gz");
+    let mut child = snapshot_into(&config, &file);
     let (code, _, stderr) = signal_and_wait(&mut child, "INT");
     assert_eq!(code, 130, "{stderr}");
     assert_eq!(
@@ -159,18 +164,7 @@ fn an_interrupted_snapshot_writes_nothing_and_says_so() {
 
     // A file that was there stays as it was.
     std::fs::write(&file, b"an older capture").unwrap();
-    let mut child = spawn_mdiag(&[
-        "--kubeconfig",
-        &config,
-        "--request-timeout",
-        "60",
-        "-n",
-        "lab",
-        "snapshot",
-        "chart-demo",
-        "-o",
-        file.to_str().unwrap(),
-    ]);
+    let mut child = snapshot_into(&config, &file);
     let (code, _, _) = signal_and_wait(&mut child, "TERM");
     assert_eq!(code, 130);
     assert_eq!(std::fs::read(&file).unwrap(), b"an older capture");
