@@ -35,7 +35,9 @@ pub async fn run(global: &GlobalArgs, args: &SnapshotArgs) -> anyhow::Result<Exi
         return Err(UsageError("name a target, or a whole namespace with -n NS".into()).into());
     }
     let redactor = Redactor::new(&args.redaction.redact, !args.redaction.no_default_redaction)?;
-    let source = SourceRequest::from_global(global)?;
+    let mut source = SourceRequest::from_global(global)?;
+    // A file is written back out: every field of it.
+    source.keep = crate::source::file::Keep::Whole;
     let loaded = source.load(target.as_ref()).await?;
     let mut snapshot = loaded.snapshot;
 

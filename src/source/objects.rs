@@ -4,6 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::plan::{LAST_APPLIED, Planned};
 use crate::model::{EventRecord, Objects};
 
 /// An object whose fields do not fit its kind.
@@ -36,40 +37,104 @@ fn group_of(api_version: &str) -> &str {
         .unwrap_or("")
 }
 
-/// Files one object under its kind. A ModelService is taken from any API
-/// group, as discovery would find it by its short name.
+/// Files one object under its kind, whole. A ModelService is taken from
+/// any API group, as discovery would find it by its short name.
 pub fn sort_object(objects: &mut Objects, value: Value) -> Result<(), ObjectError> {
+    sort_object_kept(objects, value, Keep::Whole)
+}
+
+/// What a read keeps of each object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Keep {
+    /// What the analysis reads, as a live read keeps it: managedFields only
+    /// for the kinds whose rules read them, no last-applied copy, no Events
+    /// about kinds nothing reads (see [`Planned::keep`]). Trace, triage and
+    /// the gate read files this way.
+    #[default]
+    Analysed,
+    /// Every field, for `mdiag snapshot --snapshot`, which writes the
+    /// objects back out.
+    Whole,
+}
+
+/// [`sort_object`], trimmed as `keep` says before the object is typed
+/// (a Pod's managedFields are never parsed when they are not kept).
+pub fn sort_object_kept(
+    objects: &mut Objects,
+    value: Value,
+    keep: Keep,
+) -> Result<(), ObjectError> {
     let kind = value["kind"].as_str().unwrap_or("").to_string();
     let api_version = value["apiVersion"].as_str().unwrap_or("").to_string();
     let group = group_of(&api_version);
+    let trim = keep == Keep::Analysed;
     match (group, kind.as_str()) {
-        (_, "ModelService") => objects.model_services.push(typed(value)?),
-        ("apps", "Deployment") => objects.deployments.push(typed(value)?),
-        ("apps", "ReplicaSet") => objects.replica_sets.push(typed(value)?),
-        ("apps", "StatefulSet") => objects.stateful_sets.push(typed(value)?),
-        ("apps", "DaemonSet") => objects.daemon_sets.push(typed(value)?),
-        ("apps", "ControllerRevision") => objects.controller_revisions.push(typed(value)?),
-        ("", "Pod") => objects.pods.push(typed(value)?),
-        ("", "Service") => objects.services.push(typed(value)?),
-        ("discovery.k8s.io", "EndpointSlice") => objects.endpoint_slices.push(typed(value)?),
-        ("", "Event") => objects
-            .events
-            .push(EventRecord::Core(Box::new(typed(value)?))),
-        ("events.k8s.io", "Event") => objects
-            .events
-            .push(EventRecord::New(Box::new(typed(value)?))),
-        ("", "Node") => objects.nodes.push(typed(value)?),
-        ("coordination.k8s.io", "Lease") => objects.leases.push(typed(value)?),
-        ("autoscaling", "HorizontalPodAutoscaler") if api_version == "autoscaling/v2" => {
-            objects.hpas.push(typed(value)?)
+        (_, "ModelService") => objects
+            .model_services
+            .push(typed(trimmed(value, trim, true))?),
+        ("apps", "Deployment") => objects.deployments.extend(planned(value, trim)?),
+        ("apps", "ReplicaSet") => objects.replica_sets.extend(planned(value, trim)?),
+        ("apps", "StatefulSet") => objects.stateful_sets.extend(planned(value, trim)?),
+        ("apps", "DaemonSet") => objects.daemon_sets.extend(planned(value, trim)?),
+        ("apps", "ControllerRevision") => {
+            objects.controller_revisions.extend(planned(value, trim)?)
         }
-        ("policy", "PodDisruptionBudget") => objects.pdbs.push(typed(value)?),
-        ("gateway.networking.k8s.io", "HTTPRoute") => objects.http_routes.push(typed(value)?),
+        ("", "Pod") => objects.pods.extend(planned(value, trim)?),
+        ("", "Service") => objects.services.extend(planned(value, trim)?),
+        ("discovery.k8s.io", "EndpointSlice") => {
+            objects.endpoint_slices.extend(planned(value, trim)?)
+        }
+        ("", "Event") => objects.events.extend(
+            planned::<k8s_openapi::api::core::v1::Event>(value, trim)?
+                .map(|e| EventRecord::Core(Box::new(e))),
+        ),
+        ("events.k8s.io", "Event") => objects.events.push(EventRecord::New(Box::new(typed(
+            trimmed(value, trim, false),
+        )?))),
+        ("", "Node") => objects.nodes.extend(planned(value, trim)?),
+        ("coordination.k8s.io", "Lease") => objects.leases.extend(planned(value, trim)?),
+        ("autoscaling", "HorizontalPodAutoscaler") if api_version == "autoscaling/v2" => {
+            objects.hpas.extend(planned(value, trim)?)
+        }
+        ("policy", "PodDisruptionBudget") => objects.pdbs.extend(planned(value, trim)?),
+        ("gateway.networking.k8s.io", "HTTPRoute") => {
+            objects.http_routes.push(typed(trimmed(value, trim, true))?)
+        }
         // Secrets are never kept, whoever handed them to us.
         ("", "Secret") => {}
-        _ => objects.other.push(value),
+        // v1 Endpoints become EndpointSlices later (`slices_from_endpoints`):
+        // kept whole, as nothing else reads them.
+        ("", "Endpoints") => objects.other.push(value),
+        _ => objects.other.push(trimmed(value, trim, false)),
     }
     Ok(())
+}
+
+/// A kind of the read plan, trimmed as a live read trims it; `None` when
+/// the plan drops it (an Event about a kind nothing reads).
+fn planned<K: Planned>(value: Value, trim: bool) -> Result<Option<K>, ObjectError> {
+    let mut object: K = typed(trimmed(value, trim, K::KEEP_MANAGED_FIELDS))?;
+    Ok((!trim || object.keep()).then_some(object))
+}
+
+/// The object without the fields [`trim_meta`] drops, removed while it is
+/// still untyped, so they are never parsed.
+fn trimmed(mut value: Value, trim: bool, keep_managed_fields: bool) -> Value {
+    if !trim {
+        return value;
+    }
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        if !keep_managed_fields {
+            meta.remove("managedFields");
+        }
+        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            annotations.remove(LAST_APPLIED);
+            if annotations.is_empty() {
+                meta.remove("annotations");
+            }
+        }
+    }
+    value
 }
 
 /// Every object back as JSON values, in a stable order (for writing files).

@@ -133,6 +133,9 @@ impl Planned for Deployment {
 
 impl Planned for ReplicaSet {
     const RESOURCE: &'static str = "replicasets";
+    /// When its spec was last written: a lone ReplicaSet's rung, and
+    /// whether a refusal to create Pods is older than the last scale.
+    const KEEP_MANAGED_FIELDS: bool = true;
     fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
         namespaced(client, namespace)
     }
