@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use crate::chain::{self, ControllerLocation, TargetNotFound, namespaces_holding};
 use crate::exit::UsageError;
 use crate::model::{Snapshot, TargetSpec};
+use crate::source::file::{Keep, read_snapshot_file_kept};
 use crate::source::live::{self, Connection, LiveOptions, TraceRead};
-use crate::source::read_snapshot_file;
 
 /// The source flags as a plain request.
 pub struct SourceRequest {
@@ -16,6 +16,9 @@ pub struct SourceRequest {
     pub live: LiveOptions,
     pub resource: Option<String>,
     pub controller: Option<ControllerLocation>,
+    /// What a file read keeps of each object (`snapshot` writes them back
+    /// whole; every other command reads what the analysis uses).
+    pub keep: Keep,
 }
 
 /// What was loaded, and the connection when it was live.
@@ -37,6 +40,7 @@ impl SourceRequest {
             },
             resource: global.resource.clone(),
             controller: super::parse_controller(global)?,
+            keep: Keep::Analysed,
         })
     }
 
@@ -44,7 +48,7 @@ impl SourceRequest {
     /// no target) from the file or the cluster.
     pub async fn load(&self, target: Option<&TargetSpec>) -> anyhow::Result<Loaded> {
         if let Some(path) = &self.snapshot_file {
-            let snapshot = read_snapshot_file(path)?;
+            let snapshot = read_snapshot_file_kept(path, self.keep)?;
             let namespace = match (&self.namespace, target) {
                 (Some(ns), _) => ns.clone(),
                 (None, Some(t)) => file_namespace(&snapshot, t)?,
@@ -65,15 +69,17 @@ impl SourceRequest {
             .namespace
             .clone()
             .unwrap_or_else(|| conn.default_namespace.clone());
-        let snapshot = live::read_for_trace(
-            &conn,
-            &TraceRead {
-                namespace: Some(&namespace),
-                resource: self.resource.as_deref(),
-                controller: self.controller.as_ref(),
-            },
-        )
-        .await?;
+        let read = TraceRead {
+            namespace: Some(&namespace),
+            resource: self.resource.as_deref(),
+            controller: self.controller.as_ref(),
+        };
+        // A target's chain is read by its selectors; without one (a
+        // snapshot of a namespace, an alert's scope) the namespace is read.
+        let snapshot = match target {
+            Some(t) => live::read_for_target(&conn, &read, t).await?,
+            None => live::read_for_trace(&conn, &read).await?,
+        };
         Ok(Loaded {
             snapshot,
             namespace,
@@ -101,7 +107,7 @@ impl SourceRequest {
         selector: Option<&str>,
     ) -> anyhow::Result<(Snapshot, Option<String>, Option<Connection>)> {
         if let Some(path) = &self.snapshot_file {
-            let snapshot = read_snapshot_file(path)?;
+            let snapshot = read_snapshot_file_kept(path, self.keep)?;
             let namespace = if all { None } else { self.namespace.clone() };
             return Ok((snapshot, namespace, None));
         }

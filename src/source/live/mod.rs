@@ -26,6 +26,7 @@ mod connect;
 mod helm;
 mod logs;
 mod read;
+mod target;
 
 pub use connect::{USER_AGENT, connect};
 
@@ -34,6 +35,7 @@ pub use logs::{LogCaps, LogRequest, log_request_count, read_logs, read_requested
 pub use read::{
     Common, TraceRead, namespace_list, read_common, read_for_trace, read_namespace, read_scoped,
 };
+pub use target::{read_for_target, selector_query};
 
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {

@@ -114,16 +114,33 @@ fn land(landings: Vec<Landing>, c: &mut Collector, o: &mut crate::model::Objects
 /// What every namespace of a triage shares, read once: discovery, the
 /// Nodes, the kube-system Leases and the controller's Deployment and Lease.
 pub struct Common {
-    model_service: Option<ApiResource>,
-    http_routes: Option<ApiResource>,
+    pub(super) model_service: Option<ApiResource>,
+    pub(super) http_routes: Option<ApiResource>,
     /// The Nodes, the Leases and the controller's Deployment.
-    objects: crate::model::Objects,
+    pub(super) objects: crate::model::Objects,
     /// What could not be read of it (first in every namespace's gaps).
     pub gaps: Vec<Gap>,
     pub origin: Origin,
 }
 
 impl Common {
+    /// Puts what every namespace shares into one namespace's objects: the
+    /// Nodes, the kube-system Leases and the controller's Deployment (which
+    /// may live in this namespace: no duplicates).
+    pub(super) fn land_shared(&self, o: &mut crate::model::Objects) {
+        o.nodes = self.objects.nodes.clone();
+        o.leases = self.objects.leases.clone();
+        for d in &self.objects.deployments {
+            if !o
+                .deployments
+                .iter()
+                .any(|x| x.metadata.uid == d.metadata.uid)
+            {
+                o.deployments.push(d.clone());
+            }
+        }
+    }
+
     /// How many objects were read.
     pub fn object_count(&self) -> usize {
         self.objects.len()
@@ -230,7 +247,7 @@ pub async fn read_namespace(
 /// objects of a selected ModelService need not carry its labels). Once
 /// everything is read, Events about objects that were not read are dropped
 /// (unless some read failed, when nothing can tell which are needed).
-async fn read_lists(
+pub(super) async fn read_lists(
     conn: &Connection,
     common: &Common,
     scope: Option<&str>,
@@ -272,18 +289,7 @@ async fn read_lists(
     let mut snapshot = Snapshot::default();
     let o = &mut snapshot.objects;
     land(lists, &mut c, o);
-    o.nodes = common.objects.nodes.clone();
-    o.leases = common.objects.leases.clone();
-    for d in &common.objects.deployments {
-        // The controller may live in this namespace: no duplicates.
-        if !o
-            .deployments
-            .iter()
-            .any(|x| x.metadata.uid == d.metadata.uid)
-        {
-            o.deployments.push(d.clone());
-        }
-    }
+    common.land_shared(o);
     // List items come without apiVersion and kind: give them back, so the
     // objects read the same from a snapshot file.
     let typed = |r: &ApiResource, mut items: Vec<DynamicObject>| {

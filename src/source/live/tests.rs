@@ -716,3 +716,352 @@ async fn read_a_namespace_at_a_time_a_forbidden_namespace_is_a_gap() {
     assert!(pods_gaps[0].reason.contains("forbidden"));
     assert!(gaps.iter().all(|g| g.namespace.as_deref() != Some("a")));
 }
+
+/// The objects of fixture files, served as an API server would: lists
+/// filtered by namespace, `labelSelector` (`k=v`, `k in (a,b)`) and
+/// `fieldSelector` (`involvedObject.kind=K,involvedObject.name=N`), gets by
+/// name, aggregated discovery naming the ModelService by its short name.
+fn serve_objects(fake: &Fake, objects: Vec<Value>) {
+    fn resource_of(kind: &str) -> String {
+        match kind {
+            "EndpointSlice" => "endpointslices".into(),
+            "HorizontalPodAutoscaler" => "horizontalpodautoscalers".into(),
+            "PodDisruptionBudget" => "poddisruptionbudgets".into(),
+            k => format!("{}s", k.to_lowercase()),
+        }
+    }
+    fn label_matches(labels: &Value, selector: &str) -> bool {
+        let mut rest = selector;
+        let mut terms = Vec::new();
+        while !rest.is_empty() {
+            // Split on commas outside parentheses.
+            let mut depth = 0;
+            let mut end = rest.len();
+            for (i, ch) in rest.char_indices() {
+                match ch {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    ',' if depth == 0 => {
+                        end = i;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            terms.push(&rest[..end]);
+            rest = rest.get(end + 1..).unwrap_or("");
+        }
+        terms.iter().all(|t| {
+            if let Some((k, vs)) = t.split_once(" in (") {
+                let vs = vs.trim_end_matches(')');
+                vs.split(',').any(|v| labels[k].as_str() == Some(v))
+            } else if let Some((k, v)) = t.split_once('=') {
+                labels[k].as_str() == Some(v)
+            } else {
+                panic!("the fake does not know the selector term {t:?}")
+            }
+        })
+    }
+    fn field_matches(object: &Value, selector: &str) -> bool {
+        selector.split(',').all(|t| {
+            let (k, v) = t.split_once('=').expect("k=v");
+            let mut at = object;
+            for part in k.split('.') {
+                at = &at[part];
+            }
+            at.as_str() == Some(v)
+        })
+    }
+    fake.otherwise(move |path, query| {
+        let query = query_pairs(query);
+        if path == "/version" {
+            return Some(ok(json!({
+                "major": "1", "minor": "35", "gitVersion": "v1.35.8", "gitCommit": "", "gitTreeState": "",
+                "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.25", "compiler": "gc", "platform": "linux/amd64",
+            })));
+        }
+        if path == "/apis" {
+            return Some(ok(json!({
+                "kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {},
+                "items": [{"metadata": {"name": "modeldock.io"}, "versions": [{"version": "v1alpha1", "resources": [{
+                    "resource": "modelservices", "singularResource": "modelservice", "scope": "Namespaced",
+                    "shortNames": ["msvc"], "verbs": ["get", "list", "watch"],
+                    "responseKind": {"group": "modeldock.io", "version": "v1alpha1", "kind": "ModelService"},
+                }]}]}],
+            })));
+        }
+        let (ns, rest) = match path.split_once("/namespaces/") {
+            Some((_, r)) => {
+                let (ns, rest) = r.split_once('/')?;
+                (Some(ns.to_string()), rest.to_string())
+            }
+            None => (None, path.rsplit('/').next().unwrap_or("").to_string()),
+        };
+        let (resource, name) = match rest.split_once('/') {
+            Some((r, n)) => (r.to_string(), Some(n.to_string())),
+            None => (rest, None),
+        };
+        // `/api/v1/...` or `/apis/GROUP/VERSION/...`: the object's apiVersion.
+        let api_version = match path.strip_prefix("/apis/") {
+            Some(rest) => rest.splitn(3, '/').take(2).collect::<Vec<_>>().join("/"),
+            None => "v1".to_string(),
+        };
+        let selected: Vec<Value> = objects
+            .iter()
+            .filter(|o| o["apiVersion"].as_str() == Some(api_version.as_str()))
+            .filter(|o| resource_of(o["kind"].as_str().unwrap_or("")) == resource)
+            .filter(|o| ns.is_none() || o["metadata"]["namespace"].as_str() == ns.as_deref())
+            .filter(|o| name.is_none() || o["metadata"]["name"].as_str() == name.as_deref())
+            .filter(|o| {
+                query
+                    .get("labelSelector")
+                    .is_none_or(|s| label_matches(&o["metadata"]["labels"], s))
+            })
+            .filter(|o| {
+                query
+                    .get("fieldSelector")
+                    .is_none_or(|s| field_matches(o, s))
+            })
+            .cloned()
+            .collect();
+        Some(match name {
+            Some(_) => match selected.into_iter().next() {
+                Some(o) => ok(o),
+                None => failure(404, "NotFound", "not found"),
+            },
+            None => ok(list("Thing", selected, None)),
+        })
+    });
+}
+
+/// The items of fixture files, every document and list flattened.
+fn fixture_objects(files: &[&str]) -> Vec<Value> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+        for d in docs {
+            match d.get("items").and_then(Value::as_array) {
+                Some(items) => out.extend(items.iter().cloned()),
+                None if !d.is_null() => out.push(d),
+                None => {}
+            }
+        }
+    }
+    out
+}
+
+/// The same fixture copied under another name into its namespace, with
+/// UIDs of its own: the other workloads a targeted read must leave alone.
+fn neighbour(objects: &[Value], from: &str, to: &str) -> Vec<Value> {
+    let mut text = serde_json::to_string(objects).unwrap().replace(from, to);
+    for o in objects {
+        if let Some(u) = o["metadata"]["uid"].as_str() {
+            text = text.replace(u, &format!("n-{u}"));
+        }
+    }
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A query string's pairs, percent-decoded.
+fn query_pairs(query: &str) -> std::collections::BTreeMap<String, String> {
+    let decode = |s: &str| {
+        let bytes = s.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'%' if i + 2 < bytes.len() => {
+                    let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap();
+                    out.push(u8::from_str_radix(hex, 16).unwrap());
+                    i += 3;
+                }
+                b'+' => {
+                    out.push(b' ');
+                    i += 1;
+                }
+                b => {
+                    out.push(b);
+                    i += 1;
+                }
+            }
+        }
+        String::from_utf8(out).unwrap()
+    };
+    query
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (decode(k), decode(v)))
+        .collect()
+}
+
+async fn traced(
+    conn: &Connection,
+    target: &crate::model::TargetSpec,
+    ns: &str,
+    targeted: bool,
+    now: jiff::Timestamp,
+) -> (Snapshot, crate::analysis::Diagnosis) {
+    let read = TraceRead {
+        namespace: Some(ns),
+        resource: None,
+        controller: None,
+    };
+    let snapshot = if targeted {
+        read_for_target(conn, &read, target).await.unwrap()
+    } else {
+        read_for_trace(conn, &read).await.unwrap()
+    };
+    let chain = crate::chain::walk(&snapshot, target, ns, None).unwrap();
+    let d = crate::analysis::analyze(&snapshot, &chain, now);
+    (snapshot, d)
+}
+
+#[tokio::test]
+async fn a_targeted_read_brings_only_the_chain_and_judges_as_the_namespace_read() {
+    for (file, target, ns, other) in [
+        (
+            "fixtures/demo/crash-loop.yaml",
+            "chart-demo",
+            "modeldock-lab",
+            "chart-demo",
+        ),
+        (
+            "fixtures/demo/rollout-in-progress.yaml",
+            "chart-demo",
+            "modeldock-lab",
+            "chart-demo",
+        ),
+        (
+            "fixtures/cases/plain-deployment-broken.yaml",
+            "deploy/web",
+            "shop",
+            "web",
+        ),
+        (
+            "fixtures/cases/statefulset-crash-loop.yaml",
+            "sts/shard",
+            "serve",
+            "shard",
+        ),
+        (
+            "fixtures/cases/daemonset-image-pull.yaml",
+            "ds/model-prefetch",
+            "modeldock-nodes",
+            "model-prefetch",
+        ),
+        (
+            "fixtures/cases/hpa-at-max.yaml",
+            "chart-demo",
+            "modeldock-lab",
+            "chart-demo",
+        ),
+        (
+            "fixtures/cases/endpoints-stale.yaml",
+            "chart-demo",
+            "modeldock-lab",
+            "chart-demo",
+        ),
+    ] {
+        let mine = fixture_objects(&[file]);
+        if !mine.iter().any(|o| o["metadata"]["namespace"] == ns) {
+            panic!("{file}: no object in namespace {ns}");
+        }
+        let mut objects = mine.clone();
+        objects.extend(neighbour(&mine, other, "zz-neighbour"));
+        let target = crate::model::TargetSpec::parse(target, Some(ns)).unwrap();
+        let snapshot_of_file = crate::source::read_snapshot_file(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file),
+        )
+        .unwrap();
+        let now = crate::model::Clock::choose(
+            &snapshot_of_file.origin,
+            None,
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .now;
+
+        let fake = Fake::new();
+        serve_objects(&fake, objects.clone());
+        let conn = fake.connection(ReadPolicy::default());
+        let (_, whole) = traced(&conn, &target, ns, false, now).await;
+
+        let fake = Fake::new();
+        serve_objects(&fake, objects);
+        let conn = fake.connection(ReadPolicy::default());
+        let (snapshot, targeted) = traced(&conn, &target, ns, true, now).await;
+
+        let summary = |d: &crate::analysis::Diagnosis| {
+            (
+                d.verdict.state,
+                d.verdict.last_step,
+                d.findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
+                d.pods.len(),
+                d.healthy,
+            )
+        };
+        assert_eq!(summary(&targeted), summary(&whole), "{file}");
+        // What the report says, byte for byte.
+        let report = |d: &crate::analysis::Diagnosis, s: &Snapshot| {
+            let run = crate::render::report::RunInfo {
+                origin: &s.origin,
+                clock: crate::model::Clock {
+                    now,
+                    source: crate::model::ClockSource::At,
+                },
+                requests: None,
+            };
+            serde_json::to_string(&crate::render::report::trace_report(
+                d,
+                &run,
+                crate::catalogue::Lang::En,
+            ))
+            .unwrap()
+        };
+        assert_eq!(
+            report(&targeted, &snapshot),
+            report(&whole, &snapshot),
+            "{file}"
+        );
+        // None of the neighbour's objects was read.
+        let names: Vec<String> = snapshot
+            .objects
+            .pods
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap_or_default())
+            .chain(
+                snapshot
+                    .objects
+                    .replica_sets
+                    .iter()
+                    .map(|r| r.metadata.name.clone().unwrap_or_default()),
+            )
+            .chain(snapshot.objects.events.iter().map(|e| e.subject().name))
+            .collect();
+        assert!(
+            !names.iter().any(|n| n.contains("zz-neighbour")),
+            "{file}: {names:?}"
+        );
+        // Pods, ReplicaSets, EndpointSlices and Events are never listed
+        // without a selector.
+        for seen in fake.seen() {
+            let (path, query) = seen.split_once('?').unwrap_or((&seen, ""));
+            let last = path.rsplit('/').next().unwrap_or("");
+            if [
+                "pods",
+                "replicasets",
+                "endpointslices",
+                "events",
+                "controllerrevisions",
+            ]
+            .contains(&last)
+            {
+                assert!(
+                    query.contains("labelSelector") || query.contains("fieldSelector"),
+                    "{file}: {seen} reads the namespace"
+                );
+            }
+        }
+    }
+}
