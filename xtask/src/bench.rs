@@ -27,6 +27,13 @@ pub enum BenchCommand {
     /// `helm upgrade --wait` on the same broken upgrades of the chart
     /// (`--real-node`: the real-node scenarios, with Helm 4 too).
     Gate(crate::bench_gate::GateBench),
+    /// Load and judge a generated kubectl dump of N MB (YAML, JSON, gzip)
+    /// vs a bare serde_json parse of the same objects; peak memory; a gzip
+    /// bomb and an endless stream refused at the limit.
+    Dump(crate::bench_dump::DumpBench),
+    /// The release binary's size and start-up time (`--version`, a trace of
+    /// a demo file), optionally beside another build (`--against FILE`).
+    Release(crate::bench_release::ReleaseBench),
 }
 
 #[derive(Args)]
@@ -58,27 +65,26 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Trace(args) => compare(&args, Pair::Trace),
         BenchCommand::Triage(args) => triage(&args),
         BenchCommand::Gate(args) => crate::bench_gate::run(&args),
+        BenchCommand::Dump(args) => crate::bench_dump::run(&args),
+        BenchCommand::Release(args) => crate::bench_release::run(&args),
     }
 }
 
 pub(crate) fn mdiag_binary() -> anyhow::Result<PathBuf> {
+    release_binary("mdiag", "mdiag")
+}
+
+/// Builds `bin` of `package` with `--release`; its path.
+pub(crate) fn release_binary(package: &str, bin: &str) -> anyhow::Result<PathBuf> {
     let root = crate::generate::repo_root();
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(&root)
-        .args([
-            "build",
-            "--quiet",
-            "--release",
-            "-p",
-            "mdiag",
-            "--bin",
-            "mdiag",
-        ])
+        .args(["build", "--quiet", "--release", "-p", package, "--bin", bin])
         .status()?;
     if !status.success() {
-        bail!("building mdiag --release failed");
+        bail!("building {bin} --release failed");
     }
-    Ok(root.join("target/release/mdiag"))
+    Ok(root.join("target/release").join(bin))
 }
 
 fn timed(cmd: &mut Command) -> anyhow::Result<Duration> {
@@ -97,7 +103,7 @@ fn timed_ok(cmd: &mut Command, codes: &[i32]) -> anyhow::Result<Duration> {
     Ok(elapsed)
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
+pub(crate) fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
 }
@@ -231,7 +237,7 @@ fn tempfile_dir() -> anyhow::Result<PathBuf> {
 const LOAD_PREFIX: &str = "bench";
 
 /// Runs `a` and `b` in `runs` alternating pairs; returns both medians.
-fn pairs(
+pub(crate) fn pairs(
     runs: u32,
     a: &mut dyn FnMut() -> anyhow::Result<Duration>,
     b: &mut dyn FnMut() -> anyhow::Result<Duration>,
@@ -438,6 +444,22 @@ fn triage(args: &TriageBench) -> anyhow::Result<()> {
         .map(|v| v.trim().trim_end_matches(',').to_string())
         .unwrap_or_else(|| "?".into());
     println!("trace requests: {requests}");
+    if Path::new("/usr/bin/time").exists() {
+        let out = Command::new("/usr/bin/time")
+            .args(["-f", "maxrss_kb=%M"])
+            .arg(&mdiag)
+            .arg("--kubeconfig")
+            .arg(&admin)
+            .args(["-n", &ns, "trace", target, "-o", "json"])
+            .output()?;
+        let text = String::from_utf8_lossy(&out.stderr);
+        let kb = text
+            .lines()
+            .find_map(|l| l.strip_prefix("maxrss_kb="))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        println!("## peak memory of the trace: max RSS {} MB", kb / 1024);
+    }
 
     // 4. Offline triage of dumps of the cluster, parse and analysis apart.
     let dumps = [

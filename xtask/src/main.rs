@@ -2,8 +2,10 @@
 //! Run as `cargo xtask <command>`.
 
 mod bench;
+mod bench_dump;
 mod bench_gate;
 mod bench_gate_real;
+mod bench_release;
 mod cluster;
 mod generate;
 mod msrv;
