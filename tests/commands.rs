@@ -5,6 +5,8 @@
 //! filled. The live ring runs the jsonpath ones with a real kubectl
 //! (tests/live/commands.rs).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -291,5 +293,34 @@ fn every_command_in_docs_symptoms_parses() {
         }
     }
     assert!(seen > 50, "only {seen} commands found in docs/symptoms.md");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// What `trace` prints to run, for every demo and fixture: the `next:`
+/// command, every finding's checks with the real names, and the command
+/// that completes a dump. Each reads as kubectl or mdiag reads it.
+#[test]
+fn every_command_trace_prints_for_the_fixtures_parses() {
+    let mut seen = 0;
+    let mut wrong = Vec::new();
+    for (file, target) in common::expected_fixtures() {
+        let snapshot =
+            mdiag::source::read_snapshot_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join(&file))
+                .unwrap();
+        let d = common::diagnose_target(&snapshot, &target);
+        let mut commands: Vec<String> = d.verdict.next.iter().cloned().collect();
+        for f in &d.findings {
+            let entry = catalogue().get(f.id).unwrap();
+            commands.extend(entry.checks_for(&f.vars));
+        }
+        commands.extend(d.gaps.iter().filter_map(|g| g.complete_with.clone()));
+        for command in commands {
+            seen += 1;
+            for p in problems(&command, true) {
+                wrong.push(format!("{file}: `{command}`: {p}"));
+            }
+        }
+    }
+    assert!(seen > 100, "only {seen} commands");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

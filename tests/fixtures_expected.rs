@@ -346,27 +346,7 @@ fn the_headline_names_the_lead_finding_and_a_next_command_that_pastes() {
 #[test]
 fn a_workload_no_service_selects_ends_at_ready_not_at_not_serving() {
     // The plain Deployment `web` without its Service (and slices): a worker.
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/cases/plain-deployment-healthy.yaml");
-    let mut list: serde_json::Value =
-        serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    list["items"]
-        .as_array_mut()
-        .unwrap()
-        .retain(|i| !matches!(i["kind"].as_str(), Some("Service" | "EndpointSlice")));
-    // The API's own typed lists, empty: the dump asked for Services and
-    // slices and there were none (a plain `List` without them would leave
-    // them unknown).
-    let text = format!(
-        "{}\n{}\n{}",
-        serde_json::to_string(&list).unwrap(),
-        r#"{"apiVersion": "v1", "kind": "ServiceList", "items": []}"#,
-        r#"{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSliceList", "items": []}"#
-    );
-    let snapshot =
-        mdiag::source::file::parse_snapshot_text(&text, std::path::Path::new("worker.json"))
-            .unwrap();
-    let worker = diagnose_target(&snapshot, "deploy/web");
+    let worker = as_worker("plain-deployment-healthy", |_| false);
     assert!(worker.verdict.serving.worker);
     assert_eq!(worker.verdict.serving.ready_endpoints, None);
     assert_eq!(worker.verdict.state, mdiag::analysis::State::Serving);
@@ -379,4 +359,65 @@ fn a_workload_no_service_selects_ends_at_ready_not_at_not_serving() {
     );
     assert!(text.contains("no Service selects these Pods"), "{text}");
     assert!(!text.contains("SERVING"), "{text}");
+}
+
+/// The plain Deployment `web` of `fixtures/cases/NAME.yaml` without its
+/// Service and slices (a worker), nor the items `drop` picks, diagnosed.
+fn as_worker(name: &str, drop: impl Fn(&serde_json::Value) -> bool) -> mdiag::analysis::Diagnosis {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/cases")
+        .join(format!("{name}.yaml"));
+    let mut list: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    list["items"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|i| !matches!(i["kind"].as_str(), Some("Service" | "EndpointSlice")) && !drop(i));
+    // The API's own typed lists, empty: the dump asked for Services and
+    // slices and there were none (a plain `List` without them would leave
+    // them unknown).
+    let text = format!(
+        "{}\n{}\n{}",
+        serde_json::to_string(&list).unwrap(),
+        r#"{"apiVersion": "v1", "kind": "ServiceList", "items": []}"#,
+        r#"{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSliceList", "items": []}"#
+    );
+    let snapshot =
+        mdiag::source::file::parse_snapshot_text(&text, std::path::Path::new("worker.json"))
+            .unwrap();
+    diagnose_target(&snapshot, "deploy/web")
+}
+
+#[test]
+fn a_worker_with_no_ready_pod_is_not_ready() {
+    use mdiag::catalogue::Lang;
+    // The broken plain Deployment without its Service and without the
+    // Pods of the old revision: the new Pod cannot pull its image, and
+    // nothing else runs.
+    let d = as_worker("plain-deployment-broken", |i| {
+        i["kind"] == "Pod"
+            && i["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("web-clpfnvwgmb-"))
+    });
+    assert!(d.verdict.serving.worker);
+    assert_eq!(d.verdict.state, mdiag::analysis::State::NotServing);
+    assert_eq!(mdiag::exit::for_diagnosis(&d).code(), 1);
+    assert_eq!(
+        d.lead().map(|f| f.id.as_str()),
+        Some("image-pull-not-found")
+    );
+    let en = mdiag::render::headline::text(&d, Lang::En);
+    assert!(
+        en.starts_with("NOT READY  0/3 ready (no Service selects these Pods"),
+        "{en}"
+    );
+    assert!(en.ends_with("[image-pull-not-found]"), "{en}");
+    assert!(!en.contains("SERVING") && !en.contains("endpoint"), "{en}");
+    let zh = mdiag::render::headline::text(&d, Lang::Zh);
+    assert!(
+        zh.starts_with("未就绪  0/3 就绪（没有 Service 选中这些 Pod"),
+        "{zh}"
+    );
+    assert!(zh.ends_with("[image-pull-not-found]"), "{zh}");
 }

@@ -683,3 +683,60 @@ fn the_check_finds_english_and_passes_names_paths_and_commands() {
         "{found:#?}"
     );
 }
+
+/// The HTML page's text (`-o html --lang zh`): what a reader sees, one
+/// line per element, the page's style sheet and script left out.
+fn html_lines(page: &str) -> String {
+    let cut = |s: &str, open: &str, close: &str| -> String {
+        match (s.find(open), s.find(close)) {
+            (Some(a), Some(b)) if a < b => format!("{}{}", &s[..a], &s[b + close.len()..]),
+            _ => s.to_string(),
+        }
+    };
+    let page = cut(&cut(page, "<style>", "</style>"), "<script>", "</script>");
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in page.chars() {
+        match c {
+            '<' => {
+                in_tag = true;
+                out.push('\n');
+            }
+            '>' if in_tag => in_tag = false,
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+
+#[test]
+fn the_chinese_html_pages_hold_no_english_word_of_mdiags_own() {
+    let mut failures = Vec::new();
+    for name in common::scenarios() {
+        let file = format!("fixtures/demo/{name}.yaml");
+        let cluster = cluster_words(&file);
+        let out = mdiag()
+            .args([
+                "trace",
+                "chart-demo",
+                "--snapshot",
+                &file,
+                "--lang",
+                "zh",
+                "-o",
+                "html",
+            ])
+            .output()
+            .unwrap();
+        let page = String::from_utf8(out.stdout).unwrap();
+        assert!(page.contains("lang=\"zh-CN\""), "{file}");
+        for w in english_words(&html_lines(&page), &cluster) {
+            failures.push(format!("{file} -o html: {w}"));
+        }
+    }
+    assert_none(failures);
+}

@@ -296,4 +296,54 @@ mod tests {
         assert!(used > 0);
         assert!(missing.is_empty(), "ids without a template: {missing:#?}");
     }
+
+    /// Ids chosen before they reach `Message::new` (`let id = if .. {
+    /// "headline.still_ready" } ..`): every string literal shaped as an id
+    /// whose prefix is a message family's must have a template too.
+    #[test]
+    fn every_id_shaped_literal_of_a_message_family_has_a_template() {
+        let families: std::collections::BTreeSet<&str> = messages()
+            .keys()
+            .filter_map(|id| id.split_once('.').map(|(f, _)| f))
+            .collect();
+        let is_id = |s: &str| {
+            s.split_once('.').is_some_and(|(family, rest)| {
+                families.contains(family)
+                    && !rest.is_empty()
+                    && rest
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            })
+        };
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut missing = Vec::new();
+        let mut seen = 0;
+        let mut stack = vec![root];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                for literal in text.split('"').skip(1).step_by(2) {
+                    // A file beside the source (the page style html.rs includes)
+                    // is named like an id of its family.
+                    let sibling_file = path.with_file_name(literal).is_file();
+                    if is_id(literal) && !literal.starts_with("test.") && !sibling_file {
+                        seen += 1;
+                        if !messages().contains_key(literal) {
+                            missing.push(format!("{}: {literal}", path.display()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(seen > 100, "only {seen} ids found");
+        assert!(missing.is_empty(), "ids without a template: {missing:#?}");
+    }
 }

@@ -1,26 +1,31 @@
 //! The headline (SPEC section 3): what users get now, then where the
 //! rollout stands, with the lead finding's id. Trace, triage, the gate and
 //! `triage --alert` all print it from here, so they say the same thing.
+//! Its words are the `headline.*` messages of `messages.yaml`.
 
 use super::Style;
-use crate::analysis::{Diagnosis, Finding, State};
-use crate::catalogue::{FindingId, Lang, Severity, catalogue};
+use crate::analysis::{Diagnosis, Finding, State, Step};
+use crate::catalogue::{Arg, FindingId, Lang, Message, Severity, catalogue};
 
-/// The headline's first word(s), as printed: the state, in the words a
-/// person on call would use.
-pub fn word(d: &Diagnosis, lang: Lang) -> &'static str {
-    let zh = lang == Lang::Zh;
+/// The message id of the headline's first word(s): the state, in the words
+/// a person on call would use.
+fn word_id(d: &Diagnosis) -> &'static str {
     let worker = d.verdict.serving.worker;
     match d.verdict.state {
-        State::Serving if worker => pick(zh, "READY", "已就绪"),
-        State::Serving => pick(zh, "SERVING", "在服务"),
-        State::Progressing => pick(zh, "PROGRESSING", "发布中"),
-        State::Degraded if rollout_stuck(d) => pick(zh, "ROLLOUT STUCK", "发布受阻"),
-        State::Degraded => pick(zh, "DEGRADED", "降级"),
-        State::NotServing if worker => pick(zh, "NOT READY", "未就绪"),
-        State::NotServing => pick(zh, "NOT SERVING", "未在服务"),
-        State::Unknown => pick(zh, "UNKNOWN", "未知"),
+        State::Serving if worker => "headline.word_ready",
+        State::Serving => "headline.word_serving",
+        State::Progressing => "headline.word_progressing",
+        State::Degraded if rollout_stuck(d) => "headline.word_rollout_stuck",
+        State::Degraded => "headline.word_degraded",
+        State::NotServing if worker => "headline.word_not_ready",
+        State::NotServing => "headline.word_not_serving",
+        State::Unknown => "headline.word_unknown",
     }
+}
+
+/// The headline's first word(s), as printed.
+pub fn word(d: &Diagnosis, lang: Lang) -> String {
+    Message::new(word_id(d)).render(lang)
 }
 
 /// The mark before the word, coloured by how bad it is.
@@ -38,19 +43,15 @@ pub fn mark(d: &Diagnosis, style: &Style) -> String {
 pub fn painted_word(d: &Diagnosis, style: &Style) -> String {
     let w = word(d, style.lang);
     match d.verdict.state {
-        State::Serving => style.good(w),
-        State::NotServing => style.bad(w),
-        _ => style.warn(w),
+        State::Serving => style.good(&w),
+        State::NotServing => style.bad(&w),
+        _ => style.warn(&w),
     }
 }
 
 /// `WORD  sentence`, plain: the JSON `verdict.summary`, the gate's lines.
 pub fn text(d: &Diagnosis, lang: Lang) -> String {
     format!("{}  {}", word(d, lang), sentence(d, lang))
-}
-
-fn pick(zh: bool, en: &'static str, zh_text: &'static str) -> &'static str {
-    if zh { zh_text } else { en }
 }
 
 /// A degraded rollout whose older revisions still carry the users, or
@@ -61,12 +62,10 @@ fn rollout_stuck(d: &Diagnosis) -> bool {
     !s.observed || d.revisions.iter().any(|r| !r.current && s.count_of(r) > 0)
 }
 
-fn revision(r: Option<i64>, zh: bool) -> String {
-    match (r, zh) {
-        (Some(r), false) => format!("revision {r}"),
-        (Some(r), true) => format!("修订版 {r}"),
-        (None, false) => "the current revision".into(),
-        (None, true) => "当前修订版".into(),
+fn revision(r: Option<i64>) -> Message {
+    match r {
+        Some(r) => Message::new("headline.revision").arg("revision", r),
+        None => Message::new("headline.current_revision"),
     }
 }
 
@@ -90,32 +89,36 @@ fn short_title(f: &Finding, lang: Lang) -> String {
     title
 }
 
-/// `OOMKilled [oom-killed]`, or that the evidence holds no cause.
-fn lead_text(d: &Diagnosis, zh: bool, lang: Lang) -> String {
+/// `OOMKilled [oom-killed]`, or that the evidence holds no cause. The
+/// title is the catalogue's, already in `lang`.
+fn lead_text(d: &Diagnosis, lang: Lang) -> Message {
     match d.lead() {
-        Some(f) => format!("{} [{}]", short_title(f, lang), f.id),
-        None if zh => "证据中没有找到原因".into(),
-        None => "no cause is in the evidence".into(),
+        Some(f) => Message::new("headline.lead")
+            .arg("title", short_title(f, lang))
+            .arg("id", f.id.as_str()),
+        None => Message::new("headline.no_cause"),
     }
 }
 
 /// Revisions that carry users beside the rollout: older ones, and while
 /// the declaration is not in effect the current one too (it runs the
 /// previous declaration).
-fn still_serving(d: &Diagnosis, zh: bool) -> Vec<String> {
+fn still_serving(d: &Diagnosis) -> Vec<Arg> {
     let s = &d.verdict.serving;
     d.revisions
         .iter()
         .filter(|r| (!r.current || !s.observed) && s.count_of(r) > 0)
         .map(|r| {
-            let rev = revision(r.revision, zh);
-            let n = s.count_of(r);
-            match (zh, s.worker) {
-                (false, false) => format!("{rev} still serving {n}/{}", s.desired),
-                (false, true) => format!("{rev} still has {n}/{} ready", s.desired),
-                (true, false) => format!("{rev} 仍有 {n}/{} 在服务", s.desired),
-                (true, true) => format!("{rev} 仍有 {n}/{} 就绪", s.desired),
-            }
+            let id = if s.worker {
+                "headline.still_ready"
+            } else {
+                "headline.still_serving"
+            };
+            Message::new(id)
+                .arg("revision", revision(r.revision))
+                .arg("n", s.count_of(r))
+                .arg("desired", s.desired)
+                .into()
         })
         .collect()
 }
@@ -130,77 +133,63 @@ fn current_count(d: &Diagnosis) -> i32 {
 
 /// A step as the headline names it: the id in English, the quoted
 /// Chinese name in Chinese.
-fn step(s: crate::analysis::Step, zh: bool) -> String {
-    if zh {
-        format!("“{}”", super::human::step_name(s, Lang::Zh))
-    } else {
-        s.as_str().to_string()
-    }
+fn step(s: Step) -> Message {
+    Message::new("headline.step").arg("step", Message::new(super::human::step_id(s)))
 }
 
-fn stopped(d: &Diagnosis, zh: bool) -> String {
-    let last = step(d.verdict.last_step, zh);
-    if zh {
-        format!("停在{last}")
-    } else {
-        format!("stopped at {last}")
-    }
+fn stopped(d: &Diagnosis) -> Message {
+    Message::new("headline.stopped").arg("step", step(d.verdict.last_step))
 }
 
-const WORKER_EN: &str = "no Service selects these Pods: a worker's ladder ends at ready";
-const WORKER_ZH: &str = "没有 Service 选中这些 Pod：后台工作负载的进度止于“已就绪”";
+/// Parts of the sentence, joined by `; ` (`；`).
+fn joined(parts: Vec<Arg>, lang: Lang) -> String {
+    Arg::list(parts, "sep.semicolon").render(lang)
+}
 
 /// The sentence after the word.
 pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
-    let zh = lang == Lang::Zh;
     let s = &d.verdict.serving;
-    let sep = if zh { "；" } else { "; " };
-    let rev = revision(s.current_revision, zh);
+    let rev = revision(s.current_revision);
     let desired = s.desired;
+    let worker = || Message::new("headline.worker");
     match d.verdict.state {
         State::Serving => {
             let n = current_count(d);
             // A partition or OnDelete keeps some Pods on an older revision
             // on purpose: say how many are where.
             let held = d.pods.iter().filter(|p| p.held && !p.terminating).count();
-            let mut out = match (zh, s.worker) {
-                _ if held > 0 => {
-                    let updated = d
-                        .pods
-                        .iter()
-                        .filter(|p| p.current && !p.held && !p.terminating)
-                        .count();
-                    let what = if s.worker {
-                        if zh { "就绪" } else { "ready" }
-                    } else if zh {
-                        "在服务"
-                    } else {
-                        "serving"
-                    };
-                    if zh {
-                        format!(
-                            "{n}/{desired} {what}：{updated} 个在{rev}，{held} 个按更新策略保留在旧修订版，发布完成"
-                        )
-                    } else {
-                        format!(
-                            "{n}/{desired} {what}: {updated} on {rev}, {held} kept on an older revision by the update strategy, rollout complete"
-                        )
-                    }
-                }
-                (false, false) => format!("{n}/{desired} on {rev}, rollout complete"),
-                (false, true) => {
-                    format!("{n}/{desired} ready on {rev}, rollout complete ({WORKER_EN})")
-                }
-                (true, false) => format!("{rev} {n}/{desired} 在服务，发布完成"),
-                (true, true) => format!("{rev} {n}/{desired} 就绪，发布完成（{WORKER_ZH}）"),
+            let head = if held > 0 {
+                let updated = d
+                    .pods
+                    .iter()
+                    .filter(|p| p.current && !p.held && !p.terminating)
+                    .count();
+                let what = if s.worker {
+                    "headline.what_ready"
+                } else {
+                    "headline.what_serving"
+                };
+                Message::new("headline.serving_held")
+                    .arg("what", Message::new(what))
+                    .arg("updated", updated)
+                    .arg("held", held)
+            } else if s.worker {
+                Message::new("headline.serving_worker").arg("worker", worker())
+            } else {
+                Message::new("headline.serving")
             };
+            let mut out = head
+                .arg("n", n)
+                .arg("desired", desired)
+                .arg("revision", rev)
+                .render(lang);
             let old = d.replicas.old;
             if old > 0 {
-                out.push_str(&if zh {
-                    format!("，{old} 个旧修订版 Pod 仍在排空")
-                } else {
-                    format!(", {old} older Pod{} still draining", plural(old))
-                });
+                out.push_str(
+                    &Message::new("headline.draining")
+                        .arg("old", old)
+                        .render(lang),
+                );
             }
             let errors = count(d, Severity::Error);
             let warnings = count(d, Severity::Warning);
@@ -208,54 +197,45 @@ pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
                 Some(_) if errors + warnings > 0 => {
                     let mut counts = Vec::new();
                     if errors > 0 {
-                        counts.push(if zh {
-                            format!("{errors} 个错误")
-                        } else {
-                            format!("{errors} error{}", plural(errors))
-                        });
+                        counts.push(Message::new("headline.errors").arg("n", errors));
                     }
                     if warnings > 0 {
-                        counts.push(if zh {
-                            format!("{warnings} 个警告")
-                        } else {
-                            format!("{warnings} warning{}", plural(warnings))
-                        });
+                        counts.push(Message::new("headline.warnings").arg("n", warnings));
                     }
-                    let (comma, colon) = if zh { ("，", "：") } else { (", ", ": ") };
-                    out.push_str(&format!(
-                        "{comma}{}{colon}{}",
-                        counts.join(comma),
-                        lead_text(d, zh, lang)
-                    ));
+                    out.push_str(
+                        &Message::new("headline.counts")
+                            .arg("counts", Arg::list(counts, "sep.comma"))
+                            .arg("lead", lead_text(d, lang))
+                            .render(lang),
+                    );
                 }
                 Some(f) if old > 0 && f.id == FindingId::ROLLOUT_IN_PROGRESS => {
                     out.push_str(&format!(" [{}]", f.id));
                 }
-                Some(_) => {
-                    out.push_str(sep);
-                    out.push_str(if zh { "提示：" } else { "note: " });
-                    out.push_str(&lead_text(d, zh, lang));
-                }
+                Some(_) => out.push_str(
+                    &Message::new("headline.note")
+                        .arg("lead", lead_text(d, lang))
+                        .render(lang),
+                ),
                 None => {}
             }
             out
         }
         State::Progressing => {
-            let mut parts = Vec::new();
-            if !s.observed {
-                parts.push(waiting_for(d, zh));
-            } else if s.current_revision.is_some() {
-                let ready = d.replicas.ready;
-                parts.push(if zh {
-                    format!("{rev}：{ready}/{desired} 就绪")
-                } else {
-                    format!("{rev}: {ready}/{desired} ready")
-                });
+            let mut parts: Vec<Arg> = Vec::new();
+            if s.observed && s.current_revision.is_some() {
+                parts.push(
+                    Message::new("headline.progress_ready")
+                        .arg("revision", rev)
+                        .arg("ready", d.replicas.ready)
+                        .arg("desired", desired)
+                        .into(),
+                );
             } else {
-                parts.push(waiting_for(d, zh));
+                parts.push(waiting_for(d).into());
             }
-            parts.extend(still_serving(d, zh));
-            let mut out = parts.join(sep);
+            parts.extend(still_serving(d));
+            let mut out = joined(parts, lang);
             if let Some(f) = d.lead() {
                 out.push_str(&format!(" [{}]", f.id));
             }
@@ -265,101 +245,83 @@ pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
             let who = if s.observed && s.current_revision.is_some() {
                 let n = current_count(d);
                 if n > 0 {
-                    if zh {
-                        format!("{rev}（{n}/{desired} 在服务）")
-                    } else {
-                        format!("{rev} ({n}/{desired} serving)")
-                    }
+                    Message::new("headline.stuck_serving")
+                        .arg("revision", rev)
+                        .arg("n", n)
+                        .arg("desired", desired)
                 } else {
                     rev
                 }
             } else if let Some(m) = &d.chain.model_service {
-                if zh {
-                    format!("第 {} 代声明", m.generation)
-                } else {
-                    format!("generation {}", m.generation)
-                }
-            } else if zh {
-                "新修订版".into()
+                Message::new("headline.generation").arg("generation", m.generation)
             } else {
-                "the new revision".into()
+                Message::new("headline.new_revision")
             };
-            let colon = if zh { "：" } else { ": " };
-            let mut parts = vec![format!(
-                "{who} {}{colon}{}",
-                stopped(d, zh),
-                lead_text(d, zh, lang)
-            )];
-            parts.extend(still_serving(d, zh));
-            parts.join(sep)
+            let mut parts: Vec<Arg> = vec![
+                Message::new("headline.stuck")
+                    .arg("who", who)
+                    .arg("stopped", stopped(d))
+                    .arg("lead", lead_text(d, lang))
+                    .into(),
+            ];
+            parts.extend(still_serving(d));
+            joined(parts, lang)
         }
-        State::Degraded => {
-            let n = current_count(d);
-            let colon = if zh { "：" } else { ": " };
-            if zh {
-                format!(
-                    "{rev} {n}/{desired} 在服务{sep}{}{colon}{}",
-                    stopped(d, zh),
-                    lead_text(d, zh, lang)
-                )
-            } else {
-                format!(
-                    "{n}/{desired} serving on {rev}{sep}{}{colon}{}",
-                    stopped(d, zh),
-                    lead_text(d, zh, lang)
-                )
-            }
-        }
+        State::Degraded => Message::new("headline.degraded")
+            .arg("n", current_count(d))
+            .arg("desired", desired)
+            .arg("revision", rev)
+            .arg("stopped", stopped(d))
+            .arg("lead", lead_text(d, lang))
+            .render(lang),
         State::NotServing => {
-            let head = match (zh, s.worker) {
-                (false, false) => format!("0/{desired} ready endpoints"),
-                (false, true) => format!("0/{desired} ready ({WORKER_EN})"),
-                (true, false) => format!("0/{desired} 个就绪端点"),
-                (true, true) => format!("0/{desired} 就绪（{WORKER_ZH}）"),
+            let head = if s.worker {
+                Message::new("headline.none_ready").arg("worker", worker())
+            } else {
+                Message::new("headline.no_endpoints")
+            }
+            .arg("desired", desired);
+            let m = match d.lead() {
+                Some(_) => Message::new("headline.not_serving_stopped").arg("stopped", stopped(d)),
+                None => Message::new("headline.not_serving_waiting").arg("waiting", waiting_for(d)),
             };
-            let colon = if zh { "：" } else { ": " };
-            let tail = match d.lead() {
-                Some(_) => format!("{}{colon}{}", stopped(d, zh), lead_text(d, zh, lang)),
-                None => format!("{}{sep}{}", waiting_for(d, zh), lead_text(d, zh, lang)),
-            };
-            format!("{head}{sep}{tail}")
+            m.arg("head", head)
+                .arg("lead", lead_text(d, lang))
+                .render(lang)
         }
         State::Unknown => {
-            let names: Vec<&str> = s.unread.iter().map(|(r, _)| display_kind(r, zh)).collect();
-            let mut why: Vec<&str> = s.unread.iter().map(|(_, r)| reason_word(r, zh)).collect();
-            why.dedup();
-            let last = step(d.verdict.last_step, zh);
-            let mut out = if zh {
-                format!(
-                    "无法读取 {}（{}）；最后已知的步骤：{last}",
-                    names.join("、"),
-                    why.join("、")
-                )
-            } else {
-                format!(
-                    "{} could not be read ({}); last known step: {last}",
-                    names.join(", "),
-                    why.join(", ")
-                )
-            };
+            let kinds: Vec<Arg> = s.unread.iter().map(|(r, _)| display_kind(r)).collect();
+            let mut reasons: Vec<String> = s
+                .unread
+                .iter()
+                .map(|(_, r)| Message::new(reason_id(r)).render(lang))
+                .collect();
+            reasons.dedup();
+            let mut out = Message::new("headline.unknown")
+                .arg("kinds", Arg::list(kinds, "sep.enum"))
+                .arg("reasons", Arg::list(reasons, "sep.enum"))
+                .arg("step", step(d.verdict.last_step))
+                .render(lang);
             if let Some(f) = d.lead()
                 && f.severity != Severity::Info
             {
-                out.push_str(sep);
-                out.push_str(&lead_text(d, zh, lang));
+                out.push_str(&Message::new("sep.semicolon").render(lang));
+                out.push_str(&lead_text(d, lang).render(lang));
             }
             out
         }
     }
 }
 
-fn waiting_for(d: &Diagnosis, zh: bool) -> String {
-    let last = step(d.verdict.last_step, zh);
-    match (d.verdict.missing, zh) {
-        (Some(m), false) => format!("stopped at {last}, waiting for {}", m.as_str()),
-        (Some(m), true) => format!("停在{last}，等待{}", step(m, zh)),
-        (None, false) => format!("at {last}"),
-        (None, true) => format!("处于{last}"),
+/// Where the ladder stands when no finding says why: the last step and,
+/// if one is missing, the step it waits for.
+fn waiting_for(d: &Diagnosis) -> Message {
+    let last = step(d.verdict.last_step);
+    match d.verdict.missing {
+        Some(m) => Message::new("headline.waiting")
+            .arg("step", last)
+            .arg("missing", step(m)),
+        None => Message::new("headline.at").arg("step", last),
     }
 }
 
@@ -367,45 +329,33 @@ fn count(d: &Diagnosis, severity: Severity) -> usize {
     d.findings.iter().filter(|f| f.severity == severity).count()
 }
 
-fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
-    if n == N::from(1) { "" } else { "s" }
-}
-
-/// The kind as people write it.
-fn display_kind(resource: &str, zh: bool) -> &str {
+/// The kind as people write it: Kubernetes' own kind names, which no
+/// language translates, and API discovery in words.
+fn display_kind(resource: &str) -> Arg {
     match resource {
-        "apis" if zh => "API 发现",
-        "endpointslices" => "EndpointSlices",
-        "services" => "Services",
-        "pods" => "Pods",
-        "replicasets" => "ReplicaSets",
-        "deployments" => "Deployments",
-        "statefulsets" => "StatefulSets",
-        "daemonsets" => "DaemonSets",
-        "controllerrevisions" => "ControllerRevisions",
-        "modelservices" => "ModelServices",
-        "apis" => "API discovery",
-        other => other,
+        "apis" => Message::new("headline.kind_apis").into(),
+        "endpointslices" => "EndpointSlices".into(),
+        "services" => "Services".into(),
+        "pods" => "Pods".into(),
+        "replicasets" => "ReplicaSets".into(),
+        "deployments" => "Deployments".into(),
+        "statefulsets" => "StatefulSets".into(),
+        "daemonsets" => "DaemonSets".into(),
+        "controllerrevisions" => "ControllerRevisions".into(),
+        "modelservices" => "ModelServices".into(),
+        other => other.into(),
     }
 }
 
 /// Why a read failed, in one word: the gap's reason says more.
-fn reason_word(reason: &str, zh: bool) -> &'static str {
+fn reason_id(reason: &str) -> &'static str {
     if reason == crate::model::Gap::NOT_IN_DUMP {
-        return if zh {
-            "文件中没有"
-        } else {
-            "not in the file"
-        };
+        return "headline.reason_not_in_file";
     }
     let lower = reason.to_ascii_lowercase();
-    match (
-        lower.contains("forbidden") || lower.contains("cannot list"),
-        zh,
-    ) {
-        (true, false) => "forbidden",
-        (true, true) => "无权限",
-        (false, false) => "failed",
-        (false, true) => "读取失败",
+    if lower.contains("forbidden") || lower.contains("cannot list") {
+        "headline.reason_forbidden"
+    } else {
+        "headline.reason_failed"
     }
 }

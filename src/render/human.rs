@@ -200,19 +200,46 @@ fn verdict(out: &mut String, d: &Diagnosis, style: &Style) {
         headline::sentence(d, style.lang)
     );
     push_lines(out, wrap(&line, style.width, "", "  "));
-    if let Some(next) = &d.verdict.next {
-        // `next: `; a full-width colon has its space in it (`下一步：`).
-        let next_label = style.labels().next;
-        let gap = if next_label.ends_with('：') { "" } else { " " };
-        let label = format!("  {}{gap}", style.dim(next_label));
+    if let Some(next) = next_shown(d, style) {
+        let label = format!("  {}", style.dim(style.labels().next));
+        let label = format!("{label}{}", next_gap(style));
         push_lines(
             out,
-            layout::command(&label, next, style.width, COMMAND_INDENT, &|c| {
+            layout::command(&label, &next, style.width, COMMAND_INDENT, &|c| {
                 style.bold(c)
             }),
         );
     }
     out.push('\n');
+}
+
+/// `next: `; a full-width colon has its space in it (`下一步：`).
+fn next_gap(style: &Style) -> &'static str {
+    if style.labels().next.ends_with('：') {
+        ""
+    } else {
+        " "
+    }
+}
+
+/// The command the view names under the headline: the verdict's `next`
+/// when it fits the width, else the lead finding's first check that does.
+/// A quoted jsonpath wider than the view cannot be wrapped and still
+/// paste; `-v` prints every check whole, and JSON keeps `verdict.next`.
+fn next_shown(d: &Diagnosis, style: &Style) -> Option<String> {
+    let next = d.verdict.next.clone()?;
+    let label = format!("  {}{}", style.labels().next, next_gap(style));
+    let fits_next = |c: &str| {
+        layout::command(&label, c, style.width, COMMAND_INDENT, &|s| s.to_string())
+            .iter()
+            .all(|line| width(line) <= style.width)
+    };
+    if style.verbose || fits_next(&next) {
+        return Some(next);
+    }
+    let lead = d.lead()?;
+    let checks = catalogue().get(lead.id)?.checks_for(&lead.vars);
+    Some(checks.into_iter().find(|c| fits_next(c)).unwrap_or(next))
 }
 
 /// Pods that read the same in the tree: one line stands for all.
@@ -504,10 +531,10 @@ fn pod_line(g: &PodGroup, style: &Style) -> String {
     let mut name = format!("Pod {}", p.name);
     if g.count > 1 {
         name.push(' ');
-        name.push_str(&l.alike.replace("{n}", &(g.count - 1).to_string()));
+        name.push_str(&tr(style, Message::new("pod.alike").arg("n", g.count - 1)));
     }
     let mut parts = vec![if g.nodes > 1 {
-        format!("{} {}", g.nodes, l.nodes)
+        tr(style, Message::new("pod.nodes").arg("n", g.nodes))
     } else {
         p.node
             .clone()
@@ -998,7 +1025,7 @@ fn pod_waterfall(out: &mut String, g: &PodGroup, axis: &Axis, now: Timestamp, st
     let mut name = style.bold(&p.name);
     if g.count > 1 {
         name.push(' ');
-        name.push_str(&l.alike.replace("{n}", &(g.count - 1).to_string()));
+        name.push_str(&tr(style, Message::new("pod.alike").arg("n", g.count - 1)));
     }
     let heading = format!(
         "{name}  {}",
@@ -1124,11 +1151,19 @@ fn findings(out: &mut String, d: &Diagnosis, style: &Style) {
             out.push('\n');
             finding(out, f, true, None, style);
         } else if i == 0 {
-            finding(out, f, false, d.verdict.next.as_deref(), style);
+            finding(out, f, false, next_shown(d, style).as_deref(), style);
         } else {
             finding_line(out, f, style);
         }
     }
+}
+
+/// Whether a command fits the view's width once wrapped between shell
+/// words (a quoted jsonpath is one word).
+fn fits(command: &str, style: &Style) -> bool {
+    layout::command("    ", command, style.width, 4, &|s| s.to_string())
+        .iter()
+        .all(|line| width(line) <= style.width)
 }
 
 /// The label column of a finding: the widest label of the language.
@@ -1270,22 +1305,44 @@ fn finding(out: &mut String, f: &Finding, full: bool, next: Option<&str>, style:
         labelled(out, l.cause, e.cause.get(style.lang), None, style);
     }
     let checks = e.checks_for(&f.vars);
-    let shown = if full { checks.len() } else { 1 };
+    // Whether the `check` label is already printed, on a line of its own.
+    let mut labelled_already = false;
     if !full && checks.first().map(String::as_str) == next && next.is_some() {
         // Printed in full under the headline, a few lines up.
         let _ = writeln!(out, "{}{}", label_prefix(l.check, style), l.check_is_next);
     }
-    let shown: Vec<&String> = checks
-        .iter()
-        .take(shown)
-        .filter(|c| full || Some(c.as_str()) != next)
-        .collect();
+    let shown: Vec<&String> = if full {
+        checks.iter().collect()
+    } else {
+        // The first check, unless it is the next: command; one whose quoted
+        // jsonpath is wider than the view cannot be wrapped and still paste,
+        // so the compact view shows the first that fits, and -v every one.
+        let wanted: Vec<&String> = checks
+            .iter()
+            .take(1)
+            .filter(|c| Some(c.as_str()) != next)
+            .collect();
+        match wanted.first() {
+            Some(c) if !fits(c, style) => {
+                let _ = writeln!(out, "{}{}", label_prefix(l.check, style), l.check_in_full);
+                labelled_already = true;
+                checks
+                    .iter()
+                    .skip(1)
+                    .filter(|c| Some(c.as_str()) != next)
+                    .find(|c| fits(c, style))
+                    .into_iter()
+                    .collect()
+            }
+            _ => wanted,
+        }
+    };
     // Beside the label when every command fits there; else all of them
     // under it, at one indent, so they line up.
     let column = 4 + label_width(style);
     if shown.iter().all(|c| column + width(c) <= style.width) {
         for (i, c) in shown.iter().enumerate() {
-            let label = if i == 0 {
+            let label = if i == 0 && !labelled_already {
                 label_prefix(l.check, style)
             } else {
                 " ".repeat(column)
@@ -1293,7 +1350,9 @@ fn finding(out: &mut String, f: &Finding, full: bool, next: Option<&str>, style:
             let _ = writeln!(out, "{label}{}", style.bold(c));
         }
     } else if !shown.is_empty() {
-        let _ = writeln!(out, "    {}", style.dim(l.check));
+        if !labelled_already {
+            let _ = writeln!(out, "    {}", style.dim(l.check));
+        }
         for c in shown {
             push_lines(
                 out,
@@ -1389,15 +1448,15 @@ fn log_tail(out: &mut String, e: &Evidence, full: bool, style: &Style) {
         l.current_run
     };
     let shown = lines.len();
-    let count = match style.lang {
-        crate::catalogue::Lang::En if log.total_lines > shown => {
-            format!(", last {shown} of {} lines", log.total_lines)
-        }
-        crate::catalogue::Lang::En => String::new(),
-        crate::catalogue::Lang::Zh if log.total_lines > shown => {
-            format!("，共 {} 行中的最后 {shown} 行", log.total_lines)
-        }
-        crate::catalogue::Lang::Zh => String::new(),
+    let count = if log.total_lines > shown {
+        tr(
+            style,
+            Message::new("log.last_lines")
+                .arg("shown", shown)
+                .arg("total", log.total_lines),
+        )
+    } else {
+        String::new()
     };
     let what = format!(
         "{} ({run}){count}{}",

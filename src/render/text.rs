@@ -1,152 +1,104 @@
-//! The few interface words of the human view, in both languages. The
+//! The few interface words of the human view (headings and labels), read
+//! once per language from the `label.*` messages of `messages.yaml`. The
 //! symptom texts themselves live in the catalogue.
 
-use crate::catalogue::Lang;
+use std::sync::OnceLock;
 
-pub struct Labels {
-    pub chain: &'static str,
-    pub timeline: &'static str,
-    pub timeline_hint: &'static str,
-    pub pods: &'static str,
-    pub findings: &'static str,
-    pub no_findings: &'static str,
-    pub evidence: &'static str,
-    pub cause: &'static str,
-    pub judge: &'static str,
-    pub check: &'static str,
-    pub fix: &'static str,
-    pub verify: &'static str,
-    pub gaps: &'static str,
-    pub complete_with: &'static str,
-    pub healthy: &'static str,
-    pub not_serving: &'static str,
-    pub stopped_at: &'static str,
-    pub missing: &'static str,
-    pub no_cause: &'static str,
-    pub not_reached: &'static str,
-    pub waiting: &'static str,
-    pub slowest: &'static str,
-    pub judged_at: &'static str,
-    pub serving_yes: &'static str,
-    pub serving_no: &'static str,
-    pub also_on: &'static str,
-    pub old_pods: &'static str,
-    pub symptoms: &'static str,
-    pub clock_live: &'static str,
-    pub clock_capture: &'static str,
-    pub clock_newest: &'static str,
-    /// The label of a log's last lines under a finding.
-    pub log: &'static str,
-    /// `(previous run)` / `(current run)` after the container's name.
-    pub previous_run: &'static str,
-    pub current_run: &'static str,
-    /// After the findings' count in the compact view.
-    pub verbose_hint: &'static str,
-    /// `and N more alike` after a folded Pod's name: {n} is the count.
-    pub alike: &'static str,
-    pub nodes: &'static str,
-    pub restarts: &'static str,
-    /// Beside `check` when the first check is the `next:` command.
-    pub check_is_next: &'static str,
-    /// The heading of a single gap, on its line.
-    pub gaps_one: &'static str,
-    /// The label of the command to run first, under the headline.
-    pub next: &'static str,
+use crate::catalogue::{Lang, messages};
+
+/// Declares `Labels` with one `&'static str` field per `label.FIELD`
+/// message, and the list of those ids.
+macro_rules! labels {
+    ($($(#[$doc:meta])* $field:ident),* $(,)?) => {
+        pub struct Labels {
+            $($(#[$doc])* pub $field: &'static str,)*
+        }
+
+        /// Every message id a label is read from.
+        #[cfg(test)]
+        const IDS: &[&str] = &[$(concat!("label.", stringify!($field))),*];
+
+        fn build(lang: Lang) -> Labels {
+            Labels {
+                $($field: label(concat!("label.", stringify!($field)), lang),)*
+            }
+        }
+    };
 }
 
-const EN: Labels = Labels {
-    chain: "Chain",
-    timeline: "Timeline",
-    timeline_hint: "gap from the previous step; the longest bar is the slow step",
-    pods: "Pods",
-    findings: "Findings",
-    no_findings: "No findings.",
-    evidence: "evidence",
-    cause: "cause",
-    judge: "judge",
-    check: "check",
-    fix: "fix",
-    verify: "verify",
-    gaps: "Could not read (findings that needed these were not made)",
-    complete_with: "add it to the dump:",
-    healthy: "HEALTHY",
-    not_serving: "NOT SERVING",
-    stopped_at: "stopped at",
-    missing: "missing",
-    no_cause: "no cause is in the evidence; run the check commands below",
-    not_reached: "not reached",
-    waiting: "waiting",
-    slowest: "slowest",
-    judged_at: "judged at",
-    serving_yes: "serving",
-    serving_no: "not serving",
-    also_on: "also on",
-    old_pods: "older revisions",
-    symptoms: "symptoms",
-    clock_live: "now",
-    clock_capture: "capture time",
-    clock_newest: "newest timestamp in the file",
-    log: "log",
-    previous_run: "previous run",
-    current_run: "current run",
-    verbose_hint: "-v: every finding in full",
-    alike: "and {n} more alike",
-    nodes: "nodes",
-    restarts: "restarts",
-    check_is_next: "the next: command above",
-    gaps_one: "Could not read: ",
-    next: "next:",
-};
+labels! {
+    chain,
+    timeline,
+    timeline_hint,
+    pods,
+    findings,
+    no_findings,
+    evidence,
+    cause,
+    judge,
+    check,
+    fix,
+    verify,
+    gaps,
+    complete_with,
+    not_reached,
+    waiting,
+    slowest,
+    judged_at,
+    serving_yes,
+    serving_no,
+    old_pods,
+    symptoms,
+    clock_live,
+    clock_capture,
+    clock_newest,
+    /// The label of a log's last lines under a finding.
+    log,
+    /// `(previous run)` / `(current run)` after the container's name.
+    previous_run,
+    current_run,
+    /// After the findings' count in the compact view.
+    verbose_hint,
+    /// Beside `check` when the first check is the `next:` command.
+    check_is_next,
+    /// Beside `check` when the first check is wider than the view.
+    check_in_full,
+    /// The heading of a single gap, on its line.
+    gaps_one,
+    /// The label of the command to run first, under the headline.
+    next,
+}
 
-const ZH: Labels = Labels {
-    chain: "对象链",
-    timeline: "时间线",
-    timeline_hint: "与上一步的间隔；最长的条就是慢的那一步",
-    pods: "Pod",
-    findings: "发现",
-    no_findings: "没有发现问题。",
-    evidence: "证据",
-    cause: "原因",
-    judge: "判断",
-    check: "检查",
-    fix: "修复",
-    verify: "验证",
-    gaps: "无法读取（依赖这些数据的判断未作出）",
-    complete_with: "补进转储：",
-    healthy: "健康",
-    not_serving: "未在服务",
-    stopped_at: "停在",
-    missing: "缺少",
-    no_cause: "证据中没有找到原因；请运行下面的检查命令",
-    not_reached: "未到达",
-    waiting: "已等待",
-    slowest: "最慢",
-    judged_at: "判断时刻",
-    serving_yes: "在服务",
-    serving_no: "未在服务",
-    also_on: "另有",
-    old_pods: "旧修订版",
-    symptoms: "症状",
-    clock_live: "当前时间",
-    clock_capture: "采集时间",
-    clock_newest: "文件中最新的时间戳",
-    log: "日志",
-    previous_run: "上一次运行",
-    current_run: "本次运行",
-    verbose_hint: "-v：显示每条发现的全部内容",
-    alike: "及另外 {n} 个相同的 Pod",
-    nodes: "个节点",
-    restarts: "次重启",
-    check_is_next: "即上方“下一步”的命令",
-    gaps_one: "无法读取：",
-    next: "下一步：",
-};
+/// A label's text in `lang`; the id itself if the catalogue lacks it (a
+/// defect the tests rule out).
+fn label(id: &'static str, lang: Lang) -> &'static str {
+    messages().get(id).map(|t| t.get(lang)).unwrap_or(id)
+}
 
 impl Labels {
     pub fn for_lang(lang: Lang) -> &'static Labels {
+        static LABELS: OnceLock<[Labels; 2]> = OnceLock::new();
+        let [en, zh] = LABELS.get_or_init(|| [build(Lang::En), build(Lang::Zh)]);
         match lang {
-            Lang::En => &EN,
-            Lang::Zh => &ZH,
+            Lang::En => en,
+            Lang::Zh => zh,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_label_is_in_the_catalogue_in_both_languages() {
+        for id in IDS {
+            let t = messages()
+                .get(*id)
+                .unwrap_or_else(|| panic!("{id} is not in messages.yaml"));
+            assert!(!t.en.is_empty() && !t.zh.is_empty(), "{id} is empty");
+        }
+        assert_eq!(Labels::for_lang(Lang::En).chain, "Chain");
+        assert_eq!(Labels::for_lang(Lang::Zh).chain, "对象链");
     }
 }

@@ -278,7 +278,7 @@ fn workload_cells(d: &Diagnosis, style: &Style) -> [String; 7] {
     [
         d.target.namespace.clone(),
         format!("{}/{}", short_kind(&d.target.kind), d.target.name),
-        super::headline::word(d, style.lang).to_string(),
+        super::headline::word(d, style.lang),
         serving,
         step,
         lead,
@@ -287,11 +287,9 @@ fn workload_cells(d: &Diagnosis, style: &Style) -> [String; 7] {
 }
 
 fn outside_cells(o: &Outside, style: &Style) -> [String; 7] {
-    let zh = style.lang == Lang::Zh;
     let state = match o.state {
-        Some(State::NotServing) if zh => "未在服务",
-        Some(State::NotServing) => "NOT SERVING",
-        _ => "-",
+        Some(State::NotServing) => Message::new("headline.word_not_serving").render(style.lang),
+        _ => "-".to_string(),
     };
     let serving = if o.state == Some(State::NotServing) {
         Message::new("triage.none_ready").render(style.lang)
@@ -305,7 +303,7 @@ fn outside_cells(o: &Outside, style: &Style) -> [String; 7] {
     [
         o.namespace.clone(),
         format!("{}/{}", short_kind(o.kind), o.name),
-        state.to_string(),
+        state,
         serving,
         "-".to_string(),
         lead,
@@ -323,7 +321,7 @@ fn lead_cell(f: &crate::analysis::Finding, lang: Lang) -> String {
 
 /// `12 workloads: 2 with errors, 1 with warnings, 9 healthy`: every row by
 /// the worst thing about it, as its exit code would rank it.
-fn count_line(t: &Triage, lang: Lang) -> String {
+pub fn count_line(t: &Triage, lang: Lang) -> String {
     #[derive(PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
     enum Bucket {
         Errors,

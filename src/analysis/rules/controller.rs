@@ -381,15 +381,15 @@ pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
     };
     // Old Pods block the surge only if they hold what the new one lacks:
     // when none of them asks for it, removing them would not help.
-    let held = ctx
+    let Some(holder) = ctx
         .chain
         .pods
         .iter()
         .filter(|c| !c.current && !c.terminating())
-        .any(|c| requests_resource(c.pod, &resource));
-    if !held {
+        .find(|c| requests_resource(c.pod, &resource))
+    else {
         return Vec::new();
-    }
+    };
     let name = facts::name(&d.metadata);
     let mut f = Finding::new(
         FindingId::ROLLOUT_SURGE_BLOCKED,
@@ -426,6 +426,11 @@ pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
     f.vars = ctx.base_vars();
     f.vars
         .insert("pod".into(), facts::name(&p.pod.metadata).to_string());
+    // The blocked Pod has no node: `describe node` is about the node an
+    // old Pod holding the resource runs on.
+    if let Some(node) = holder.pod.spec.as_ref().and_then(|s| s.node_name.clone()) {
+        f.vars.insert("node".into(), node);
+    }
     vec![f]
 }
 

@@ -387,7 +387,11 @@ pub fn port_mismatch(ctx: &Ctx) -> Vec<Finding> {
         .arg("problems", Arg::list(problems, "sep.comma"))
         .arg("declared", declared_text);
     f.vars = ctx.base_vars();
-    f.vars
-        .insert("pod".into(), facts::name(&pod.metadata).to_string());
+    // The Pod's names, and the container that declares ports (whose log
+    // says where the server listens), so every check command pastes.
+    f.vars.extend(super::pod_vars(pod));
+    if let Some(c) = containers.iter().find(|c| c.ports.is_some()) {
+        f.vars.insert("container".into(), c.name.clone());
+    }
     vec![f]
 }
