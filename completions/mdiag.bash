@@ -25,6 +25,9 @@ _mdiag() {
             mdiag,help)
                 cmd="mdiag__subcmd__help"
                 ;;
+            mdiag,mcp)
+                cmd="mdiag__subcmd__mcp"
+                ;;
             mdiag,snapshot)
                 cmd="mdiag__subcmd__snapshot"
                 ;;
@@ -43,6 +46,9 @@ _mdiag() {
             mdiag__subcmd__help,help)
                 cmd="mdiag__subcmd__help__subcmd__help"
                 ;;
+            mdiag__subcmd__help,mcp)
+                cmd="mdiag__subcmd__help__subcmd__mcp"
+                ;;
             mdiag__subcmd__help,snapshot)
                 cmd="mdiag__subcmd__help__subcmd__snapshot"
                 ;;
@@ -59,7 +65,7 @@ _mdiag() {
 
     case "${cmd}" in
         mdiag)
-            opts="-n -A -l -h -V --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version trace triage gate snapshot explain help"
+            opts="-n -A -l -h -V --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version trace triage gate snapshot mcp explain help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -125,12 +131,20 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__explain)
-            opts="-n -A -l -h -V --list --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted rollout-in-progress update-on-delete"
+            opts="-o -n -A -l -h -V --list --output --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted rollout-in-progress update-on-delete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml html" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml html" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -191,7 +205,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__gate)
-            opts="-o -v -n -A -l -h -V --timeout --fail-on --max-restarts --report --junit --evidence --redact --no-default-redaction --helm-release --output --verbose --width --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
+            opts="-o -v -n -A -l -h -V --timeout --fail-on --max-restarts --report --junit --html --evidence --redact --no-default-redaction --helm-release --output --verbose --width --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -217,6 +231,10 @@ _mdiag() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --html)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --evidence)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -230,11 +248,11 @@ _mdiag() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml html" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml html" -- "${cur}"))
                     return 0
                     ;;
                 --width)
@@ -301,7 +319,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__help)
-            opts="trace triage gate snapshot explain help"
+            opts="trace triage gate snapshot mcp explain help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -356,6 +374,20 @@ _mdiag() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        mdiag__subcmd__help__subcmd__mcp)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         mdiag__subcmd__help__subcmd__snapshot)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -391,6 +423,72 @@ _mdiag() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        mdiag__subcmd__mcp)
+            opts="-n -A -l -h -V --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --selector)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -l)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --snapshot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --at)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lang)
+                    COMPREPLY=($(compgen -W "en zh" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --resource)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --controller)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -496,11 +594,11 @@ _mdiag() {
             fi
             case "${prev}" in
                 --output)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml html" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml html" -- "${cur}"))
                     return 0
                     ;;
                 --width)
@@ -578,11 +676,11 @@ _mdiag() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml html" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml html" -- "${cur}"))
                     return 0
                     ;;
                 --width)

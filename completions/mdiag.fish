@@ -45,11 +45,13 @@ complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "trace" -d 'Trace one Mo
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "triage" -d 'Rank every ModelService (and plain Deployment, StatefulSet, DaemonSet, ReplicaSet no Deployment owns, ownerless Pod, and what fails outside them) of a namespace, or of all with -A, by how broken it is: one line each, worst first'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "gate" -d 'Wait on a rollout after `helm upgrade`: exit 0 the moment it serves, 1 on a definitive symptom, 3 on timeout; write reports and evidence for CI'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "snapshot" -d 'Capture the evidence (objects, events, current and previous logs) into one file that every command reads back with --snapshot'
+complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "mcp" -d 'Serve trace, triage, explain and a snapshot file\'s summary to an agent as Model Context Protocol tools, on stdin and stdout'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
-yaml\t'The same report as YAML'"
+yaml\t'The same report as YAML'
+html\t'The same report as one self-contained HTML page (inline CSS and SVG, no network): headline, tree, waterfall, Pods\' moments, findings with copy buttons, log tails and gaps'"
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l width -d 'Fit the view to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l context -d 'The kubeconfig context to use' -r
@@ -73,7 +75,8 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s V -l version -d 'P
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l alert -d 'Trace what an alert is about: an Alertmanager webhook payload, a list of alerts, one alert or its labels (JSON or YAML; `-` reads stdin). Its labels name the namespace and the ModelService, Deployment, StatefulSet, DaemonSet, Pod, ReplicaSet or Service' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
-yaml\t'The same report as YAML'"
+yaml\t'The same report as YAML'
+html\t'The same report as one self-contained HTML page (inline CSS and SVG, no network): headline, tree, waterfall, Pods\' moments, findings with copy buttons, log tails and gaps'"
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l width -d 'Fit the view to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l context -d 'The kubeconfig context to use' -r
@@ -99,12 +102,14 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l fail-on -d 'Finding
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l max-restarts -d 'A crash loop fails the gate once a Pod of the new revision restarted this often' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l report -d 'Write the JSON report (schema mdiag/v1, with outcome and elapsed_seconds) here' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l junit -d 'Write JUnit XML (one test case per check) here, for CI systems' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l html -d 'Write the report as one self-contained HTML page here (also on timeout and interrupt), for a CI artifact or an incident ticket' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l evidence -d 'On failure or timeout, capture a snapshot (objects, events, logs) into this file before anyone rolls back' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l redact -d 'Also replace text matching this regular expression, in objects and logs (repeatable). Credential-like environment values and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l helm-release -d 'The Helm release that installed the target: its status and revision are read from Helm\'s storage Secret metadata (never its values)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s o -l output -d 'Output format of the final report on stdout' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
-yaml\t'The same report as YAML'"
+yaml\t'The same report as YAML'
+html\t'The same report as one self-contained HTML page (inline CSS and SVG, no network): headline, tree, waterfall, Pods\' moments, findings with copy buttons, log tails and gaps'"
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l width -d 'Fit the view to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l context -d 'The kubeconfig context to use' -r
@@ -148,6 +153,27 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l no-default-reda
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s h -l help -d 'Print help'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s V -l version -d 'Print version'
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
+zh\t''"
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s V -l version -d 'Print version'
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s o -l output -d 'Output format (json and yaml: the entries in full, schema mdiag/v1; no html: explain makes no diagnosis to draw)' -r -f -a "table\t'For people: tree, timeline, findings'
+json\t'The versioned JSON report (schema mdiag/v1)'
+yaml\t'The same report as YAML'
+html\t'The same report as one self-contained HTML page (inline CSS and SVG, no network): headline, tree, waterfall, Pods\' moments, findings with copy buttons, log tails and gaps'"
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
@@ -166,12 +192,13 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l list -d 'List ev
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s V -l version -d 'Print version'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, sts/NAME, ds/NAME, rs/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "triage" -d 'Rank every ModelService (and plain Deployment, StatefulSet, DaemonSet, ReplicaSet no Deployment owns, ownerless Pod, and what fails outside them) of a namespace, or of all with -A, by how broken it is: one line each, worst first'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "gate" -d 'Wait on a rollout after `helm upgrade`: exit 0 the moment it serves, 1 on a definitive symptom, 3 on timeout; write reports and evidence for CI'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "snapshot" -d 'Capture the evidence (objects, events, current and previous logs) into one file that every command reads back with --snapshot'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
-complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot mcp explain help" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, sts/NAME, ds/NAME, rs/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot mcp explain help" -f -a "triage" -d 'Rank every ModelService (and plain Deployment, StatefulSet, DaemonSet, ReplicaSet no Deployment owns, ownerless Pod, and what fails outside them) of a namespace, or of all with -A, by how broken it is: one line each, worst first'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot mcp explain help" -f -a "gate" -d 'Wait on a rollout after `helm upgrade`: exit 0 the moment it serves, 1 on a definitive symptom, 3 on timeout; write reports and evidence for CI'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot mcp explain help" -f -a "snapshot" -d 'Capture the evidence (objects, events, current and previous logs) into one file that every command reads back with --snapshot'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot mcp explain help" -f -a "mcp" -d 'Serve trace, triage, explain and a snapshot file\'s summary to an agent as Model Context Protocol tools, on stdin and stdout'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot mcp explain help" -f -a "explain" -d 'Explain a symptom: the documented cause, the check, the fix and how to verify it'
+complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot mcp explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 
 function __fish_mdiag_explain_needs_id
     __fish_mdiag_using_subcommand explain

@@ -86,6 +86,18 @@ pub enum Command {
     Snapshot(SnapshotArgs),
     /// Explain a symptom: the documented cause, the check, the fix and how to verify it.
     Explain(ExplainArgs),
+    /// Serve trace, triage, explain and a snapshot file's summary to an
+    /// agent as Model Context Protocol tools, on stdin and stdout.
+    ///
+    /// Each tool answers with the mdiag/v1 report that -o json prints and a
+    /// short text: the headline and the next command. stdout carries only
+    /// protocol messages (JSON-RPC); anything else goes to stderr. The
+    /// global flags given here (--kubeconfig, --context, -n, --lang,
+    /// --request-timeout...) are every tool's defaults; a tool's own
+    /// arguments override them. Like every command it only reads.
+    /// Register it with an agent as the command `mdiag` with the argument
+    /// `mcp` (docs/mcp.md).
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -162,6 +174,10 @@ pub struct GateArgs {
     /// Write JUnit XML (one test case per check) here, for CI systems.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Write the report as one self-contained HTML page here (also on
+    /// timeout and interrupt), for a CI artifact or an incident ticket.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// On failure or timeout, capture a snapshot (objects, events, logs) into
     /// this file before anyone rolls back.
     #[arg(long, value_name = "FILE")]
@@ -250,7 +266,16 @@ pub struct ExplainArgs {
     /// List every finding id with its title (as with no argument).
     #[arg(long, conflicts_with = "symptom")]
     pub list: bool,
+    /// Output format (json and yaml: the entries in full, schema mdiag/v1;
+    /// no html: explain makes no diagnosis to draw).
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
 }
+
+/// `mdiag mcp` has no flags of its own: the global ones are every tool's
+/// defaults.
+#[derive(Debug, Args)]
+pub struct McpArgs {}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum OutputFormat {
@@ -261,13 +286,18 @@ pub enum OutputFormat {
     Json,
     /// The same report as YAML.
     Yaml,
+    /// The same report as one self-contained HTML page (inline CSS and
+    /// SVG, no network): headline, tree, waterfall, Pods' moments,
+    /// findings with copy buttons, log tails and gaps.
+    Html,
 }
 
 impl OutputFormat {
-    /// The machine encoding, or `None` for the human view.
+    /// The machine encoding, or `None` for a view for people (the
+    /// terminal's or the HTML page).
     pub fn encoding(self) -> Option<crate::render::Encoding> {
         match self {
-            OutputFormat::Table => None,
+            OutputFormat::Table | OutputFormat::Html => None,
             OutputFormat::Json => Some(crate::render::Encoding::Json),
             OutputFormat::Yaml => Some(crate::render::Encoding::Yaml),
         }

@@ -60,6 +60,7 @@ fn an_unreachable_apiserver_is_could_not_decide_with_reports_written() {
     .unwrap();
     let report = dir.path().join("gate.json");
     let junit = dir.path().join("gate.xml");
+    let html = dir.path().join("gate.html");
     let out = mdiag()
         .args([
             "--kubeconfig",
@@ -74,6 +75,8 @@ fn an_unreachable_apiserver_is_could_not_decide_with_reports_written() {
             report.to_str().unwrap(),
             "--junit",
             junit.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
         ])
         .output()
         .unwrap();
@@ -103,4 +106,9 @@ fn an_unreachable_apiserver_is_could_not_decide_with_reports_written() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<testcase name=\"api-access\""), "{xml}");
     assert!(xml.contains("type=\"could-not-decide\""), "{xml}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("data-outcome=\"could-not-decide\""), "{page}");
+    assert!(page.contains("COULD NOT DECIDE"), "{page}");
+    assert!(page.contains("127.0.0.1:1"), "{page}");
+    assert!(page.contains("lab/chart-demo"), "{page}");
 }

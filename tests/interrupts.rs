@@ -1,5 +1,5 @@
 //! Interrupts lose nothing: SIGTERM or Ctrl-C (SIGINT) during a gate
-//! still writes its report and JUnit with outcome `interrupted` and exits
+//! still writes its report, JUnit and HTML with outcome `interrupted` and exits
 //! 130; during a snapshot it writes no file, not even half of one, and
 //! says so; a reader that closes the pipe early gets silence, not an error.
 
@@ -91,6 +91,7 @@ fn an_interrupted_gate_writes_its_report_and_junit() {
         let config = kubeconfig(dir.path(), port);
         let report = dir.path().join("gate.json");
         let junit = dir.path().join("gate.xml");
+        let html = dir.path().join("gate.html");
         let mut child = spawn_mdiag(&[
             "--kubeconfig",
             &config,
@@ -104,6 +105,8 @@ fn an_interrupted_gate_writes_its_report_and_junit() {
             report.to_str().unwrap(),
             "--junit",
             junit.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
         ]);
         let (code, stdout, stderr) = signal_and_wait(&mut child, signal);
         assert_eq!(code, 130, "SIG{signal}: {stderr}");
@@ -118,6 +121,13 @@ fn an_interrupted_gate_writes_its_report_and_junit() {
         let xml = std::fs::read_to_string(&junit).unwrap();
         assert!(xml.contains("<testcase name=\"interrupted\""), "{xml}");
         assert!(xml.contains("type=\"interrupted\""), "{xml}");
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(page.contains("data-outcome=\"interrupted\""), "{page}");
+        assert!(page.contains("INTERRUPTED"), "{page}");
+        assert!(
+            page.contains(&format!("SIG{signal} came before a verdict")),
+            "{page}"
+        );
         assert!(stdout.contains("INTERRUPTED"), "{stdout}");
     }
 }

@@ -39,14 +39,20 @@ mod credentials;
 mod gate;
 #[path = "live/interrupts.rs"]
 mod interrupts;
+#[path = "live/mcp.rs"]
+mod mcp;
 #[path = "live/pod_sets.rs"]
 mod pod_sets;
+#[path = "common/python_mcp.rs"]
+mod python_mcp;
 #[path = "live/real_node.rs"]
 mod real_node;
 #[path = "live/real_redaction.rs"]
 mod real_redaction;
 #[path = "live/real_scenarios.rs"]
 mod real_scenarios;
+#[path = "live/recipes.rs"]
+mod recipes;
 #[path = "live/triage_scale.rs"]
 mod triage_scale;
 
@@ -426,6 +432,8 @@ fn trials() -> Vec<Trial> {
     all.extend(audit::trials());
     all.extend(interrupts::trials());
     all.extend(real_redaction::trials());
+    all.extend(mcp::trials());
+    all.extend(recipes::trials());
     // Last: it stops the scheduler of the whole cluster for a while.
     all.push(scheduler_stopped());
     all
@@ -977,6 +985,8 @@ const LIVE_ENV: &str = "MDIAG_LIVE";
 fn prebuild() -> anyhow::Result<()> {
     let layout = Layout::at(repo().join("target").join("live-prebuild"))?;
     cluster::build_all(&layout)?;
+    // The Argo Rollouts CRDs the recipes are checked against.
+    recipes::prebuild()?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(repo())

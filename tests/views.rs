@@ -339,7 +339,7 @@ fn explain_views() {
 /// clap reads it when stdout is not a terminal).
 #[test]
 fn help_pages() {
-    for sub in ["", "trace", "triage", "gate", "snapshot", "explain"] {
+    for sub in ["", "trace", "triage", "gate", "snapshot", "explain", "mcp"] {
         let mut args: Vec<&str> = Vec::new();
         if !sub.is_empty() {
             args.push(sub);

@@ -1,6 +1,7 @@
 //! Pure analysis: the step ladder, the four moments of every Pod, the
 //! findings and the verdict. No IO and no clock: `now` is an argument.
 
+pub mod contents;
 pub mod crashes;
 mod facts;
 pub mod gate;

@@ -184,7 +184,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
             out.push_str(&unmapped_block(&missing, lang));
             out
         }
-        OutputFormat::Json | OutputFormat::Yaml => {
+        OutputFormat::Json | OutputFormat::Yaml | OutputFormat::Html => {
             let items: Vec<AlertTraced> = diagnoses
                 .iter()
                 .map(|(d, t, snapshot, requests)| AlertTraced {
@@ -198,11 +198,10 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
                 })
                 .collect();
             let report = alert_report(&alerts, &items, &notes, &unmapped, lang);
-            let encoding = args
-                .output
-                .encoding()
-                .unwrap_or(crate::render::Encoding::Json);
-            crate::render::encode(&report, encoding)?
+            match args.output.encoding() {
+                Some(encoding) => crate::render::encode(&report, encoding)?,
+                None => crate::render::html::alert(&report, lang),
+            }
         }
     };
     super::emit(&text)?;

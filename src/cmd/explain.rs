@@ -6,14 +6,23 @@ use jiff::Timestamp;
 
 use super::source::{SourceRequest, explain_not_found};
 use crate::analysis;
+use crate::catalogue::Lang;
 use crate::catalogue::{Entry, catalogue, program};
 use crate::chain;
 use crate::cli::{ExplainArgs, GlobalArgs};
 use crate::exit::{Exit, UsageError};
 use crate::model::{Clock, TargetKind, TargetSpec, TemplateVars};
-use crate::render::{Style, explain};
+use crate::render::{self, Style, explain};
 
 pub async fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit> {
+    // The output formats are shared with trace and triage; the HTML page is
+    // a report of a diagnosis, which explain does not make.
+    if args.output == crate::cli::OutputFormat::Html {
+        return Err(crate::exit::UsageError(
+            "explain has no HTML page; use -o table, json or yaml".into(),
+        )
+        .into());
+    }
     let style = Style {
         lang: super::lang(global),
         color: super::color(global),
@@ -21,10 +30,57 @@ pub async fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit
         width: super::width(&crate::cli::ViewArgs::default()),
         verbose: true,
     };
+    let explained = look_up(global, args).await?;
+    let text = match args.output.encoding() {
+        Some(encoding) => render::encode(&explained.report(style.lang), encoding)?,
+        None if explained.query.is_none() => explain::list(catalogue(), &style),
+        None => {
+            let text: Vec<String> = explained
+                .entries
+                .iter()
+                .map(|(e, vars)| match vars {
+                    None => explain::entry(e, &style),
+                    Some(vars) => explain::entry_for(e, vars, &style),
+                })
+                .collect();
+            text.join("\n---\n\n")
+        }
+    };
+    super::emit(&text)?;
+    Ok(Exit::Healthy)
+}
+
+/// What `explain` found: the entries for the query (every entry without
+/// one), each with the real names of the target when one was named.
+pub struct Explained {
+    pub query: Option<String>,
+    pub target: Option<String>,
+    pub entries: Vec<(&'static Entry, Option<TemplateVars>)>,
+}
+
+impl Explained {
+    /// The `mdiag/v1` report `explain -o json` prints.
+    pub fn report(&self, lang: Lang) -> explain::ExplainReport {
+        explain::report(
+            self.query.as_deref(),
+            self.target.as_deref(),
+            &self.entries,
+            lang,
+        )
+    }
+}
+
+/// Looks the query up in the catalogue and, with a target, reads it (live
+/// or from `--snapshot`) for its real names: everything of `explain` but
+/// the printing (the CLI's and `mdiag mcp`'s).
+pub async fn look_up(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Explained> {
     let cat = catalogue();
     let Some(query) = args.symptom.as_deref().filter(|_| !args.list) else {
-        super::emit(&explain::list(cat, &style))?;
-        return Ok(Exit::Healthy);
+        return Ok(Explained {
+            query: None,
+            target: None,
+            entries: cat.entries.iter().map(|e| (e, None)).collect(),
+        });
     };
     let entries = cat.lookup(query);
     if entries.is_empty() {
@@ -35,19 +91,19 @@ pub async fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit
         .as_deref()
         .map(|t| TargetSpec::parse(t, global.namespace.as_deref()))
         .transpose()?;
-    let text: Vec<String> = match &target {
-        None => entries.iter().map(|e| explain::entry(e, &style)).collect(),
-        Some(target) => {
-            let names = target_names(global, target, &entries).await?;
-            entries
-                .iter()
-                .zip(&names)
-                .map(|(e, vars)| explain::entry_for(e, vars, &style))
-                .collect()
-        }
+    let names: Vec<Option<TemplateVars>> = match &target {
+        None => entries.iter().map(|_| None).collect(),
+        Some(target) => target_names(global, target, &entries)
+            .await?
+            .into_iter()
+            .map(Some)
+            .collect(),
     };
-    super::emit(&text.join("\n---\n\n"))?;
-    Ok(Exit::Healthy)
+    Ok(Explained {
+        query: Some(query.to_string()),
+        target: args.target.clone(),
+        entries: entries.into_iter().zip(names).collect(),
+    })
 }
 
 /// No entry for `query`: say so, with the closest words when there are some.

@@ -42,6 +42,8 @@ pub struct GateRequest {
     pub policy: GatePolicy,
     pub report: Option<PathBuf>,
     pub junit: Option<PathBuf>,
+    /// The self-contained HTML page of the report.
+    pub html: Option<PathBuf>,
     pub evidence: Option<PathBuf>,
     /// What the evidence keeps out (built up front, so a bad `--redact`
     /// is a usage error before the wait, not after it).
@@ -114,6 +116,7 @@ impl GateRequest {
             },
             report: args.report.clone(),
             junit: args.junit.clone(),
+            html: args.html.clone(),
             evidence: args.evidence.clone(),
             redactor: Redactor::new(&args.redaction.redact, !args.redaction.no_default_redaction)?,
             helm_release: args.helm_release.clone(),
@@ -458,9 +461,14 @@ async fn finish(
         )?;
         write_atomic(path, xml.as_bytes(), false)?;
     }
+    if let Some(path) = &request.html {
+        let page = render::html::gate(&report, request.lang);
+        write_atomic(path, page.as_bytes(), false)?;
+    }
     let text = match request.output {
         OutputFormat::Json => render::encode(&report, Encoding::Json)?,
         OutputFormat::Yaml => render::encode(&report, Encoding::Yaml)?,
+        OutputFormat::Html => render::html::gate(&report, request.lang),
         OutputFormat::Table => {
             let style = Style {
                 lang: request.lang,

@@ -4,6 +4,7 @@
 pub mod alert;
 pub mod explain;
 pub mod gate;
+pub mod mcp;
 pub mod signals;
 pub mod snapshot;
 pub mod source;
@@ -42,6 +43,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
             }
         }
         Command::Explain(args) => explain::run(&cli.global, args).await,
+        Command::Mcp(args) => mcp::run(&cli.global, args).await,
     }
 }
 

@@ -3,13 +3,13 @@
 use jiff::Timestamp;
 
 use super::source::{SourceRequest, explain_not_found};
-use crate::analysis;
+use crate::analysis::{self, Diagnosis};
 use crate::catalogue::Lang;
 use crate::chain::{self, Chain};
 use crate::cli::{GlobalArgs, OutputFormat, TraceArgs};
 use crate::exit::{Exit, UsageError};
-use crate::model::{Clock, Snapshot, TargetSpec};
-use crate::render::report::{RunInfo, trace_report};
+use crate::model::{Clock, Origin, Snapshot, TargetSpec};
+use crate::render::report::{RunInfo, TraceReport, trace_report};
 use crate::render::{self, Style, human};
 use crate::source::live::LogCaps;
 
@@ -68,12 +68,63 @@ impl TraceRequest {
 
 pub async fn run(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Exit> {
     let request = TraceRequest::from_args(global, args)?;
+    let traced = diagnose(&request).await?;
+    let diagnosis = &traced.diagnosis;
+    let run = traced.run_info();
+    let text = match request.output.encoding() {
+        None if request.output == OutputFormat::Html => {
+            render::html::trace(&traced.report(request.lang), request.lang)
+        }
+        None => {
+            let style = Style {
+                lang: request.lang,
+                color: request.color,
+                now: traced.clock.now,
+                width: request.width,
+                verbose: request.verbose,
+            };
+            human::trace(diagnosis, &run, &style)
+        }
+        Some(encoding) => render::encode(&traced.report(request.lang), encoding)?,
+    };
+    super::emit(&text)?;
+    Ok(crate::exit::for_diagnosis(diagnosis))
+}
+
+/// A trace's diagnosis with what it was read from: what the views (the
+/// CLI's and `mdiag mcp`'s) are made of.
+pub struct Traced {
+    pub diagnosis: Diagnosis,
+    pub origin: Origin,
+    pub clock: Clock,
+    /// API requests a live read made.
+    pub requests: Option<u32>,
+}
+
+impl Traced {
+    pub fn run_info(&self) -> RunInfo<'_> {
+        RunInfo {
+            origin: &self.origin,
+            clock: self.clock,
+            requests: self.requests,
+        }
+    }
+
+    /// The `mdiag/v1` report `trace -o json` prints.
+    pub fn report(&self, lang: Lang) -> TraceReport {
+        trace_report(&self.diagnosis, &self.run_info(), lang)
+    }
+}
+
+/// Reads the target (live or from the file), walks its chain and judges
+/// it: everything of a trace but the printing.
+pub async fn diagnose(request: &TraceRequest) -> anyhow::Result<Traced> {
     let mut loaded = request.source.load(Some(&request.target)).await?;
     let clock = Clock::choose(&loaded.snapshot.origin, request.at, Timestamp::now());
     if request.logs
         && let Some(conn) = &loaded.connection
     {
-        let pods = pods_to_log(&loaded.snapshot, &request, &loaded.namespace, clock.now);
+        let pods = pods_to_log(&loaded.snapshot, request, &loaded.namespace, clock.now);
         super::snapshot::read_logs_of(conn, &mut loaded.snapshot, &pods, LogCaps::DEFAULT, false)
             .await;
     }
@@ -91,26 +142,12 @@ pub async fn run(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Exit> 
         refuse_before_the_data(&chain, at, snapshot)?;
     }
     let diagnosis = analysis::analyze(snapshot, &chain, clock.now);
-    let run = RunInfo {
-        origin: &snapshot.origin,
+    Ok(Traced {
+        diagnosis,
+        origin: snapshot.origin.clone(),
         clock,
         requests: loaded.connection.as_ref().map(|c| c.requests()),
-    };
-    let text = match request.output.encoding() {
-        None => {
-            let style = Style {
-                lang: request.lang,
-                color: request.color,
-                now: clock.now,
-                width: request.width,
-                verbose: request.verbose,
-            };
-            human::trace(&diagnosis, &run, &style)
-        }
-        Some(encoding) => render::encode(&trace_report(&diagnosis, &run, request.lang), encoding)?,
-    };
-    super::emit(&text)?;
-    Ok(crate::exit::for_diagnosis(&diagnosis))
+    })
 }
 
 /// The Pods whose logs `--logs` reads: those of the findings whose cause

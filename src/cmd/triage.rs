@@ -6,11 +6,14 @@ use jiff::Timestamp;
 
 use super::source::SourceRequest;
 use crate::analysis::triage::{self, Triage};
-use crate::cli::{GlobalArgs, TriageArgs};
+use crate::catalogue::Lang;
+use crate::chain::ControllerLocation;
+use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
 use crate::exit::{Exit, UsageError};
 use crate::model::{Clock, LabelFilter};
 use crate::model::{Gap, Snapshot};
 use crate::render::report::RunInfo;
+use crate::render::triage::TriageReport;
 use crate::render::{self, Style};
 use crate::source::live::{self, Connection, LiveError, TraceRead};
 
@@ -73,6 +76,46 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
     if let Some(path) = &args.alert {
         return super::alert::run(global, args, path).await;
     }
+    let judged = assess(global).await?;
+    let lang = super::lang(global);
+    let text = match args.output.encoding() {
+        None if args.output == OutputFormat::Html => {
+            render::html::triage(&judged.report(lang), lang)
+        }
+        None => {
+            let style = Style {
+                lang,
+                color: super::color(global),
+                now: judged.clock.now,
+                width: super::width(&args.view),
+                verbose: args.view.verbose,
+            };
+            render::triage::table(&judged.items, &judged.gaps(), args.all, &style)
+        }
+        Some(encoding) => render::encode(&judged.report(lang), encoding)?,
+    };
+    super::emit(&text)?;
+    if std::env::var_os(TIMINGS_ENV).is_some() {
+        eprintln!(
+            "mdiag timings: load {:.1} ms ({} objects{}), analysis {:.1} ms ({} workloads)",
+            judged.load_time.as_secs_f64() * 1e3,
+            judged.objects,
+            judged
+                .connection
+                .as_ref()
+                .map(|c| format!(", {} requests", c.requests()))
+                .unwrap_or_default(),
+            judged.analysis_time.as_secs_f64() * 1e3,
+            judged.items.items.len(),
+        );
+    }
+    Ok(crate::exit::for_triage(&judged.items))
+}
+
+/// Checks the flags, reads the scope and judges every workload in it:
+/// everything of a triage but the printing (the CLI's and `mdiag mcp`'s).
+/// Nothing to judge is [`NoWorkloads`].
+pub async fn assess(global: &GlobalArgs) -> anyhow::Result<Judged> {
     if global.all_namespaces && global.namespace.is_some() {
         return Err(UsageError("use -n NS or -A, not both".into()).into());
     }
@@ -87,73 +130,46 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
         return Err(UsageError("--at judges a snapshot file; add --snapshot FILE".into()).into());
     }
     let source = SourceRequest::from_global(global)?;
-    let Judged {
-        snapshot,
-        namespace,
-        connection,
-        items,
-        clock,
-        objects,
-        load_time,
-        analysis_time,
-    } = judge(&source, global, filter.as_ref(), at).await?;
-    if items.is_empty() {
+    let judged = judge(&source, global, filter.as_ref(), at).await?;
+    if judged.items.is_empty() {
         return Err(NoWorkloads {
-            namespace,
+            namespace: judged.namespace,
             selector: global.selector.clone(),
             file: global.snapshot.as_ref().map(|p| p.display().to_string()),
         }
         .into());
     }
+    Ok(judged)
+}
 
-    let run = RunInfo {
-        origin: &snapshot.origin,
-        clock,
-        requests: connection.as_ref().map(|c| c.requests()),
-    };
-    let lang = super::lang(global);
-    let gaps = triage::read_gaps(&snapshot.gaps, &items);
-    let text = match args.output.encoding() {
-        None => {
-            let style = Style {
-                lang,
-                color: super::color(global),
-                now: clock.now,
-                width: super::width(&args.view),
-                verbose: args.view.verbose,
-            };
-            render::triage::table(&items, &gaps, args.all, &style)
+impl Judged {
+    pub fn run_info(&self) -> RunInfo<'_> {
+        RunInfo {
+            origin: &self.snapshot.origin,
+            clock: self.clock,
+            requests: self.connection.as_ref().map(|c| c.requests()),
         }
-        Some(encoding) => render::encode(
-            &render::triage::report_with_gaps(&items, &gaps, &run, lang),
-            encoding,
-        )?,
-    };
-    super::emit(&text)?;
-    if std::env::var_os(TIMINGS_ENV).is_some() {
-        eprintln!(
-            "mdiag timings: load {:.1} ms ({} objects{}), analysis {:.1} ms ({} workloads)",
-            load_time.as_secs_f64() * 1e3,
-            objects,
-            connection
-                .as_ref()
-                .map(|c| format!(", {} requests", c.requests()))
-                .unwrap_or_default(),
-            analysis_time.as_secs_f64() * 1e3,
-            items.items.len(),
-        );
     }
-    Ok(crate::exit::for_triage(&items))
+
+    /// What the read could not get, with the gaps no item carries.
+    pub fn gaps(&self) -> Vec<Gap> {
+        triage::read_gaps(&self.snapshot.gaps, &self.items)
+    }
+
+    /// The `mdiag/v1` report `triage -o json` prints.
+    pub fn report(&self, lang: Lang) -> TriageReport {
+        render::triage::report_with_gaps(&self.items, &self.gaps(), &self.run_info(), lang)
+    }
 }
 
 /// A triage's diagnoses, with what they were read from: the whole snapshot,
 /// or (a live `-A` read a namespace at a time) its origin and gaps only.
-struct Judged {
+pub struct Judged {
     snapshot: Snapshot,
     namespace: Option<String>,
     connection: Option<Connection>,
-    items: Triage,
-    clock: Clock,
+    pub items: Triage,
+    pub clock: Clock,
     /// Objects read (every namespace's, added up).
     objects: usize,
     load_time: Duration,
@@ -198,25 +214,47 @@ async fn judge(
                 .await?
         };
     let load_time = t_load.elapsed();
+    let mut judged = judge_read(snapshot, namespace, filter, source.controller.as_ref(), at);
+    judged.connection = connection;
+    judged.load_time = load_time;
+    Ok(judged)
+}
+
+/// Judges every workload of a snapshot already read (in `namespace`, or
+/// all of them), at `at` or the snapshot's own clock.
+fn judge_read(
+    snapshot: Snapshot,
+    namespace: Option<String>,
+    filter: Option<&LabelFilter>,
+    controller: Option<&ControllerLocation>,
+    at: Option<Timestamp>,
+) -> Judged {
     let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
     let t_analysis = Instant::now();
     let items = triage::triage(
         &snapshot,
         namespace.as_deref(),
         filter,
-        source.controller.as_ref(),
+        controller,
         clock.now,
     );
-    Ok(Judged {
+    Judged {
         objects: snapshot.objects.len(),
         snapshot,
         namespace,
-        connection,
+        connection: None,
         items,
         clock,
-        load_time,
+        load_time: Duration::ZERO,
         analysis_time: t_analysis.elapsed(),
-    })
+    }
+}
+
+/// The triage of a whole snapshot file already read, as `triage -A
+/// --snapshot FILE [--at TIME]` judges it (for `mdiag mcp`'s summary of a
+/// file, which reads it once). It may hold no workload.
+pub fn of_snapshot(snapshot: Snapshot, at: Option<Timestamp>) -> Judged {
+    judge_read(snapshot, None, None, None, at)
 }
 
 /// One namespace's diagnoses, its own gaps, the objects read and the

@@ -2,10 +2,79 @@
 
 use std::fmt::Write;
 
+use serde::Serialize;
+
 use super::Style;
 use super::human::severity_word;
-use crate::catalogue::{Catalogue, Entry, as_run};
+use super::report::SCHEMA;
+use crate::catalogue::{Catalogue, Entry, Lang, Severity, as_run};
 use crate::model::TemplateVars;
+
+/// `explain -o json`: the catalogue entries found, in `--lang`.
+#[derive(Debug, Serialize)]
+pub struct ExplainReport {
+    pub schema: &'static str,
+    pub kind: &'static str,
+    /// The id, symptom or word looked up; null: every entry (no argument,
+    /// or `--list`).
+    pub query: Option<String>,
+    /// The target whose real names fill the check commands, as given.
+    pub target: Option<String>,
+    pub entries: Vec<ExplainEntry>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ExplainEntry {
+    pub id: String,
+    pub severity: Severity,
+    pub title: String,
+    /// The reasons and states the cluster shows (`CrashLoopBackOff`).
+    pub symptoms: Vec<String>,
+    /// Other words that find it (`crashloop`, `137`).
+    pub aliases: Vec<String>,
+    pub cause: String,
+    /// How to tell it from its neighbours.
+    pub judge: String,
+    /// Read-only commands: with a target, its real names filled in (those
+    /// about a ModelService left out when it has none); without one, the
+    /// `{placeholders}` as the catalogue holds them.
+    pub check: Vec<String>,
+    pub fix: String,
+    pub verify: String,
+}
+
+/// The report of `entries`, each with the target's names when one was named.
+pub fn report(
+    query: Option<&str>,
+    target: Option<&str>,
+    entries: &[(&Entry, Option<TemplateVars>)],
+    lang: Lang,
+) -> ExplainReport {
+    ExplainReport {
+        schema: SCHEMA,
+        kind: "Explain",
+        query: query.map(str::to_string),
+        target: target.map(str::to_string),
+        entries: entries
+            .iter()
+            .map(|(e, vars)| ExplainEntry {
+                id: e.id.clone(),
+                severity: e.severity,
+                title: e.title.get(lang).to_string(),
+                symptoms: e.symptoms.clone(),
+                aliases: e.aliases.clone(),
+                cause: e.cause.get(lang).to_string(),
+                judge: e.judge.get(lang).to_string(),
+                check: match vars {
+                    Some(vars) => e.checks_for(vars),
+                    None => e.check.iter().cloned().map(as_run).collect(),
+                },
+                fix: e.fix.get(lang).to_string(),
+                verify: e.verify.get(lang).to_string(),
+            })
+            .collect(),
+    }
+}
 
 /// An entry as the catalogue holds it: the check commands with their
 /// `{placeholders}` for the names.

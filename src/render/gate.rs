@@ -86,6 +86,9 @@ pub struct ReportCheck {
     pub name: String,
     pub passed: bool,
     pub detail: String,
+    /// The same, for the HTML page in its language.
+    #[serde(skip)]
+    pub said_detail: Option<Message>,
 }
 
 impl From<&Check> for ReportCheck {
@@ -94,6 +97,7 @@ impl From<&Check> for ReportCheck {
             name: c.name.to_string(),
             passed: c.passed,
             detail: c.detail.en(),
+            said_detail: Some(c.detail.clone()),
         }
     }
 }
@@ -166,20 +170,20 @@ pub fn headline(
     details: &GateDetails,
     style: &Style,
 ) -> String {
-    let zh = style.lang == Lang::Zh;
     let took = elapsed_text(elapsed);
     let why = diagnosis.map(|d| summary(d, style)).unwrap_or_default();
-    let (mark, word) = match (outcome, zh) {
-        (Outcome::Converged, false) => (style.good("✔"), style.good("CONVERGED")),
-        (Outcome::Converged, true) => (style.good("✔"), style.good("已收敛")),
-        (Outcome::Failed, false) => (style.bad("✘"), style.bad("FAILED")),
-        (Outcome::Failed, true) => (style.bad("✘"), style.bad("失败")),
-        (Outcome::TimedOut, false) => (style.warn("⧗"), style.warn("TIMED OUT")),
-        (Outcome::TimedOut, true) => (style.warn("⧗"), style.warn("超时")),
-        (Outcome::CouldNotDecide, false) => (style.warn("?"), style.warn("COULD NOT DECIDE")),
-        (Outcome::CouldNotDecide, true) => (style.warn("?"), style.warn("无法判定")),
-        (Outcome::Interrupted, false) => (style.warn("■"), style.warn("INTERRUPTED")),
-        (Outcome::Interrupted, true) => (style.warn("■"), style.warn("已中断")),
+    let (mark, id) = match outcome {
+        Outcome::Converged => (style.good("✔"), "gate.word_converged"),
+        Outcome::Failed => (style.bad("✘"), "gate.word_failed"),
+        Outcome::TimedOut => (style.warn("⧗"), "gate.word_timed_out"),
+        Outcome::CouldNotDecide => (style.warn("?"), "gate.word_could_not_decide"),
+        Outcome::Interrupted => (style.warn("■"), "gate.word_interrupted"),
+    };
+    let text = Message::new(id).render(style.lang);
+    let word = match outcome {
+        Outcome::Converged => style.good(&text),
+        Outcome::Failed => style.bad(&text),
+        _ => style.warn(&text),
     };
     let m = match outcome {
         Outcome::Converged => Message::new("gate.converged"),

@@ -1,14 +1,17 @@
-//! Rendering, for people (tree, waterfall, findings) and for machines (the
-//! versioned JSON/YAML report). Nothing outside this module knows about
-//! terminals or colours.
+//! Rendering, for people (tree, waterfall, findings; in a terminal or as a
+//! self-contained HTML page) and for machines (the versioned JSON/YAML
+//! report). Nothing outside this module knows about terminals or colours.
 
 pub mod alert;
+pub mod answer;
 pub mod explain;
 pub mod gate;
 pub mod headline;
+pub mod html;
 pub mod human;
 pub mod layout;
 pub mod report;
+pub mod summary;
 mod text;
 pub mod triage;
 

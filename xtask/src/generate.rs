@@ -280,6 +280,24 @@ fn examples(page: &str) -> Vec<(&'static str, &'static str)> {
                 "mdiag explain image-pull-denied chart-demo --snapshot evidence.yaml.gz",
                 "The same, read from a snapshot file.",
             ),
+            (
+                "mdiag explain crash-loop -o json",
+                "The entry as data (schema mdiag/v1), as the MCP explain tool returns it.",
+            ),
+        ],
+        "mcp" => vec![
+            (
+                "mdiag mcp",
+                "Serve the tools trace, triage, explain and snapshot_summary on stdin and stdout; an agent starts it as the command mdiag with the argument mcp (docs/mcp.md).",
+            ),
+            (
+                "mdiag mcp --kubeconfig ~/.kube/view-only --context staging -n shop",
+                "Every tool reads the staging context's shop namespace with that kubeconfig, unless its own arguments name others.",
+            ),
+            (
+                "mdiag mcp --lang zh",
+                "Titles, causes, fixes and headlines in Chinese.",
+            ),
         ],
         other => panic!("no examples for the {other} page"),
     }
@@ -495,7 +513,9 @@ mod tests {
 
     #[test]
     fn every_example_parses_as_the_command_line_it_shows() {
-        let pages = ["mdiag", "trace", "triage", "gate", "snapshot", "explain"];
+        let pages = [
+            "mdiag", "trace", "triage", "gate", "snapshot", "explain", "mcp",
+        ];
         assert_eq!(
             Cli::command()
                 .get_subcommands()

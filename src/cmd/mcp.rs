@@ -1,0 +1,311 @@
+//! `mdiag mcp`: a Model Context Protocol server on stdio (rmcp, the
+//! official Rust SDK), so that an agent can call trace, triage, explain
+//! and a snapshot file's summary as tools. Each tool turns its arguments
+//! into the global and command flags the CLI would have parsed and runs
+//! the same code path (`trace::diagnose`, `triage::assess`,
+//! `explain::look_up`), so the two cannot tell different stories. A tool
+//! answers with the `mdiag/v1` report as structured content (what
+//! `-o json` prints) and a short text: the headline and the `next`
+//! command. A failure is a tool error carrying the message the CLI prints.
+//!
+//! stdout carries only protocol messages; nothing here prints.
+
+use std::path::PathBuf;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::cli::{ExplainArgs, GlobalArgs, LangArg, McpArgs, OutputFormat, TraceArgs, ViewArgs};
+use crate::exit::Exit;
+use crate::render;
+
+/// Serves until the client closes stdin (or a signal ends the process).
+pub async fn run(global: &GlobalArgs, _args: &McpArgs) -> anyhow::Result<Exit> {
+    let server = Mdiag::new(global.clone());
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot start the MCP session on stdio: {e}"))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| anyhow::anyhow!("the MCP session ended with an error: {e}"))?;
+    Ok(Exit::Healthy)
+}
+
+/// The server: the flags `mdiag mcp` was started with are every tool's
+/// defaults (`mdiag mcp --context prod`), which a tool's arguments override.
+#[derive(Clone)]
+pub struct Mdiag {
+    defaults: GlobalArgs,
+    tool_router: ToolRouter<Self>,
+}
+
+/// The language of the answer's words (`title`, `cause`, `fix`, `verify`,
+/// `summary`); ids and states are the same in every language.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    En,
+    Zh,
+}
+
+/// Where the objects come from: the cluster of a kubeconfig context, or a
+/// snapshot file. Every field is optional.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct Source {
+    /// Namespace (default: the context's, or the one a snapshot file captured).
+    pub namespace: Option<String>,
+    /// The kubeconfig context to use (default: its current context).
+    pub context: Option<String>,
+    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    pub kubeconfig: Option<String>,
+    /// Read objects from this file instead of a cluster: an mdiag snapshot,
+    /// or `kubectl get -o yaml|json` output (.gz is decompressed). A
+    /// relative path is read from the server's working directory.
+    pub snapshot: Option<String>,
+    /// Judge the snapshot file at this time (RFC 3339) instead of its capture time.
+    pub at: Option<String>,
+    /// Language of the explanations: en or zh (default: from LANG).
+    pub lang: Option<Language>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TraceParams {
+    /// NAME (a ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME,
+    /// rs/NAME or pod/NAME.
+    pub target: String,
+    #[serde(flatten)]
+    pub source: Source,
+    /// Read the logs of the Pods the findings are about (live only): a
+    /// crash's own last lines are shown under its finding.
+    #[serde(default)]
+    pub logs: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TriageParams {
+    #[serde(flatten)]
+    pub source: Source,
+    /// Look in every namespace (not with `namespace`).
+    #[serde(default)]
+    pub all_namespaces: bool,
+    /// Label selector to filter workloads (as kubectl -l).
+    pub selector: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExplainParams {
+    /// A finding id (`crash-loop`), a symptom or reason (`CrashLoopBackOff`,
+    /// `ErrImagePull`, `Pending`), a word for it (`crashloop`, `OOM`) or an
+    /// exit code (`137`). Without it, every entry of the catalogue.
+    pub query: Option<String>,
+    /// Fill the real names of this target into the check commands: NAME (a
+    /// ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME or
+    /// pod/NAME, read live or from `snapshot`. Needs `query`.
+    pub target: Option<String>,
+    #[serde(flatten)]
+    pub source: Source,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SummaryParams {
+    /// The snapshot file: an mdiag snapshot, or `kubectl get -o yaml|json`
+    /// output (.gz is decompressed). A relative path is read from the
+    /// server's working directory.
+    pub snapshot: String,
+    /// Judge it at this time (RFC 3339) instead of its capture time.
+    pub at: Option<String>,
+    /// Language of the explanations: en or zh (default: from LANG).
+    pub lang: Option<Language>,
+}
+
+#[tool_router]
+impl Mdiag {
+    pub fn new(defaults: GlobalArgs) -> Self {
+        Mdiag {
+            defaults,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Trace one workload: the object chain, each Pod's moments, where the
+    /// rollout stopped, why (findings with evidence), and the command to
+    /// run next. The structured content is `mdiag trace -o json` (schema
+    /// mdiag/v1); the text is the headline and the next command.
+    #[tool(annotations(
+        title = "Trace a rollout",
+        read_only_hint = true,
+        open_world_hint = true
+    ))]
+    async fn trace(&self, Parameters(p): Parameters<TraceParams>) -> CallToolResult {
+        let global = self.global(&p.source);
+        let args = TraceArgs {
+            target: p.target,
+            output: OutputFormat::Json,
+            logs: p.logs,
+            view: ViewArgs::default(),
+        };
+        answer(move || async move {
+            let request = super::trace::TraceRequest::from_args(&global, &args)?;
+            let traced = super::trace::diagnose(&request).await?;
+            Ok((
+                serde_json::to_value(traced.report(request.lang))?,
+                render::answer::trace(&traced.diagnosis, request.lang),
+            ))
+        })
+        .await
+    }
+
+    /// Rank every workload of a namespace (or of all, with
+    /// `all_namespaces`) by how broken it is, worst first, with what fails
+    /// outside them. The structured content is `mdiag triage -o json`; the
+    /// text is the count line and the worst workload's headline and next command.
+    #[tool(annotations(
+        title = "Triage workloads",
+        read_only_hint = true,
+        open_world_hint = true
+    ))]
+    async fn triage(&self, Parameters(p): Parameters<TriageParams>) -> CallToolResult {
+        let mut global = self.global(&p.source);
+        global.all_namespaces |= p.all_namespaces;
+        if p.selector.is_some() {
+            global.selector = p.selector;
+        }
+        answer(move || async move {
+            let judged = super::triage::assess(&global).await?;
+            let lang = super::lang(&global);
+            Ok((
+                serde_json::to_value(judged.report(lang))?,
+                render::answer::triage(&judged.items, lang),
+            ))
+        })
+        .await
+    }
+
+    /// Explain a symptom from mdiag's catalogue: the documented cause, how
+    /// to tell it from its neighbours, the read-only check commands (with a
+    /// target's real names), the fix and how to verify it. The structured
+    /// content is `mdiag explain -o json`.
+    #[tool(annotations(
+        title = "Explain a symptom",
+        read_only_hint = true,
+        open_world_hint = true
+    ))]
+    async fn explain(&self, Parameters(p): Parameters<ExplainParams>) -> CallToolResult {
+        let global = self.global(&p.source);
+        let args = ExplainArgs {
+            symptom: p.query,
+            target: p.target,
+            list: false,
+            output: OutputFormat::Json,
+        };
+        answer(move || async move {
+            if args.target.is_some() && args.symptom.is_none() {
+                return Err(crate::exit::UsageError(
+                    "a target fills in the commands of one entry: add a query".into(),
+                )
+                .into());
+            }
+            let explained = super::explain::look_up(&global, &args).await?;
+            let lang = super::lang(&global);
+            let report = explained.report(lang);
+            let text = render::answer::explain(&report, lang);
+            Ok((serde_json::to_value(report)?, text))
+        })
+        .await
+    }
+
+    /// What a snapshot file holds: where and when it was captured, its
+    /// target, objects per kind, logs, what could not be read, what was
+    /// redacted, and the triage of every workload in it.
+    #[tool(annotations(title = "Summarise a snapshot file", read_only_hint = true))]
+    async fn snapshot_summary(&self, Parameters(p): Parameters<SummaryParams>) -> CallToolResult {
+        let source = Source {
+            snapshot: Some(p.snapshot),
+            at: p.at,
+            lang: p.lang,
+            ..Source::default()
+        };
+        let global = self.global(&source);
+        answer(move || async move {
+            let path = global.snapshot.clone().unwrap_or_default();
+            let at = super::parse_at(&global)?;
+            let snapshot = crate::source::read_snapshot_file(&path)?;
+            let contents = crate::analysis::contents::contents(&snapshot);
+            let judged = super::triage::of_snapshot(snapshot, at);
+            let lang = super::lang(&global);
+            let text = render::answer::summary(&contents, &judged.items, lang);
+            let report = render::summary::report(&contents, judged.report(lang));
+            Ok((serde_json::to_value(report)?, text))
+        })
+        .await
+    }
+}
+
+impl Mdiag {
+    /// The server's flags with a tool's source arguments laid over them.
+    fn global(&self, s: &Source) -> GlobalArgs {
+        let mut g = self.defaults.clone();
+        if s.namespace.is_some() {
+            g.namespace = s.namespace.clone();
+        }
+        if s.context.is_some() {
+            g.context = s.context.clone();
+        }
+        if let Some(k) = &s.kubeconfig {
+            g.kubeconfig = Some(PathBuf::from(k));
+        }
+        if let Some(f) = &s.snapshot {
+            g.snapshot = Some(PathBuf::from(f));
+        }
+        if s.at.is_some() {
+            g.at = s.at.clone();
+        }
+        if let Some(l) = s.lang {
+            g.lang = Some(match l {
+                Language::En => LangArg::En,
+                Language::Zh => LangArg::Zh,
+            });
+        }
+        g
+    }
+}
+
+/// The tool's result: the report and the text answer, or a tool error
+/// with the one-line message the CLI prints (`mdiag: MESSAGE`).
+///
+/// The work runs on a blocking thread of its own, driven by the runtime's
+/// handle as `main` drives a command: a live triage's read holds borrows
+/// across its awaits that make its future not `Send`, and the analysis is
+/// CPU work that should not hold up the session's own tasks.
+async fn answer<M, F>(work: M) -> CallToolResult
+where
+    M: FnOnce() -> F + Send + 'static,
+    F: Future<Output = anyhow::Result<(serde_json::Value, String)>>,
+{
+    let handle = tokio::runtime::Handle::current();
+    let done = tokio::task::spawn_blocking(move || handle.block_on(work())).await;
+    match done {
+        Ok(Ok((report, text))) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(report);
+            result
+        }
+        Ok(Err(err)) => CallToolResult::error(vec![ContentBlock::text(format!("{err:#}"))]),
+        Err(panic) => CallToolResult::error(vec![ContentBlock::text(format!(
+            "the tool stopped unexpectedly: {panic}"
+        ))]),
+    }
+}
+
+#[tool_handler(
+    router = self.tool_router,
+    name = "mdiag",
+    instructions = "Read-only rollout diagnostics for ModelServices (and Deployments, StatefulSets, DaemonSets, ReplicaSets, Pods) on Kubernetes. Start with triage for a namespace, trace one workload, run the `next` command it gives, and explain a finding id. Nothing here writes to the cluster."
+)]
+impl ServerHandler for Mdiag {}
