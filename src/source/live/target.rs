@@ -1,25 +1,34 @@
 //! The read of one target's chain (issue 16 item 2): a trace in a
 //! namespace of 10,000 other Pods should cost what its own objects cost.
 //!
-//! Instead of every list of the namespace, three waves of small requests:
+//! Instead of every list of the namespace, two waves of small requests:
 //! 1. what every read shares ([`read_common`]: discovery, the Nodes, the
 //!    kube-system Leases, the controller), the workload by name (a
 //!    ModelService's Deployment is named after it by its controller; the
-//!    owner UID is checked once the ModelService is read), and the kinds a
-//!    namespace has one of per workload at most (Services, HPAs, PDBs);
-//! 2. the ModelService by name, the ReplicaSets, Pods and
-//!    ControllerRevisions its selector selects, and the EndpointSlices of
-//!    the Services whose selector matches its Pods;
-//! 3. the Events of each object read, by kind and name, and any Pod an
-//!    endpoint names that the selector did not bring.
+//!    owner UID is checked once the ModelService is read), the kinds a
+//!    namespace has one of per workload at most (Services, HPAs, PDBs), and
+//!    three guesses: the ReplicaSets (or ControllerRevisions) and Pods
+//!    labelled with the workload's name under the two usual keys
+//!    ([`GUESSED_KEYS`]), and the EndpointSlices of a Service named after
+//!    the workload;
+//! 2. the ModelService by name, the HTTPRoutes, the Pods that endpoints
+//!    name outside the selection, and the Events of each object, by kind
+//!    and name.
 //!
-//! Events cannot be selected by the labels of the object they are about,
-//! and a Pod's name is only known once it is read: the third wave is that
-//! price. What it reads is a superset of what `mdiag snapshot` keeps of the
-//! chain ([`crate::chain::chain_objects`]), which replays to the same
-//! findings. Whatever does not fit (a Pod or ReplicaSet target, a workload
-//! that is not where its name says, a selector that selects everything)
-//! reads the namespace as before.
+//! The selector is only known once the workload is read, and Events cannot
+//! be selected by the labels of the object they are about, so a Pod's
+//! Events need its name: the guesses in the first wave are what keep this
+//! to two waves. They hold when the selector requires `app.kubernetes.io/name`
+//! or `app` to be the workload's name (the modeldock controller's Pods,
+//! most charts') and the Service that selects them carries its name; the
+//! guessed lists are then narrowed by the selector on this side. When they
+//! do not, the selector's lists (or the Services' slices) join the second
+//! wave and the Events of what they bring, with any Pod an endpoint names
+//! outside them, take a third. What is read is a superset of what
+//! `mdiag snapshot` keeps of the chain ([`crate::chain::chain_objects`]),
+//! which replays to the same findings. Whatever does not fit (a Pod or
+//! ReplicaSet target, a workload that is not where its name says, a
+//! selector that selects everything) reads the namespace as before.
 
 use std::collections::BTreeSet;
 
@@ -28,7 +37,7 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::{Event as CoreEvent, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::read::{keep_events_about_read_objects, read_common, read_lists, typed_path};
 use super::*;
@@ -55,10 +64,210 @@ pub async fn read_for_target(
     ) {
         return read_for_trace(conn, read).await;
     }
-    let common = read_common(conn, read).await?;
-    match read_chain(conn, &common, namespace, target).await? {
+    // Wave 1: what every read shares, beside the target's own first reads.
+    let (common, first) =
+        tokio::join!(read_common(conn, read), first_wave(conn, namespace, target));
+    let common = common?;
+    match read_chain(conn, &common, namespace, target, first).await? {
         Some(snapshot) => Ok(snapshot),
         None => read_lists(conn, &common, Some(namespace), None).await,
+    }
+}
+
+/// The labels a workload's Pods are most often selected by, listed in the
+/// first wave with the workload's name before its selector is known: the
+/// recommended `app.kubernetes.io/name` (the modeldock controller's, and
+/// most charts') and the older `app`. When the selector requires one of
+/// them to be the name, everything it selects carries that label, so the
+/// guess filtered by the selector is exactly the selector's list, a wave
+/// earlier; otherwise the selector's lists take a wave of their own.
+const GUESSED_KEYS: [&str; 2] = ["app.kubernetes.io/name", "app"];
+
+/// What one label selector selects of the kinds a workload's Pods come with.
+struct Selected {
+    /// A Deployment's (or a ModelService's) ReplicaSets.
+    replica_sets: Option<Result<Vec<ReplicaSet>, kube::Error>>,
+    pods: Result<Vec<Pod>, kube::Error>,
+    /// A StatefulSet's or DaemonSet's revisions.
+    revisions: Option<Result<Vec<ControllerRevision>, kube::Error>>,
+}
+
+impl Selected {
+    /// Keeps what `selector` selects (the guess it covers was wider).
+    fn narrowed(self, selector: &LabelSelector) -> Selected {
+        fn keep<K: kube::Resource>(items: &mut Vec<K>, selector: &LabelSelector) {
+            items.retain(|o| {
+                crate::chain::label_selector_matches(selector, o.meta().labels.as_ref())
+            });
+        }
+        let Selected {
+            mut replica_sets,
+            mut pods,
+            mut revisions,
+        } = self;
+        if let Some(Ok(items)) = &mut replica_sets {
+            keep(items, selector);
+        }
+        if let Ok(items) = &mut pods {
+            keep(items, selector);
+        }
+        if let Some(Ok(items)) = &mut revisions {
+            keep(items, selector);
+        }
+        Selected {
+            replica_sets,
+            pods,
+            revisions,
+        }
+    }
+}
+
+/// Lists what `params` selects: ReplicaSets or ControllerRevisions (as the
+/// workload has), and Pods.
+async fn list_selected(
+    conn: &Connection,
+    ns: &str,
+    params: &ListParams,
+    has_replica_sets: bool,
+) -> Selected {
+    let keep_rs = |o: &mut ReplicaSet| o.keep();
+    let keep_pod = |o: &mut Pod| o.keep();
+    let keep_revision = |o: &mut ControllerRevision| o.keep();
+    let (replica_sets, pods, revisions) = tokio::join!(
+        async {
+            if has_replica_sets {
+                Some(
+                    conn.list_pages(&typed_path::<ReplicaSet>(Some(ns)), params, &keep_rs)
+                        .await,
+                )
+            } else {
+                None
+            }
+        },
+        async {
+            conn.list_pages(&typed_path::<Pod>(Some(ns)), params, &keep_pod)
+                .await
+        },
+        async {
+            if has_replica_sets {
+                None
+            } else {
+                Some(
+                    conn.list_pages(
+                        &typed_path::<ControllerRevision>(Some(ns)),
+                        params,
+                        &keep_revision,
+                    )
+                    .await,
+                )
+            }
+        },
+    );
+    Selected {
+        replica_sets,
+        pods,
+        revisions,
+    }
+}
+
+/// Whether `selector` requires label `key` to be `value` (so it selects
+/// nothing that `key=value` does not).
+fn requires(selector: &LabelSelector, key: &str, value: &str) -> bool {
+    let by_label = selector
+        .match_labels
+        .as_ref()
+        .is_some_and(|m| m.get(key).map(String::as_str) == Some(value));
+    let by_expression = selector.match_expressions.iter().flatten().any(|e| {
+        e.key == key
+            && e.operator == "In"
+            && e.values.as_deref() == Some(std::slice::from_ref(&value.to_string()))
+    });
+    by_label || by_expression
+}
+
+/// The target's reads of the first wave: the workload by name, the
+/// namespace's few-per-workload kinds, and the guessed selections.
+struct FirstWave {
+    workload: Result<Option<Workload>, kube::Error>,
+    services: Result<Vec<Service>, kube::Error>,
+    hpas: Result<Vec<HorizontalPodAutoscaler>, kube::Error>,
+    pdbs: Result<Vec<PodDisruptionBudget>, kube::Error>,
+    /// One per [`GUESSED_KEYS`] (none when the name cannot be a label value).
+    guesses: Vec<Selected>,
+    /// The slices of a Service named after the workload (a chart's and the
+    /// modeldock controller's), so that the Pods their endpoints name are
+    /// known a wave earlier.
+    slices: Option<Result<Vec<EndpointSlice>, kube::Error>>,
+}
+
+async fn first_wave(conn: &Connection, ns: &str, target: &TargetSpec) -> FirstWave {
+    let client = &conn.client;
+    let all = ListParams::default();
+    let name = target.name.as_str();
+    let workload = async {
+        match target.kind {
+            TargetKind::StatefulSet => conn
+                .get_opt(Api::<StatefulSet>::namespaced(client.clone(), ns), name)
+                .await
+                .map(|o| o.map(|s| Workload::StatefulSet(Box::new(s)))),
+            TargetKind::DaemonSet => conn
+                .get_opt(Api::<DaemonSet>::namespaced(client.clone(), ns), name)
+                .await
+                .map(|o| o.map(|d| Workload::DaemonSet(Box::new(d)))),
+            _ => conn
+                .get_opt(Api::<Deployment>::namespaced(client.clone(), ns), name)
+                .await
+                .map(|o| o.map(|d| Workload::Deployment(Box::new(d)))),
+        }
+    };
+    let keep_service = |s: &mut Service| s.keep();
+    let keep_hpa = |h: &mut HorizontalPodAutoscaler| h.keep();
+    let keep_pdb = |p: &mut PodDisruptionBudget| p.keep();
+    let (services_path, hpas_path, pdbs_path) = (
+        typed_path::<Service>(Some(ns)),
+        typed_path::<HorizontalPodAutoscaler>(Some(ns)),
+        typed_path::<PodDisruptionBudget>(Some(ns)),
+    );
+    let has_replica_sets = !matches!(target.kind, TargetKind::StatefulSet | TargetKind::DaemonSet);
+    // A label value is at most 63 characters; a longer name is never one.
+    let guessed: Vec<ListParams> = if name.len() <= 63 {
+        GUESSED_KEYS
+            .iter()
+            .map(|key| ListParams::default().labels(&format!("{key}={name}")))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let keep_slice = |o: &mut EndpointSlice| o.keep();
+    let slices = async {
+        if name.len() > 63 {
+            return None;
+        }
+        let params = ListParams::default().labels(&format!("{SERVICE_NAME_LABEL}={name}"));
+        Some(
+            conn.list_pages(&typed_path::<EndpointSlice>(Some(ns)), &params, &keep_slice)
+                .await,
+        )
+    };
+    let (workload, services, hpas, pdbs, guesses, slices) = tokio::join!(
+        workload,
+        conn.list_pages(&services_path, &all, &keep_service),
+        conn.list_pages(&hpas_path, &all, &keep_hpa),
+        conn.list_pages(&pdbs_path, &all, &keep_pdb),
+        join_all(
+            guessed
+                .iter()
+                .map(|params| list_selected(conn, ns, params, has_replica_sets))
+        ),
+        slices,
+    );
+    FirstWave {
+        workload,
+        services,
+        hpas,
+        pdbs,
+        guesses,
+        slices,
     }
 }
 
@@ -112,8 +321,6 @@ impl Workload {
     }
 }
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-
 /// A label selector as the API takes it in `labelSelector`; `None` for one
 /// that selects everything (or an operator this does not know), which a
 /// targeted read cannot use.
@@ -135,49 +342,32 @@ pub fn selector_query(selector: &LabelSelector) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(","))
 }
 
-/// The three waves; `None` when the chain is not where the names say.
+/// The waves after the first; `None` when the chain is not where the
+/// names say.
+///
+/// The second wave reads the ModelService, the HTTPRoutes, the slices of
+/// the Services that select the Pods and the Events of every object known
+/// by then. When the guessed selections held the selector's, that is all
+/// (two waves); otherwise the selector's own lists join the second wave
+/// and the Events of what they bring take a third. An endpoint naming a
+/// Pod the selector did not bring costs a last small wave too.
 async fn read_chain(
     conn: &Connection,
     common: &Common,
     ns: &str,
     target: &TargetSpec,
+    first: FirstWave,
 ) -> Result<Option<Snapshot>, LiveError> {
     let client = &conn.client;
     let all = ListParams::default();
-    // Wave 1 (after the shared reads, which a triage makes once for all
-    // namespaces): the workload by name and the namespace's few-per-workload
-    // kinds.
-    let name = target.name.as_str();
-    let workload = async {
-        match target.kind {
-            TargetKind::StatefulSet => conn
-                .get_opt(Api::<StatefulSet>::namespaced(client.clone(), ns), name)
-                .await
-                .map(|o| o.map(|s| Workload::StatefulSet(Box::new(s)))),
-            TargetKind::DaemonSet => conn
-                .get_opt(Api::<DaemonSet>::namespaced(client.clone(), ns), name)
-                .await
-                .map(|o| o.map(|d| Workload::DaemonSet(Box::new(d)))),
-            _ => conn
-                .get_opt(Api::<Deployment>::namespaced(client.clone(), ns), name)
-                .await
-                .map(|o| o.map(|d| Workload::Deployment(Box::new(d)))),
-        }
-    };
-    let keep_service = |s: &mut Service| s.keep();
-    let keep_hpa = |h: &mut HorizontalPodAutoscaler| h.keep();
-    let keep_pdb = |p: &mut PodDisruptionBudget| p.keep();
-    let (services_path, hpas_path, pdbs_path) = (
-        typed_path::<Service>(Some(ns)),
-        typed_path::<HorizontalPodAutoscaler>(Some(ns)),
-        typed_path::<PodDisruptionBudget>(Some(ns)),
-    );
-    let (workload, services, hpas, pdbs) = tokio::join!(
+    let FirstWave {
         workload,
-        conn.list_pages(&services_path, &all, &keep_service),
-        conn.list_pages(&hpas_path, &all, &keep_hpa),
-        conn.list_pages(&pdbs_path, &all, &keep_pdb),
-    );
+        services,
+        hpas,
+        pdbs,
+        guesses,
+        slices: guessed_slices,
+    } = first;
     let mut c = Collector {
         conn,
         gaps: common.gaps.clone(),
@@ -195,9 +385,18 @@ async fn read_chain(
     } else if let Workload::DaemonSet(d) = &mut workload {
         trim_meta(&mut d.metadata, true);
     }
-    let Some(selector) = workload.selector().and_then(selector_query) else {
+    let Some(selector) = workload.selector().cloned() else {
         return Ok(None);
     };
+    let Some(selector_text) = selector_query(&selector) else {
+        return Ok(None);
+    };
+    let name = target.name.as_str();
+    let guessed = GUESSED_KEYS
+        .iter()
+        .zip(guesses)
+        .find(|(key, _)| requires(&selector, key, name))
+        .map(|(_, selected)| selected.narrowed(&selector));
     let services = c.take(services, "services", Some(ns), "list", None);
     let labels = workload.template_labels().cloned().unwrap_or_default();
     let serving: Vec<String> = services
@@ -205,12 +404,9 @@ async fn read_chain(
         .filter(|s| crate::chain::selector_matches(s, Some(&labels)))
         .filter_map(|s| s.metadata.name.clone())
         .collect();
+    let hpas = c.take(hpas, "horizontalpodautoscalers", Some(ns), "list", None);
+    let pdbs = c.take(pdbs, "poddisruptionbudgets", Some(ns), "list", None);
 
-    // Wave 2: the ModelService, and what the selector selects.
-    let selected = ListParams::default().labels(&selector);
-    let slices_params = (!serving.is_empty()).then(|| {
-        ListParams::default().labels(&format!("{SERVICE_NAME_LABEL} in ({})", serving.join(",")))
-    });
     // The ModelService: the target, or the one that owns a Deployment target.
     let owner_name = match target.kind {
         TargetKind::ModelService => Some(name.to_string()),
@@ -222,6 +418,38 @@ async fn read_chain(
             .find(|o| o.kind == "ModelService" && o.controller == Some(true))
             .map(|o| o.name.clone()),
     };
+    let workload_kind = match target.kind {
+        TargetKind::StatefulSet => "StatefulSet",
+        TargetKind::DaemonSet => "DaemonSet",
+        _ => "Deployment",
+    };
+    let workload_name = workload.meta().name.clone().unwrap_or_default();
+    // What Events are read about, by kind and name, as objects become known.
+    let mut about: BTreeSet<(&'static str, String)> = BTreeSet::new();
+    if common.model_service.is_some()
+        && let Some(owner) = &owner_name
+    {
+        about.insert(("ModelService", owner.clone()));
+    }
+    about.insert((workload_kind, workload_name.clone()));
+    for s in &serving {
+        about.insert(("Service", s.clone()));
+    }
+    for h in hpas.iter().filter(|h| {
+        h.spec
+            .as_ref()
+            .is_some_and(|s| s.scale_target_ref.name == workload_name)
+    }) {
+        if let Some(n) = &h.metadata.name {
+            about.insert(("HorizontalPodAutoscaler", n.clone()));
+        }
+    }
+    if let Some(selected) = &guessed {
+        note_selected(&mut about, selected);
+    }
+
+    // Wave 2: the ModelService, the routes, the slices, the Events of what
+    // is known, and the selector's lists when no guess held them.
     let model_service = async {
         match (&common.model_service, &owner_name) {
             (Some(r), Some(owner)) => {
@@ -246,52 +474,65 @@ async fn read_chain(
             None => None,
         }
     };
-    let keep_rs = |o: &mut ReplicaSet| o.keep();
-    let keep_pod = |o: &mut Pod| o.keep();
-    let keep_revision = |o: &mut ControllerRevision| o.keep();
+    // The guessed slices are the Services' when the only Service that
+    // selects the Pods is the one named after the workload.
+    let guessed_slices = match guessed_slices {
+        Some(listed) if serving.iter().all(|s| s == name) => Some(if serving.is_empty() {
+            None
+        } else {
+            Some(listed)
+        }),
+        _ => None,
+    };
+    // With the Pods and the slices both known, the Pods endpoints name
+    // outside the selection (a stale endpoint, a Service wider than the
+    // workload) and their Events join this wave.
+    let mut outside: BTreeSet<String> = BTreeSet::new();
+    if let (Some(selected), Some(Some(Ok(listed)))) = (&guessed, &guessed_slices) {
+        outside = named_outside(listed, selected.pods.as_ref().ok().map(Vec::as_slice));
+        for pod in &outside {
+            about.insert(("Pod", pod.clone()));
+        }
+    }
     let keep_slice = |o: &mut EndpointSlice| o.keep();
-    let is_deployment = matches!(workload, Workload::Deployment(_));
-    let (model_service, routes, replica_sets, pods, revisions, slices) = tokio::join!(
+    let slices = async {
+        if let Some(listed) = guessed_slices {
+            return listed;
+        }
+        if serving.is_empty() {
+            return None;
+        }
+        let params = ListParams::default()
+            .labels(&format!("{SERVICE_NAME_LABEL} in ({})", serving.join(",")));
+        Some(
+            conn.list_pages(&typed_path::<EndpointSlice>(Some(ns)), &params, &keep_slice)
+                .await,
+        )
+    };
+    let has_replica_sets = matches!(workload, Workload::Deployment(_));
+    let selected = async {
+        match guessed {
+            Some(selected) => selected,
+            None => {
+                let params = ListParams::default().labels(&selector_text);
+                list_selected(conn, ns, &params, has_replica_sets).await
+            }
+        }
+    };
+    let outside_pods = join_all(
+        outside
+            .iter()
+            .map(|name| conn.get_opt(Api::<Pod>::namespaced(client.clone(), ns), name)),
+    );
+    let (model_service, routes, slices, selected, events, outside_pods) = tokio::join!(
         model_service,
         routes,
-        async {
-            if is_deployment {
-                Some(
-                    conn.list_pages(&typed_path::<ReplicaSet>(Some(ns)), &selected, &keep_rs)
-                        .await,
-                )
-            } else {
-                None
-            }
-        },
-        async {
-            conn.list_pages(&typed_path::<Pod>(Some(ns)), &selected, &keep_pod)
-                .await
-        },
-        async {
-            if is_deployment {
-                None
-            } else {
-                Some(
-                    conn.list_pages(
-                        &typed_path::<ControllerRevision>(Some(ns)),
-                        &selected,
-                        &keep_revision,
-                    )
-                    .await,
-                )
-            }
-        },
-        async {
-            match &slices_params {
-                Some(p) => Some(
-                    conn.list_pages(&typed_path::<EndpointSlice>(Some(ns)), p, &keep_slice)
-                        .await,
-                ),
-                None => None,
-            }
-        },
+        slices,
+        selected,
+        events_about(conn, ns, &about),
+        outside_pods,
     );
+
     let mut snapshot = Snapshot::default();
     let o = &mut snapshot.objects;
     let msvc = match (model_service, &common.model_service) {
@@ -320,11 +561,15 @@ async fn read_chain(
         });
         o.model_services.push(m);
     }
-    let workload_meta = workload.meta().clone();
     workload.land(o);
     o.services = services;
-    o.hpas = c.take(hpas, "horizontalpodautoscalers", Some(ns), "list", None);
-    o.pdbs = c.take(pdbs, "poddisruptionbudgets", Some(ns), "list", None);
+    o.hpas = hpas;
+    o.pdbs = pdbs;
+    let Selected {
+        replica_sets,
+        pods,
+        revisions,
+    } = selected;
     if let Some(rs) = replica_sets {
         o.replica_sets = c.take(rs, "replicasets", Some(ns), "list", None);
     }
@@ -345,91 +590,40 @@ async fn read_chain(
         }
         o.http_routes = items;
     }
-
-    // Wave 3: the Events of every object read, and the Pods endpoints name
-    // that the selector did not bring (to tell a stale endpoint from a Pod
-    // with other labels).
-    let mut about: BTreeSet<(&'static str, String)> = BTreeSet::new();
-    let mut note = |kind: &'static str, meta: &ObjectMeta| {
-        if let Some(n) = &meta.name {
-            about.insert((kind, n.clone()));
-        }
-    };
-    for m in &o.model_services {
-        note("ModelService", &m.metadata);
-    }
-    note(
-        match target.kind {
-            TargetKind::StatefulSet => "StatefulSet",
-            TargetKind::DaemonSet => "DaemonSet",
-            _ => "Deployment",
-        },
-        &workload_meta,
-    );
-    for r in &o.replica_sets {
-        note("ReplicaSet", &r.metadata);
-    }
-    for p in &o.pods {
-        note("Pod", &p.metadata);
-    }
-    for s in o.services.iter().filter(|s| {
-        s.metadata
-            .name
-            .as_ref()
-            .is_some_and(|n| serving.contains(n))
-    }) {
-        note("Service", &s.metadata);
-    }
-    let workload_name = workload_meta.name.clone().unwrap_or_default();
-    for h in o.hpas.iter().filter(|h| {
-        h.spec
-            .as_ref()
-            .is_some_and(|s| s.scale_target_ref.name == workload_name)
-    }) {
-        note("HorizontalPodAutoscaler", &h.metadata);
-    }
-    let read_pods: BTreeSet<&str> = o
-        .pods
-        .iter()
-        .filter_map(|p| p.metadata.uid.as_deref())
-        .collect();
-    let named: BTreeSet<String> = o
-        .endpoint_slices
-        .iter()
-        .flat_map(|s| s.endpoints.iter())
-        .filter_map(|e| e.target_ref.as_ref())
-        .filter(|r| r.kind.as_deref() == Some("Pod"))
-        .filter(|r| !r.uid.as_deref().is_some_and(|u| read_pods.contains(u)))
-        .filter_map(|r| r.name.clone())
-        .collect();
-    let keep_event = |e: &mut CoreEvent| e.keep();
-    let keep_event = &keep_event;
-    let events = join_all(about.iter().map(|(kind, name)| {
-        let params = ListParams::default().fields(&format!(
-            "involvedObject.kind={kind},involvedObject.name={name}"
-        ));
-        async move {
-            conn.list_pages(&typed_path::<CoreEvent>(Some(ns)), &params, keep_event)
-                .await
-        }
-    }));
-    let others = join_all(
-        named
-            .iter()
-            .map(|name| conn.get_opt(Api::<Pod>::namespaced(client.clone(), ns), name)),
-    );
-    let (events, others) = tokio::join!(events, others);
     for listed in events {
         let items = c.take(listed, "events", Some(ns), "list", None);
         o.events
             .extend(items.into_iter().map(|e| EventRecord::Core(Box::new(e))));
     }
-    for (name, pod) in named.iter().zip(others) {
-        if let Some(mut pod) = c.take(pod, "pods", Some(ns), "get", Some(name))
-            && pod.keep()
-            && !o.pods.iter().any(|p| p.metadata.uid == pod.metadata.uid)
-        {
-            o.pods.push(pod);
+    for (name, pod) in outside.iter().zip(outside_pods) {
+        land_pod(&mut c, o, ns, name, pod);
+    }
+
+    // The last wave, when there is anything left: the Events of what the
+    // selector's own lists brought, and the Pods endpoints name that the
+    // selector did not bring (to tell a stale endpoint from a Pod with
+    // other labels).
+    let mut later: BTreeSet<(&'static str, String)> = BTreeSet::new();
+    note_objects(&mut later, o);
+    let later: BTreeSet<_> = later.difference(&about).cloned().collect();
+    let named: BTreeSet<String> = named_outside(&o.endpoint_slices, Some(&o.pods))
+        .difference(&outside)
+        .cloned()
+        .collect();
+    if !later.is_empty() || !named.is_empty() {
+        let others = join_all(
+            named
+                .iter()
+                .map(|name| conn.get_opt(Api::<Pod>::namespaced(client.clone(), ns), name)),
+        );
+        let (events, others) = tokio::join!(events_about(conn, ns, &later), others);
+        for listed in events {
+            let items = c.take(listed, "events", Some(ns), "list", None);
+            o.events
+                .extend(items.into_iter().map(|e| EventRecord::Core(Box::new(e))));
+        }
+        for (name, pod) in named.iter().zip(others) {
+            land_pod(&mut c, o, ns, name, pod);
         }
     }
     common.land_shared(o);
@@ -442,4 +636,95 @@ async fn read_chain(
     snapshot.gaps = c.gaps;
     snapshot.origin = common.origin.clone();
     Ok(Some(snapshot))
+}
+
+/// The names of the Pods that `slices`' endpoints name and `pods` does
+/// not hold (all of them when the Pods could not be read).
+fn named_outside(slices: &[EndpointSlice], pods: Option<&[Pod]>) -> BTreeSet<String> {
+    let read: BTreeSet<&str> = pods
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| p.metadata.uid.as_deref())
+        .collect();
+    slices
+        .iter()
+        .flat_map(|s| s.endpoints.iter())
+        .filter_map(|e| e.target_ref.as_ref())
+        .filter(|r| r.kind.as_deref() == Some("Pod"))
+        .filter(|r| !r.uid.as_deref().is_some_and(|u| read.contains(u)))
+        .filter_map(|r| r.name.clone())
+        .collect()
+}
+
+/// Adds a Pod read by name, once; a Pod that is gone is not a gap.
+fn land_pod(
+    c: &mut Collector<'_>,
+    o: &mut Objects,
+    ns: &str,
+    name: &str,
+    pod: Result<Option<Pod>, kube::Error>,
+) {
+    if let Some(mut pod) = c.take(pod, "pods", Some(ns), "get", Some(name))
+        && pod.keep()
+        && !o.pods.iter().any(|p| p.metadata.uid == pod.metadata.uid)
+    {
+        o.pods.push(pod);
+    }
+}
+
+/// Notes the ReplicaSets and Pods of a selection as what Events are about.
+fn note_selected(about: &mut BTreeSet<(&'static str, String)>, selected: &Selected) {
+    if let Some(Ok(items)) = &selected.replica_sets {
+        about.extend(
+            items
+                .iter()
+                .filter_map(|r| r.metadata.name.clone())
+                .map(|n| ("ReplicaSet", n)),
+        );
+    }
+    if let Ok(items) = &selected.pods {
+        about.extend(
+            items
+                .iter()
+                .filter_map(|p| p.metadata.name.clone())
+                .map(|n| ("Pod", n)),
+        );
+    }
+}
+
+/// Notes the ReplicaSets and Pods read as what Events are about.
+fn note_objects(about: &mut BTreeSet<(&'static str, String)>, o: &Objects) {
+    about.extend(
+        o.replica_sets
+            .iter()
+            .filter_map(|r| r.metadata.name.clone())
+            .map(|n| ("ReplicaSet", n)),
+    );
+    about.extend(
+        o.pods
+            .iter()
+            .filter_map(|p| p.metadata.name.clone())
+            .map(|n| ("Pod", n)),
+    );
+}
+
+/// The Events about each object, by kind and name (Events carry no labels
+/// of the object they are about, so a field selector per object).
+async fn events_about(
+    conn: &Connection,
+    ns: &str,
+    about: &BTreeSet<(&'static str, String)>,
+) -> Vec<Result<Vec<CoreEvent>, kube::Error>> {
+    let keep_event = |e: &mut CoreEvent| e.keep();
+    let keep_event = &keep_event;
+    join_all(about.iter().map(|(kind, name)| {
+        let params = ListParams::default().fields(&format!(
+            "involvedObject.kind={kind},involvedObject.name={name}"
+        ));
+        async move {
+            conn.list_pages(&typed_path::<CoreEvent>(Some(ns)), &params, keep_event)
+                .await
+        }
+    }))
+    .await
 }

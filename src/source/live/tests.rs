@@ -57,6 +57,72 @@ struct Fake {
     scripts: Arc<Mutex<Vec<Script>>>,
     fallback: Arc<Mutex<Option<Route>>>,
     seen: Arc<Mutex<Vec<String>>>,
+    rounds: Option<Arc<Rounds>>,
+}
+
+/// Holds every request until the client has nothing left to do but wait
+/// for answers, then answers them all: a round. On tokio's paused clock
+/// time only moves when every task waits, so the quiet period is over
+/// exactly when the client can send nothing more, and the number of
+/// rounds is the number of sequential waves, whatever the machine's load.
+struct Rounds {
+    state: Mutex<RoundState>,
+    released: tokio::sync::watch::Sender<u32>,
+}
+
+struct RoundState {
+    released: u32,
+    waiting: usize,
+    last_arrival: tokio::time::Instant,
+}
+
+impl Rounds {
+    const QUIET: Duration = Duration::from_millis(10);
+
+    fn start() -> Arc<Rounds> {
+        let rounds = Arc::new(Rounds {
+            state: Mutex::new(RoundState {
+                released: 0,
+                waiting: 0,
+                last_arrival: tokio::time::Instant::now(),
+            }),
+            released: tokio::sync::watch::channel(0).0,
+        });
+        let ticking = rounds.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                let mut s = ticking.state.lock().unwrap();
+                if s.waiting > 0 && s.last_arrival.elapsed() >= Rounds::QUIET {
+                    s.released += 1;
+                    s.waiting = 0;
+                    ticking.released.send_replace(s.released);
+                }
+            }
+        });
+        rounds
+    }
+
+    /// Waits for the round this request falls in; its number.
+    async fn wait(&self) -> u32 {
+        let mut released = self.released.subscribe();
+        let mine = {
+            let mut s = self.state.lock().unwrap();
+            s.waiting += 1;
+            s.last_arrival = tokio::time::Instant::now();
+            s.released + 1
+        };
+        released
+            .wait_for(|r| *r >= mine)
+            .await
+            .expect("the ticker never stops");
+        mine
+    }
+
+    /// The rounds answered so far.
+    fn count(&self) -> u32 {
+        *self.released.borrow()
+    }
 }
 
 impl Fake {
@@ -65,6 +131,15 @@ impl Fake {
             scripts: Arc::new(Mutex::new(Vec::new())),
             fallback: Arc::new(Mutex::new(None)),
             seen: Arc::new(Mutex::new(Vec::new())),
+            rounds: None,
+        }
+    }
+
+    /// A fake that answers in rounds ([`Rounds`]); needs the paused clock.
+    fn in_rounds() -> Fake {
+        Fake {
+            rounds: Some(Rounds::start()),
+            ..Fake::new()
         }
     }
 
@@ -110,6 +185,9 @@ impl Fake {
             async move {
                 let path = req.uri().path().to_string();
                 let query = req.uri().query().unwrap_or("").to_string();
+                if let Some(rounds) = &fake.rounds {
+                    rounds.wait().await;
+                }
                 let a = fake.answer(&path, &query);
                 let mut response = Response::builder().status(a.status);
                 for (k, v) in a.headers {
@@ -918,53 +996,97 @@ async fn traced(
     (snapshot, d)
 }
 
-#[tokio::test]
+/// The trace of a target reads only its chain, in two sequential waves
+/// when its selector requires one of the guessed labels (SPEC section 8),
+/// and tells what the namespace read tells, byte for byte.
+#[tokio::test(start_paused = true)]
 async fn a_targeted_read_brings_only_the_chain_and_judges_as_the_namespace_read() {
-    for (file, target, ns, other) in [
+    // The waves each read takes, and whether the Pods' name label is
+    // renamed to one the first wave does not guess (their Events then wait
+    // for the selector's lists: a third wave).
+    for (file, target, ns, other, waves, relabel) in [
         (
             "fixtures/demo/crash-loop.yaml",
             "chart-demo",
             "modeldock-lab",
             "chart-demo",
+            2,
+            false,
         ),
         (
             "fixtures/demo/rollout-in-progress.yaml",
             "chart-demo",
             "modeldock-lab",
             "chart-demo",
+            2,
+            false,
         ),
         (
             "fixtures/cases/plain-deployment-broken.yaml",
             "deploy/web",
             "shop",
             "web",
+            2,
+            false,
         ),
         (
             "fixtures/cases/statefulset-crash-loop.yaml",
             "sts/shard",
             "serve",
             "shard",
+            2,
+            false,
         ),
         (
             "fixtures/cases/daemonset-image-pull.yaml",
             "ds/model-prefetch",
             "modeldock-nodes",
             "model-prefetch",
+            2,
+            false,
         ),
         (
             "fixtures/cases/hpa-at-max.yaml",
             "chart-demo",
             "modeldock-lab",
             "chart-demo",
+            2,
+            false,
         ),
         (
             "fixtures/cases/endpoints-stale.yaml",
             "chart-demo",
             "modeldock-lab",
             "chart-demo",
+            2,
+            false,
+        ),
+        (
+            "fixtures/demo/crash-loop.yaml",
+            "chart-demo",
+            "modeldock-lab",
+            "chart-demo",
+            3,
+            true,
+        ),
+        (
+            "fixtures/cases/endpoints-stale.yaml",
+            "chart-demo",
+            "modeldock-lab",
+            "chart-demo",
+            3,
+            true,
         ),
     ] {
-        let mine = fixture_objects(&[file]);
+        let mut mine = fixture_objects(&[file]);
+        if relabel {
+            // In labels and selectors; managedFields spell it `f:...`.
+            let text = serde_json::to_string(&mine)
+                .unwrap()
+                .replace("\"app.kubernetes.io/name\":", "\"tier\":");
+            assert!(text.contains("\"tier\":"), "{file}: nothing relabelled");
+            mine = serde_json::from_str(&text).unwrap();
+        }
         if !mine.iter().any(|o| o["metadata"]["namespace"] == ns) {
             panic!("{file}: no object in namespace {ns}");
         }
@@ -987,10 +1109,20 @@ async fn a_targeted_read_brings_only_the_chain_and_judges_as_the_namespace_read(
         let conn = fake.connection(ReadPolicy::default());
         let (_, whole) = traced(&conn, &target, ns, false, now).await;
 
-        let fake = Fake::new();
+        let fake = Fake::in_rounds();
         serve_objects(&fake, objects);
-        let conn = fake.connection(ReadPolicy::default());
+        // Every request of a wave in flight at once, so that the rounds
+        // count the waves, not the limiter's queue.
+        let conn = fake.connection(ReadPolicy {
+            concurrency: 1000,
+            ..ReadPolicy::default()
+        });
         let (snapshot, targeted) = traced(&conn, &target, ns, true, now).await;
+        let rounds = fake.rounds.as_ref().unwrap().count();
+        assert_eq!(
+            rounds, waves,
+            "{file} (relabelled: {relabel}): sequential waves"
+        );
 
         let summary = |d: &crate::analysis::Diagnosis| {
             (
