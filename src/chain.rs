@@ -19,6 +19,8 @@ use k8s_openapi::api::core::v1::Node;
 
 use crate::model::{EventRecord, LogRecord, Snapshot, TargetKind, TargetSpec};
 
+pub mod shard;
+
 pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
 pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";

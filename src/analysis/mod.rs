@@ -333,6 +333,16 @@ impl<'a> Analyzer<'a> {
         }
     }
 
+    /// An analyzer of one shard of a namespace: the Pod UIDs endpoints are
+    /// checked against are the whole namespace's, not the shard's.
+    pub fn with_pod_uids(snapshot: &'a Snapshot, pod_uids: impl Iterator<Item = &'a str>) -> Self {
+        Analyzer {
+            snapshot,
+            events: facts::EventIndex::new(snapshot),
+            pod_uids: pod_uids.collect(),
+        }
+    }
+
     /// Analyses a chain walked in this analyzer's snapshot at `now`.
     pub fn analyze(&self, chain: &Chain, now: Timestamp) -> Diagnosis {
         analyze_indexed(self, chain, now)

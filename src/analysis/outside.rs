@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::rules::{scaling, service};
 use super::{Evidence, Finding, State};
 use crate::catalogue::{Message, Severity};
+use crate::chain::shard::PodFacts;
 use crate::chain::{Chain, SERVICE_NAME_LABEL, label_selector_matches, selector_matches};
 use crate::model::{Gap, OriginKind, Snapshot, TemplateVars};
 
@@ -105,6 +106,15 @@ impl Covered {
 }
 
 impl Covered {
+    /// Adds what other chains (another shard's) covered.
+    pub fn merge(&mut self, other: Covered) {
+        self.services.extend(other.services);
+        self.targets.extend(other.targets);
+        self.pod_labels.extend(other.pod_labels);
+        self.pods.extend(other.pods);
+        self.owners.extend(other.owners);
+    }
+
     /// Whether a walked chain holds this Pod (an ownerless Pod a ReplicaSet
     /// adopts by its selector is that workload's, not a row of its own).
     pub fn holds_pod(&self, namespace: &str, pod: &str) -> bool {
@@ -138,10 +148,15 @@ fn vars_in(ns: &str) -> TemplateVars {
 
 /// Every object of `namespace` (or of all) outside the covered chains that
 /// has something wrong, one row each.
+///
+/// `pod_facts`: what the Services select among every Pod of the namespace
+/// when the snapshot holds only some of them (the rest of a namespace
+/// judged in shards); `None` reads it from the snapshot's Pods.
 pub fn judge(
     snapshot: &Snapshot,
     wanted_namespace: Option<&str>,
     covered: &Covered,
+    pod_facts: Option<&PodFacts>,
 ) -> Vec<Outside> {
     let wanted = |meta: &ObjectMeta| wanted_namespace.is_none_or(|ns| namespace(meta) == ns);
     let mut out = Vec::new();
@@ -156,7 +171,7 @@ pub fn judge(
             name(&s.metadata).to_string(),
         );
         if !covered.services.contains(&key)
-            && let Some(row) = lone_service(snapshot, s)
+            && let Some(row) = lone_service(snapshot, s, pod_facts)
         {
             out.push(row);
         }
@@ -212,7 +227,7 @@ fn row(
 
 /// A Service no workload holds: a row when it selects Pods (it is meant to
 /// serve) and none of its slices' endpoints is ready.
-fn lone_service(snapshot: &Snapshot, s: &Service) -> Option<Outside> {
+fn lone_service(snapshot: &Snapshot, s: &Service, pod_facts: Option<&PodFacts>) -> Option<Outside> {
     let spec = s.spec.as_ref()?;
     let selects = spec.selector.as_ref().is_some_and(|sel| !sel.is_empty());
     if !selects || spec.type_.as_deref() == Some("ExternalName") {
@@ -244,18 +259,27 @@ fn lone_service(snapshot: &Snapshot, s: &Service) -> Option<Outside> {
     // Which Pods it selects, when the Pods were read.
     let pods_gap = hidden(snapshot, "pods", ns);
     if pods_gap.is_empty() {
-        let selected: Vec<_> = snapshot
-            .objects
-            .pods
-            .iter()
-            .filter(|p| namespace(&p.metadata) == ns)
-            .filter(|p| selector_matches(s, p.metadata.labels.as_ref()))
-            .collect();
-        let value = match selected.first() {
+        let (count, first) = match pod_facts {
+            Some(facts) => facts
+                .selected_by(ns, name(&s.metadata))
+                .map_or((0, None), |sel| (sel.count(), sel.first.clone())),
+            None => {
+                let selected: Vec<_> = snapshot
+                    .objects
+                    .pods
+                    .iter()
+                    .filter(|p| namespace(&p.metadata) == ns)
+                    .filter(|p| selector_matches(s, p.metadata.labels.as_ref()))
+                    .collect();
+                let first = selected.first().map(|p| name(&p.metadata).to_string());
+                (selected.len(), first)
+            }
+        };
+        let value = match first {
             None => Message::new("outside.no_pod_selected"),
             Some(first) => {
-                vars.insert("pod".into(), name(&first.metadata).to_string());
-                Message::new("outside.none_ready").arg("n", selected.len())
+                vars.insert("pod".into(), first);
+                Message::new("outside.none_ready").arg("n", count)
             }
         };
         f = f.evidence(Evidence::said(
@@ -409,7 +433,7 @@ mod tests {
 
     /// The lead finding of each row `judge` gives.
     fn leads(s: &Snapshot) -> Vec<String> {
-        judge(s, None, &Covered::default())
+        judge(s, None, &Covered::default(), None)
             .iter()
             .map(|o| format!("{} {}", o.name, o.lead().map_or("-", |f| f.id.as_str())))
             .collect()
@@ -420,7 +444,7 @@ mod tests {
         for kind in ["StatefulSet", "ReplicaSet", "Deployment"] {
             let s = snapshot(OriginKind::SnapshotFile, hpa(kind, "shard"));
             assert_eq!(leads(&s), ["scaler hpa-target-missing"], "{kind}");
-            let detail = judge(&s, None, &Covered::default())[0].findings[0]
+            let detail = judge(&s, None, &Covered::default(), None)[0].findings[0]
                 .detail
                 .en();
             assert!(detail.contains("does not exist"), "{kind}: {detail}");

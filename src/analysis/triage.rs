@@ -6,6 +6,7 @@ use jiff::Timestamp;
 use super::outside::{self, Covered, Outside};
 use super::{Analyzer, Diagnosis, State};
 use crate::catalogue::Severity;
+use crate::chain::shard::{Part, PodFacts, Shards};
 use crate::chain::{ControllerLocation, Index, label_selector_matches, workloads};
 use crate::model::{Gap, LabelFilter, OriginKind, Snapshot, TargetKind, TargetSpec};
 
@@ -137,29 +138,119 @@ pub fn triage_unranked(
     controller: Option<&ControllerLocation>,
     now: Timestamp,
 ) -> Triage {
-    let index = Index::new(snapshot);
     let analyzer = Analyzer::new(snapshot);
-    let mut covered = Covered::default();
-    let items: Vec<Diagnosis> = workloads(snapshot, namespace)
-        .into_iter()
-        .filter(|w| filter.is_none_or(|f| f.matches(&w.labels)))
-        .filter(|w| !controller_context(snapshot, &w.target, controller))
-        .filter_map(|w| {
-            let ns = w.target.namespace.clone().unwrap_or_default();
-            // Pods come last in `workloads`: those a chain holds are judged.
-            if w.target.kind == TargetKind::Pod && covered.holds_pod(&ns, &w.target.name) {
-                return None;
-            }
-            let chain = index.walk(&w.target, &ns, controller).ok()?;
-            covered.add(&chain);
-            Some(analyzer.analyze(&chain, now))
-        })
-        .collect();
-    let outside = outside::judge(snapshot, namespace, &covered)
-        .into_iter()
-        .filter(|o| filter.is_none_or(|f| f.matches(&o.labels)))
-        .collect();
+    let judge = Judge {
+        snapshot,
+        namespace,
+        filter,
+        controller,
+        now,
+    };
+    let (items, covered) = judge.workloads(&analyzer, |_| true, None);
+    let outside = judge.outside(&covered, None);
     Triage { items, outside }
+}
+
+/// One part of a namespace judged in shards ([`crate::chain::shard`]):
+/// a shard judges the workloads whose Pods it holds, and returns what their
+/// chains covered; the rest judges what no shard did (given what every
+/// shard covered) and what fails outside every workload. The parts
+/// together give what [`triage_unranked`] gives of the whole namespace.
+pub fn triage_part(
+    snapshot: &Snapshot,
+    namespace: &str,
+    filter: Option<&LabelFilter>,
+    controller: Option<&ControllerLocation>,
+    now: Timestamp,
+    (shards, facts, part): (&Shards, &PodFacts, Part),
+    covered_by_shards: &mut Covered,
+) -> Triage {
+    if part == Part::Whole {
+        return triage_unranked(snapshot, Some(namespace), filter, controller, now);
+    }
+    let analyzer = Analyzer::with_pod_uids(snapshot, facts.uids.iter().map(String::as_str));
+    let judge = Judge {
+        snapshot,
+        namespace: Some(namespace),
+        filter,
+        controller,
+        now,
+    };
+    match part {
+        Part::Shard(k) => {
+            let (items, covered) =
+                judge.workloads(&analyzer, |chain| shards.of_chain(chain) == Some(k), None);
+            covered_by_shards.merge(covered);
+            Triage {
+                items,
+                outside: Vec::new(),
+            }
+        }
+        _ => {
+            let (items, covered) = judge.workloads(
+                &analyzer,
+                |chain| shards.of_chain(chain).is_none(),
+                Some(covered_by_shards),
+            );
+            covered_by_shards.merge(covered);
+            let outside = judge.outside(covered_by_shards, Some(facts));
+            Triage { items, outside }
+        }
+    }
+}
+
+/// What every triage judges with.
+struct Judge<'s> {
+    snapshot: &'s Snapshot,
+    namespace: Option<&'s str>,
+    filter: Option<&'s LabelFilter>,
+    controller: Option<&'s ControllerLocation>,
+    now: Timestamp,
+}
+
+impl Judge<'_> {
+    /// The workloads whose walked chain `mine` keeps, judged; and what
+    /// their chains cover. A Pod some chain holds (here, or in `before`)
+    /// is not judged on its own.
+    fn workloads(
+        &self,
+        analyzer: &Analyzer,
+        mine: impl Fn(&crate::chain::Chain) -> bool,
+        before: Option<&Covered>,
+    ) -> (Vec<Diagnosis>, Covered) {
+        let snapshot = self.snapshot;
+        let index = Index::new(snapshot);
+        let mut covered = Covered::default();
+        let items: Vec<Diagnosis> = workloads(snapshot, self.namespace)
+            .into_iter()
+            .filter(|w| self.filter.is_none_or(|f| f.matches(&w.labels)))
+            .filter(|w| !controller_context(snapshot, &w.target, self.controller))
+            .filter_map(|w| {
+                let ns = w.target.namespace.clone().unwrap_or_default();
+                // Pods come last in `workloads`: those a chain holds are judged.
+                let held = |c: &Covered| c.holds_pod(&ns, &w.target.name);
+                if w.target.kind == TargetKind::Pod && (held(&covered) || before.is_some_and(held))
+                {
+                    return None;
+                }
+                let chain = index.walk(&w.target, &ns, self.controller).ok()?;
+                if !mine(&chain) {
+                    return None;
+                }
+                covered.add(&chain);
+                Some(analyzer.analyze(&chain, self.now))
+            })
+            .collect();
+        (items, covered)
+    }
+
+    /// What fails outside the covered chains, that the filter keeps.
+    fn outside(&self, covered: &Covered, pod_facts: Option<&PodFacts>) -> Vec<Outside> {
+        outside::judge(self.snapshot, self.namespace, covered, pod_facts)
+            .into_iter()
+            .filter(|o| self.filter.is_none_or(|f| f.matches(&o.labels)))
+            .collect()
+    }
 }
 
 /// The gaps a triage reports for the whole read: every failed read, and a
@@ -316,5 +407,186 @@ mod tests {
             .map(|o| (o.name.as_str(), o.lead().map(|f| f.id.as_str())))
             .collect();
         assert_eq!(outside, [("tokenizer", Some("hpa-target-missing"))]);
+    }
+}
+
+#[cfg(test)]
+mod shard_tests {
+    use super::*;
+    use crate::chain::shard::split;
+    use crate::model::Clock;
+    use crate::source::read_snapshot_file;
+    use std::collections::BTreeSet;
+
+    /// A namespace judged in shards gives what it gives whole, row for row
+    /// and finding for finding: every fixture, every namespace, split 2, 3
+    /// and 7 ways.
+    #[test]
+    fn a_namespace_judged_in_shards_gives_what_it_gives_whole() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut checked = 0;
+        for dir in [
+            "fixtures/demo",
+            "fixtures/cases",
+            "fixtures/triage",
+            "fixtures/redaction",
+        ] {
+            let mut files: Vec<_> = std::fs::read_dir(root.join(dir))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+                .filter(|p| !p.ends_with("expected.yaml") && !p.ends_with("corpus.yaml"))
+                .collect();
+            files.sort();
+            for file in files {
+                let s = read_snapshot_file(&file).unwrap();
+                let now = Clock::choose(&s.origin, None, Timestamp::UNIX_EPOCH).now;
+                let namespaces: BTreeSet<String> = workloads(&s, None)
+                    .into_iter()
+                    .filter_map(|w| w.target.namespace)
+                    .chain(
+                        s.objects
+                            .services
+                            .iter()
+                            .filter_map(|x| x.metadata.namespace.clone()),
+                    )
+                    .collect();
+                for ns in namespaces {
+                    let whole = triage(&s, Some(&ns), None, None, now);
+                    for count in [2, 3, 7] {
+                        let (shards, facts, pieces, rest) = split(&s, count);
+                        let mut covered = Covered::default();
+                        let mut t = Triage::default();
+                        for (k, piece) in pieces.iter().enumerate() {
+                            let mut part = triage_part(
+                                piece,
+                                &ns,
+                                None,
+                                None,
+                                now,
+                                (&shards, &facts, Part::Shard(k)),
+                                &mut covered,
+                            );
+                            t.items.append(&mut part.items);
+                            t.outside.append(&mut part.outside);
+                        }
+                        let mut part = triage_part(
+                            &rest,
+                            &ns,
+                            None,
+                            None,
+                            now,
+                            (&shards, &facts, Part::Rest),
+                            &mut covered,
+                        );
+                        t.items.append(&mut part.items);
+                        t.outside.append(&mut part.outside);
+                        t.rank();
+                        assert_eq!(
+                            format!("{t:#?}"),
+                            format!("{whole:#?}"),
+                            "{} namespace {ns} in {count} shards",
+                            file.display()
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 150, "{checked} splits checked");
+    }
+
+    /// Every demo and case of `chart-demo` side by side in one namespace,
+    /// each under a name and UIDs of its own: 49 workloads in every state
+    /// the fixtures hold, split 2, 3 and 7 ways, give what the namespace
+    /// gives whole.
+    #[test]
+    fn a_crowded_namespace_judged_in_shards_gives_what_it_gives_whole() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let uid =
+            regex::Regex::new(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+                .unwrap();
+        let mut files: Vec<_> = ["fixtures/demo", "fixtures/cases"]
+            .iter()
+            .flat_map(|dir| std::fs::read_dir(root.join(dir)).unwrap())
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .filter(|p| !p.ends_with("expected.yaml"))
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy();
+                !name.starts_with("snapshot-")
+            })
+            .filter(|p| {
+                std::fs::read_to_string(p)
+                    .unwrap()
+                    .contains("name: chart-demo")
+            })
+            .collect();
+        files.sort();
+        let mut text = String::new();
+        for (i, file) in files.iter().enumerate() {
+            let own = std::fs::read_to_string(file)
+                .unwrap()
+                .replace("chart-demo", &format!("chart-demo-w{i:02}"));
+            let own = uid.replace_all(&own, |c: &regex::Captures| format!("{i:08x}{}", &c[0][8..]));
+            text.push_str("---\n");
+            text.push_str(&own);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("crowded.yaml");
+        std::fs::write(&path, text).unwrap();
+        let s = read_snapshot_file(&path).unwrap();
+        let now = Clock::choose(&s.origin, None, Timestamp::UNIX_EPOCH).now;
+        let ns = "modeldock-lab";
+        let whole = triage(&s, Some(ns), None, None, now);
+        assert!(
+            whole.items.len() >= files.len(),
+            "{} rows",
+            whole.items.len()
+        );
+        for count in [2, 3, 7] {
+            let (shards, facts, pieces, rest) = split(&s, count);
+            let holding = pieces
+                .iter()
+                .filter(|p| {
+                    p.objects
+                        .pods
+                        .iter()
+                        .any(|pod| shards.of_pod(pod) != crate::chain::shard::Place::Every)
+                })
+                .count();
+            assert_eq!(holding, count, "every shard holds some Pods");
+            let mut covered = Covered::default();
+            let mut t = Triage::default();
+            for (k, piece) in pieces.iter().enumerate() {
+                let mut part = triage_part(
+                    piece,
+                    ns,
+                    None,
+                    None,
+                    now,
+                    (&shards, &facts, Part::Shard(k)),
+                    &mut covered,
+                );
+                assert!(
+                    !part.items.is_empty(),
+                    "shard {k} of {count} judged nothing"
+                );
+                t.items.append(&mut part.items);
+            }
+            let mut part = triage_part(
+                &rest,
+                ns,
+                None,
+                None,
+                now,
+                (&shards, &facts, Part::Rest),
+                &mut covered,
+            );
+            t.items.append(&mut part.items);
+            t.outside.append(&mut part.outside);
+            t.rank();
+            assert_eq!(format!("{t:#?}"), format!("{whole:#?}"), "{count} shards");
+        }
     }
 }

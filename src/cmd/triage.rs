@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 
 use super::source::SourceRequest;
+use crate::analysis::outside::Covered;
 use crate::analysis::triage::{self, Triage};
 use crate::catalogue::Lang;
 use crate::chain::ControllerLocation;
@@ -71,6 +72,19 @@ impl NoWorkloads {
 /// Set to print how long loading and analysis took (on stderr), for
 /// benchmarks.
 pub const TIMINGS_ENV: &str = "MDIAG_TIMINGS";
+
+/// Overrides how many Pods a shard of a namespace holds
+/// ([`live::PODS_PER_SHARD`]): for the benchmark that compares a namespace
+/// judged whole with one judged in parts, in the same binary.
+pub const PODS_PER_SHARD_ENV: &str = "MDIAG_PODS_PER_SHARD";
+
+fn pods_per_shard() -> usize {
+    std::env::var(PODS_PER_SHARD_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n: &usize| *n > 0)
+        .unwrap_or(live::PODS_PER_SHARD)
+}
 
 pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit> {
     if let Some(path) = &args.alert {
@@ -208,6 +222,22 @@ async fn judge(
                     (snapshot, None, Some(conn))
                 }
             }
+        } else if source.snapshot_file.is_none() {
+            // One namespace, live: read and judged in parts like each of -A's.
+            let conn = live::connect(&source.live).await?;
+            let ns = source
+                .namespace
+                .clone()
+                .unwrap_or_else(|| conn.default_namespace.clone());
+            let read = TraceRead {
+                namespace: Some(&ns),
+                resource: source.resource.as_deref(),
+                controller: source.controller.as_ref(),
+            };
+            let names = [ns.clone()];
+            let mut judged = by_namespace(conn, &read, &names, selector, filter).await?;
+            judged.namespace = Some(ns);
+            return Ok(judged);
         } else {
             source
                 .load_scope_selected(global.all_namespaces, selector)
@@ -280,18 +310,40 @@ async fn by_namespace(
         .map(|ns| {
             let (conn, common) = (&conn, &common);
             async move {
-                let snapshot = live::read_namespace(conn, common, ns, selector).await?;
-                let t = Instant::now();
-                let items = triage::triage_unranked(
-                    &snapshot,
-                    Some(ns),
-                    filter,
-                    read.controller,
-                    clock.now,
-                );
-                let own_gaps = snapshot.gaps[common.gaps.len()..].to_vec();
-                let own_objects = snapshot.objects.len().saturating_sub(common.object_count());
-                Ok((items, own_gaps, own_objects, t.elapsed()))
+                // In parts: a namespace of 10,000 Pods is judged a shard at a
+                // time (source::live::parts), the whole when it fits one.
+                let mut parts =
+                    live::read_namespace_in_parts(conn, common, ns, selector, pods_per_shard())
+                        .await?;
+                let mut items = Triage::default();
+                let mut covered = Covered::default();
+                let mut own_gaps: Vec<Gap> = Vec::new();
+                let mut took = Duration::ZERO;
+                while let Some(next) = parts.next().await {
+                    let (part, snapshot) = next?;
+                    let t = Instant::now();
+                    let mut judged = triage::triage_part(
+                        &snapshot,
+                        ns,
+                        filter,
+                        read.controller,
+                        clock.now,
+                        {
+                            let (shards, facts) = parts.split();
+                            (shards, facts, part)
+                        },
+                        &mut covered,
+                    );
+                    took += t.elapsed();
+                    items.items.append(&mut judged.items);
+                    items.outside.append(&mut judged.outside);
+                    for gap in &snapshot.gaps[common.gaps.len()..] {
+                        if !own_gaps.contains(gap) {
+                            own_gaps.push(gap.clone());
+                        }
+                    }
+                }
+                Ok((items, own_gaps, parts.objects_read(), took))
             }
         })
         .buffered(NAMESPACES_AT_ONCE)

@@ -25,6 +25,7 @@ use crate::model::{Gap, HelmRelease, LogRecord, Origin, OriginKind, Snapshot};
 mod connect;
 mod helm;
 mod logs;
+mod parts;
 mod read;
 mod target;
 
@@ -32,6 +33,7 @@ pub use connect::{USER_AGENT, connect};
 
 pub use helm::read_helm_release;
 pub use logs::{LogCaps, LogRequest, log_request_count, read_logs, read_requested};
+pub use parts::{NamespaceParts, PODS_PER_SHARD, read_namespace_in_parts};
 pub use read::{
     Common, TraceRead, namespace_list, read_common, read_for_trace, read_namespace, read_scoped,
 };

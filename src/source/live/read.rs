@@ -54,6 +54,8 @@ struct Lists<'c> {
     scope: Option<&'c str>,
     /// The lists in the scope, or the shared ones (cluster-wide, kube-system).
     in_scope: bool,
+    /// Which resources (by plural) to list.
+    wanted: &'c (dyn Fn(&str) -> bool + Sync),
     waiting: Vec<futures::future::BoxFuture<'c, Landing>>,
 }
 
@@ -61,7 +63,7 @@ type Landing = Box<dyn FnOnce(&mut Collector, &mut crate::model::Objects) + Send
 
 impl plan::Visit for Lists<'_> {
     fn visit<K: Planned>(&mut self, at: Where) {
-        if (at == Where::Scope) != self.in_scope {
+        if (at == Where::Scope) != self.in_scope || !(self.wanted)(K::RESOURCE) {
             return;
         }
         let (conn, scope) = (self.conn, self.scope);
@@ -89,10 +91,20 @@ impl plan::Visit for Lists<'_> {
 
 impl<'c> Lists<'c> {
     fn of(conn: &'c Connection, scope: Option<&'c str>, in_scope: bool) -> Self {
+        Self::of_wanted(conn, scope, in_scope, &|_| true)
+    }
+
+    fn of_wanted(
+        conn: &'c Connection,
+        scope: Option<&'c str>,
+        in_scope: bool,
+        wanted: &'c (dyn Fn(&str) -> bool + Sync),
+    ) -> Self {
         let mut lists = Lists {
             conn,
             scope,
             in_scope,
+            wanted,
             waiting: Vec::new(),
         };
         plan::each_list(&mut lists);
@@ -253,6 +265,18 @@ pub(super) async fn read_lists(
     scope: Option<&str>,
     model_service_selector: Option<&str>,
 ) -> Result<Snapshot, LiveError> {
+    read_lists_wanted(conn, common, scope, model_service_selector, &|_| true).await
+}
+
+/// [`read_lists`] of the plan's resources `wanted` keeps (by plural), with
+/// the ModelServices and HTTPRoutes.
+pub(super) async fn read_lists_wanted(
+    conn: &Connection,
+    common: &Common,
+    scope: Option<&str>,
+    model_service_selector: Option<&str>,
+    wanted: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<Snapshot, LiveError> {
     let all = ListParams::default();
     let selected = match model_service_selector {
         Some(s) => ListParams::default().labels(s),
@@ -277,7 +301,7 @@ pub(super) async fn read_lists(
         }
     };
     let (lists, model_services, routes) = tokio::join!(
-        Lists::of(conn, scope, true).run(),
+        Lists::of_wanted(conn, scope, true, wanted).run(),
         list_dynamic(common.model_service.as_ref(), &selected),
         list_dynamic(common.http_routes.as_ref(), &all),
     );
