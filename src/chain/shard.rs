@@ -270,28 +270,34 @@ pub fn split(snapshot: &Snapshot, count: usize) -> (Shards, PodFacts, Vec<Snapsh
             place
         })
         .collect();
-    let piece = |keep: &dyn Fn(Place) -> bool| {
+    // As a read in parts lays them out: what every shard holds first,
+    // then the shard's own, each in list order.
+    let piece = |own: Option<usize>| {
         let mut s = skeleton.clone();
-        s.objects.pods = snapshot
-            .objects
-            .pods
-            .iter()
-            .zip(&places)
-            .filter(|(_, place)| keep(**place))
-            .map(|(p, _)| p.clone())
-            .collect();
-        s.objects.events = snapshot
-            .objects
-            .events
-            .iter()
-            .filter(|e| shards.of_event(e, &facts).is_some_and(keep))
-            .cloned()
-            .collect();
+        let wanted = |place: Place| place == Place::Every;
+        let mine = |place: Place| own.is_some_and(|k| place == Place::One(k));
+        for keep in [&wanted as &dyn Fn(Place) -> bool, &mine] {
+            s.objects.pods.extend(
+                snapshot
+                    .objects
+                    .pods
+                    .iter()
+                    .zip(&places)
+                    .filter(|(_, place)| keep(**place))
+                    .map(|(p, _)| p.clone()),
+            );
+            s.objects.events.extend(
+                snapshot
+                    .objects
+                    .events
+                    .iter()
+                    .filter(|e| shards.of_event(e, &facts).is_some_and(keep))
+                    .cloned(),
+            );
+        }
         s
     };
-    let pieces = (0..shards.count())
-        .map(|k| piece(&|p: Place| p.in_shard(k)))
-        .collect();
-    let rest = piece(&|p: Place| p == Place::Every);
+    let pieces = (0..shards.count()).map(|k| piece(Some(k))).collect();
+    let rest = piece(None);
     (shards, facts, pieces, rest)
 }

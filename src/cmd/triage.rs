@@ -312,38 +312,36 @@ async fn by_namespace(
             async move {
                 // In parts: a namespace of 10,000 Pods is judged a shard at a
                 // time (source::live::parts), the whole when it fits one.
-                let mut parts =
+                let parts =
                     live::read_namespace_in_parts(conn, common, ns, selector, pods_per_shard())
                         .await?;
                 let mut items = Triage::default();
                 let mut covered = Covered::default();
                 let mut own_gaps: Vec<Gap> = Vec::new();
                 let mut took = Duration::ZERO;
-                while let Some(next) = parts.next().await {
-                    let (part, snapshot) = next?;
-                    let t = Instant::now();
-                    let mut judged = triage::triage_part(
-                        &snapshot,
-                        ns,
-                        filter,
-                        read.controller,
-                        clock.now,
-                        {
-                            let (shards, facts) = parts.split();
-                            (shards, facts, part)
-                        },
-                        &mut covered,
-                    );
-                    took += t.elapsed();
-                    items.items.append(&mut judged.items);
-                    items.outside.append(&mut judged.outside);
-                    for gap in &snapshot.gaps[common.gaps.len()..] {
-                        if !own_gaps.contains(gap) {
-                            own_gaps.push(gap.clone());
+                let objects = parts
+                    .judge_each(|part, snapshot, (shards, facts)| {
+                        let t = Instant::now();
+                        let mut judged = triage::triage_part(
+                            snapshot,
+                            ns,
+                            filter,
+                            read.controller,
+                            clock.now,
+                            (shards, facts, part),
+                            &mut covered,
+                        );
+                        took += t.elapsed();
+                        items.items.append(&mut judged.items);
+                        items.outside.append(&mut judged.outside);
+                        for gap in &snapshot.gaps[common.gaps.len()..] {
+                            if !own_gaps.contains(gap) {
+                                own_gaps.push(gap.clone());
+                            }
                         }
-                    }
-                }
-                Ok((items, own_gaps, parts.objects_read(), took))
+                    })
+                    .await?;
+                Ok((items, own_gaps, objects, took))
             }
         })
         .buffered(NAMESPACES_AT_ONCE)

@@ -267,6 +267,22 @@ impl Connection {
     where
         K: Clone + DeserializeOwned + Debug,
     {
+        let take = |mut item: K| keep(&mut item).then_some(item);
+        self.list_pages_into(url_path, params, &take).await
+    }
+
+    /// [`Connection::list_pages`], each kept object turned into what it
+    /// lands as while its page is in hand (an Event boxed into its record),
+    /// so no second copy of the list is ever held.
+    async fn list_pages_into<K, T>(
+        &self,
+        url_path: &str,
+        params: &ListParams,
+        take: &(dyn Fn(K) -> Option<T> + Sync),
+    ) -> Result<Vec<T>, kube::Error>
+    where
+        K: Clone + DeserializeOwned + Debug,
+    {
         let mut relists = 0;
         'list: loop {
             let mut out = Vec::new();
@@ -278,11 +294,7 @@ impl Connection {
                     self.send_json(&|| request.list(&params)).await;
                 match page {
                     Ok(page) => {
-                        out.extend(
-                            page.items
-                                .into_iter()
-                                .filter_map(|mut item| keep(&mut item).then_some(item)),
-                        );
+                        out.extend(page.items.into_iter().filter_map(take));
                         match page.metadata.continue_ {
                             Some(token) if !token.is_empty() => {
                                 params = params.continue_token(&token)

@@ -7,11 +7,13 @@
 //! DaemonSets say about how many Pods there are; when they fit
 //! [`PODS_PER_SHARD`], Pods and Events are listed once and the namespace is
 //! judged whole, as before. Otherwise it is split into shards
-//! ([`crate::chain::shard`]): a first pass over the Pods notes each one
-//! (its UID, its shard, the Services that select it) and keeps the first
-//! shard's; every further shard lists the Pods and Events again and keeps
-//! its own, page by page. Every pass costs a list of the namespace's Pods
-//! and Events; the memory is the skeleton plus one shard.
+//! ([`crate::chain::shard`]): a first pass over the Pods and Events notes
+//! each Pod (its UID, its shard, the Services that select it), keeps the
+//! first shard's, and adds to the skeleton what every shard holds (Pods no
+//! controller owns, Events about anything but a Pod). Every further shard
+//! lists the Pods and Events again and keeps its own, page by page, boxed
+//! as they land. One skeleton serves every part: a shard's Pods and Events
+//! are appended to it while the shard is judged, and cut off after.
 
 use std::sync::Mutex;
 
@@ -20,30 +22,29 @@ use k8s_openapi::api::core::v1::Event as CoreEvent;
 use super::read::{keep_events_about_read_objects, read_lists_wanted, typed_path};
 use super::*;
 use crate::chain::shard::{Part, Place, PodFacts, Shards};
+use crate::model::EventRecord;
 
-/// About how many Pods one shard holds: with their Events (five or six
-/// each in a busy namespace) about 100 MB less than holding 10,000.
+/// About how many Pods one shard holds.
 pub const PODS_PER_SHARD: usize = 2_000;
 
-/// A namespace being read in parts; [`NamespaceParts::next`] reads the next.
+/// A namespace being read in parts; [`NamespaceParts::judge_each`] reads
+/// and hands over each part in turn.
 pub struct NamespaceParts<'c> {
     conn: &'c Connection,
     namespace: String,
+    /// The small kinds, with what every shard holds once it is known.
     skeleton: Snapshot,
     shards: Shards,
     facts: PodFacts,
-    parts: std::vec::IntoIter<Part>,
-    /// The namespace whole, when it fits one shard.
-    whole: Option<Snapshot>,
-    /// The first shard's Pods and Events, kept by the first pass.
-    first: Option<(Vec<Pod>, Vec<CoreEvent>)>,
-    /// The Pods and Events every shard holds, for the rest.
-    every: (Vec<Pod>, Vec<CoreEvent>),
+    plan: Vec<Part>,
+    /// The first shard's own Pods and Events, kept by the first pass.
+    first: (Vec<Pod>, Vec<EventRecord>),
     /// The namespace's own objects read (not the shared ones).
     objects: usize,
 }
 
-/// Reads the skeleton of `namespace` and plans its parts.
+/// Reads the skeleton of `namespace` and, when it is too big for one
+/// part, makes the first pass over its Pods and Events.
 pub async fn read_namespace_in_parts<'c>(
     conn: &'c Connection,
     common: &Common,
@@ -63,76 +64,73 @@ pub async fn read_namespace_in_parts<'c>(
     let count = estimated_pods(&skeleton.objects)
         .div_ceil(pods_per_shard.max(1))
         .max(1);
-    let shards = Shards::new(&skeleton.objects, count);
     let mut parts = NamespaceParts {
         conn,
         namespace: namespace.to_string(),
         objects: skeleton.objects.len().saturating_sub(common.object_count()),
         facts: PodFacts::new(&skeleton.objects),
+        shards: Shards::new(&skeleton.objects, count),
         skeleton,
-        shards,
-        parts: Vec::new().into_iter(),
-        whole: None,
-        first: None,
-        every: (Vec::new(), Vec::new()),
+        plan: vec![Part::Whole],
+        first: (Vec::new(), Vec::new()),
     };
     if count == 1 {
-        let whole = parts.read_whole().await?;
-        parts.objects += whole.objects.len() - parts.skeleton.objects.len();
-        parts.whole = Some(whole);
-        parts.parts = vec![Part::Whole].into_iter();
         return Ok(parts);
     }
     // The first pass: every Pod noted, the first shard's kept.
     let facts = Mutex::new(std::mem::take(&mut parts.facts));
     let shards = &parts.shards;
-    let keep_first = |p: &mut Pod| {
+    let keep_first = |mut p: Pod| {
         if !p.keep() {
-            return false;
+            return None;
         }
-        let place = shards.of_pod(p);
-        facts.lock().expect("not poisoned").note(p, place);
-        place.in_shard(0)
+        let place = shards.of_pod(&p);
+        facts.lock().expect("not poisoned").note(&p, place);
+        place.in_shard(0).then_some((p, place))
     };
     let listed = conn
-        .list_pages(
+        .list_pages_into(
             &typed_path::<Pod>(Some(namespace)),
             &ListParams::default(),
             &keep_first,
         )
         .await;
     parts.facts = facts.into_inner().expect("not poisoned");
-    let pods = match listed {
-        Ok(pods) => pods,
-        // Without the Pods nothing can be split: the namespace whole, with
-        // the gap, as before.
-        Err(_) => {
-            let whole = parts.read_whole().await?;
-            parts.objects += whole.objects.len() - parts.skeleton.objects.len();
-            parts.whole = Some(whole);
-            parts.parts = vec![Part::Whole].into_iter();
-            return Ok(parts);
-        }
+    // Without the Pods nothing can be split: the namespace whole, with
+    // the gap, as before.
+    let Ok(pods) = listed else {
+        return Ok(parts);
     };
     parts.objects += parts.facts.uids.len();
-    parts.every.0 = pods
-        .iter()
-        .filter(|p| parts.shards.of_pod(p) == Place::Every)
-        .cloned()
-        .collect();
-    let events = parts.events_of(0).await;
-    if let Ok(events) = &events {
-        parts.objects += events.len();
-        parts.every.1 = events
-            .iter()
-            .filter(|e| parts.place_of(e) == Some(Place::Every))
-            .cloned()
-            .collect();
+    let events = parts.events_where(|place| place.in_shard(0)).await;
+    let mut c = Collector {
+        conn,
+        gaps: parts.skeleton.gaps.clone(),
+        fatal: None,
+    };
+    let events = c.take(events, "events", Some(namespace), "list", None);
+    parts.objects += events.len();
+    let o = &mut parts.skeleton.objects;
+    for (pod, place) in pods {
+        if place == Place::Every {
+            o.pods.push(pod);
+        } else {
+            parts.first.0.push(pod);
+        }
     }
-    parts.first = Some((pods, events.unwrap_or_default()));
-    let mut plan: Vec<Part> = (0..count).map(Part::Shard).collect();
-    plan.push(Part::Rest);
-    parts.parts = plan.into_iter();
+    for (event, place) in events {
+        if place == Place::Every {
+            o.events.push(event);
+        } else {
+            parts.first.1.push(event);
+        }
+    }
+    if c.gaps.is_empty() {
+        keep_events_about_read_objects(o);
+    }
+    parts.skeleton.gaps = c.gaps;
+    parts.plan = (0..count).map(Part::Shard).collect();
+    parts.plan.push(Part::Rest);
     Ok(parts)
 }
 
@@ -160,110 +158,128 @@ fn estimated_pods(o: &crate::model::Objects) -> usize {
 }
 
 impl NamespaceParts<'_> {
-    /// How the namespace is split, for judging its parts.
-    pub fn split(&self) -> (&Shards, &PodFacts) {
-        (&self.shards, &self.facts)
-    }
-
-    /// The namespace's own objects read so far.
-    pub fn objects_read(&self) -> usize {
-        self.objects
-    }
-
-    /// The next part and what it holds; `None` after the last.
-    pub async fn next(&mut self) -> Option<Result<(Part, Snapshot), LiveError>> {
-        let part = self.parts.next()?;
-        let result = match part {
-            Part::Whole => match self.whole.take() {
-                Some(whole) => Ok(whole),
-                None => return None,
-            },
-            Part::Shard(0) => {
-                let (pods, events) = self.first.take().unwrap_or_default();
-                self.assemble(Ok(pods), Ok(events))
-            }
-            Part::Shard(k) => {
-                let shards = &self.shards;
-                let keep = |p: &mut Pod| p.keep() && shards.of_pod(p).in_shard(k);
-                let path = typed_path::<Pod>(Some(&self.namespace));
-                let all = ListParams::default();
-                let (pods, events) =
-                    tokio::join!(self.conn.list_pages(&path, &all, &keep), self.events_of(k));
-                if let Ok(events) = &events {
-                    self.objects += events
-                        .iter()
-                        .filter(|e| self.place_of(e) != Some(Place::Every))
-                        .count();
+    /// Reads each part in turn and hands it to `judge` with how the
+    /// namespace is split; returns the namespace's own objects read. A
+    /// part's failed list is a gap in its snapshot, not an error.
+    pub async fn judge_each(
+        mut self,
+        mut judge: impl FnMut(Part, &Snapshot, (&Shards, &PodFacts)),
+    ) -> Result<usize, LiveError> {
+        for part in std::mem::take(&mut self.plan) {
+            let (pods, events) = match part {
+                Part::Whole => self.read_rest_whole().await,
+                Part::Shard(0) => {
+                    let (pods, events) = std::mem::take(&mut self.first);
+                    (Ok(pods), Ok(events))
                 }
-                self.assemble(pods, events)
+                Part::Shard(k) => {
+                    let shards = &self.shards;
+                    let keep =
+                        |mut p: Pod| (p.keep() && shards.of_pod(&p) == Place::One(k)).then_some(p);
+                    let path = typed_path::<Pod>(Some(&self.namespace));
+                    let all = ListParams::default();
+                    let (pods, events) = tokio::join!(
+                        self.conn.list_pages_into(&path, &all, &keep),
+                        self.events_where(|place| place == Place::One(k))
+                    );
+                    let events = events.map(|e| e.into_iter().map(|(e, _)| e).collect::<Vec<_>>());
+                    if let Ok(events) = &events {
+                        self.objects += events.len();
+                    }
+                    (pods, events)
+                }
+                Part::Rest => (Ok(Vec::new()), Ok(Vec::new())),
+            };
+            if part == Part::Whole
+                && let Ok(p) = &pods
+            {
+                self.objects += p.len() + events.as_ref().map_or(0, Vec::len);
             }
-            Part::Rest => {
-                let (pods, events) = std::mem::take(&mut self.every);
-                self.assemble(Ok(pods), Ok(events))
+            // The part's own objects go after the skeleton's, and are cut
+            // off once it is judged.
+            let (pods_before, events_before) = (
+                self.skeleton.objects.pods.len(),
+                self.skeleton.objects.events.len(),
+            );
+            let gaps_before = self.skeleton.gaps.clone();
+            let mut c = Collector {
+                conn: self.conn,
+                gaps: self.skeleton.gaps.clone(),
+                fatal: None,
+            };
+            let ns = Some(self.namespace.as_str());
+            let pods = c.take(pods, "pods", ns, "list", None);
+            let mut events = c.take(events, "events", ns, "list", None);
+            if let Some(fatal) = c.fatal.take() {
+                return Err(fatal);
             }
-        };
-        Some(result.map(|snapshot| (part, snapshot)))
+            if c.gaps.is_empty() && part != Part::Whole {
+                // What the namespace read keeps: Events about a Pod read.
+                events.retain(|e| {
+                    let uid = e.subject().uid;
+                    uid.is_empty() || self.facts.uids.contains(&uid)
+                });
+            }
+            let o = &mut self.skeleton.objects;
+            o.pods.extend(pods);
+            o.events.extend(events);
+            if part == Part::Whole && c.gaps.is_empty() {
+                keep_events_about_read_objects(o);
+            }
+            self.skeleton.gaps = c.gaps;
+            judge(part, &self.skeleton, (&self.shards, &self.facts));
+            let o = &mut self.skeleton.objects;
+            o.pods.truncate(pods_before);
+            o.events.truncate(events_before);
+            o.pods.shrink_to_fit();
+            o.events.shrink_to_fit();
+            self.skeleton.gaps = gaps_before;
+        }
+        Ok(self.objects)
     }
 
-    /// The namespace whole: the skeleton with every Pod and Event.
-    async fn read_whole(&self) -> Result<Snapshot, LiveError> {
+    /// Every Pod and Event of a namespace that fits one part.
+    async fn read_rest_whole(
+        &self,
+    ) -> (
+        Result<Vec<Pod>, kube::Error>,
+        Result<Vec<EventRecord>, kube::Error>,
+    ) {
         let path = typed_path::<Pod>(Some(&self.namespace));
+        let events_path = typed_path::<CoreEvent>(Some(&self.namespace));
         let all = ListParams::default();
         let keep_pod = |p: &mut Pod| p.keep();
-        let keep_event = |e: &mut CoreEvent| e.keep();
-        let events_path = typed_path::<CoreEvent>(Some(&self.namespace));
-        let (pods, events) = tokio::join!(
+        let take_event = |mut e: CoreEvent| e.keep().then(|| EventRecord::Core(Box::new(e)));
+        tokio::join!(
             self.conn.list_pages(&path, &all, &keep_pod),
-            self.conn.list_pages(&events_path, &all, &keep_event),
-        );
-        self.assemble(pods, events)
-    }
-
-    /// The Events of shard `k` (with those every shard holds).
-    async fn events_of(&self, k: usize) -> Result<Vec<CoreEvent>, kube::Error> {
-        let keep = |e: &mut CoreEvent| e.keep() && self.place_of(e).is_some_and(|p| p.in_shard(k));
-        self.conn
-            .list_pages(
-                &typed_path::<CoreEvent>(Some(&self.namespace)),
-                &ListParams::default(),
-                &keep,
-            )
-            .await
-    }
-
-    fn place_of(&self, e: &CoreEvent) -> Option<Place> {
-        let r = &e.involved_object;
-        Shards::of_subject(
-            r.kind.as_deref().unwrap_or(""),
-            r.namespace.as_deref().unwrap_or(""),
-            r.name.as_deref().unwrap_or(""),
-            &self.facts,
+            self.conn.list_pages_into(&events_path, &all, &take_event),
         )
     }
 
-    /// The skeleton with these Pods and Events; a failed list is a gap.
-    fn assemble(
+    /// The Events whose place `wanted` keeps, boxed as they land.
+    async fn events_where(
         &self,
-        pods: Result<Vec<Pod>, kube::Error>,
-        events: Result<Vec<CoreEvent>, kube::Error>,
-    ) -> Result<Snapshot, LiveError> {
-        let mut c = Collector {
-            conn: self.conn,
-            gaps: self.skeleton.gaps.clone(),
-            fatal: None,
+        wanted: impl Fn(Place) -> bool + Sync,
+    ) -> Result<Vec<(EventRecord, Place)>, kube::Error> {
+        let take = |mut e: CoreEvent| {
+            if !e.keep() {
+                return None;
+            }
+            let r = &e.involved_object;
+            let place = Shards::of_subject(
+                r.kind.as_deref().unwrap_or(""),
+                r.namespace.as_deref().unwrap_or(""),
+                r.name.as_deref().unwrap_or(""),
+                &self.facts,
+            )?;
+            wanted(place).then(|| (EventRecord::Core(Box::new(e)), place))
         };
-        let ns = Some(self.namespace.as_str());
-        let mut snapshot = self.skeleton.clone();
-        let o = &mut snapshot.objects;
-        Pod::land(c.take(pods, "pods", ns, "list", None), o);
-        CoreEvent::land(c.take(events, "events", ns, "list", None), o);
-        if let Some(fatal) = c.fatal.take() {
-            return Err(fatal);
-        }
-        if c.gaps.is_empty() {
-            keep_events_about_read_objects(o);
-        }
-        snapshot.gaps = c.gaps;
-        Ok(snapshot)
+        self.conn
+            .list_pages_into(
+                &typed_path::<CoreEvent>(Some(&self.namespace)),
+                &ListParams::default(),
+                &take,
+            )
+            .await
     }
 }

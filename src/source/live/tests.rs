@@ -1244,34 +1244,33 @@ async fn a_namespace_read_in_parts_is_judged_as_it_is_whole() {
     let want = crate::analysis::triage::triage(&whole, Some(ns), None, None, now);
     assert!(want.items.len() >= 10, "{} rows", want.items.len());
 
-    let mut parts = read_namespace_in_parts(&conn, &common, ns, None, 8)
+    let parts = read_namespace_in_parts(&conn, &common, ns, None, 8)
         .await
         .unwrap();
     let mut got = crate::analysis::triage::Triage::default();
     let mut covered = crate::analysis::outside::Covered::default();
     let (mut shards, mut most_pods) = (0, 0);
-    while let Some(next) = parts.next().await {
-        let (part, snapshot) = next.unwrap();
-        assert!(snapshot.gaps.is_empty(), "{part:?}: {:?}", snapshot.gaps);
-        if let crate::chain::shard::Part::Shard(_) = part {
-            shards += 1;
-            most_pods = most_pods.max(snapshot.objects.pods.len());
-        }
-        let mut t = crate::analysis::triage::triage_part(
-            &snapshot,
-            ns,
-            None,
-            None,
-            now,
-            {
-                let (shards, facts) = parts.split();
-                (shards, facts, part)
-            },
-            &mut covered,
-        );
-        got.items.append(&mut t.items);
-        got.outside.append(&mut t.outside);
-    }
+    let objects = parts
+        .judge_each(|part, snapshot, (split, facts)| {
+            assert!(snapshot.gaps.is_empty(), "{part:?}: {:?}", snapshot.gaps);
+            if let crate::chain::shard::Part::Shard(_) = part {
+                shards += 1;
+                most_pods = most_pods.max(snapshot.objects.pods.len());
+            }
+            let mut t = crate::analysis::triage::triage_part(
+                snapshot,
+                ns,
+                None,
+                None,
+                now,
+                (split, facts, part),
+                &mut covered,
+            );
+            got.items.append(&mut t.items);
+            got.outside.append(&mut t.outside);
+        })
+        .await
+        .unwrap();
     got.rank();
     assert!(shards >= 3, "{shards} shards");
     assert!(
@@ -1281,7 +1280,7 @@ async fn a_namespace_read_in_parts_is_judged_as_it_is_whole() {
     );
     assert_eq!(format!("{got:#?}"), format!("{want:#?}"));
     assert_eq!(
-        parts.objects_read(),
+        objects,
         whole.objects.len() - common.object_count(),
         "objects read"
     );
