@@ -34,6 +34,10 @@ pub enum BenchCommand {
     /// The release binary's size and start-up time (`--version`, a trace of
     /// a demo file), optionally beside another build (`--against FILE`).
     Release(crate::bench_release::ReleaseBench),
+    /// How trace, `triage -n` and `triage -A` grow with the cluster (1k,
+    /// 10k, 50k Pods by default), each beside the `kubectl get` of what it
+    /// reads, with peak memory; writes a plot.
+    Scale(crate::bench_scale::ScaleBench),
 }
 
 #[derive(Args)]
@@ -67,6 +71,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Gate(args) => crate::bench_gate::run(&args),
         BenchCommand::Dump(args) => crate::bench_dump::run(&args),
         BenchCommand::Release(args) => crate::bench_release::run(&args),
+        BenchCommand::Scale(args) => crate::bench_scale::run(&args),
     }
 }
 

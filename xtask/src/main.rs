@@ -6,6 +6,7 @@ mod bench_dump;
 mod bench_gate;
 mod bench_gate_real;
 mod bench_release;
+mod bench_scale;
 mod cluster;
 mod generate;
 mod msrv;
