@@ -23,12 +23,15 @@ use mdiag_harness::cluster::{self, Layout};
 
 #[derive(Args)]
 pub struct ScaleBench {
-    /// Cumulative steps, PODS:WORKLOADS:NAMESPACES each (the totals the
-    /// cluster holds after the step).
+    /// Steps, PODS:WORKLOADS:NAMESPACES[:RUNS] each: what the step adds
+    /// to the cluster, and the alternating pairs of runs it measures
+    /// (`--runs` when not given). The default: a namespace of 1,000 Pods,
+    /// one of 10,000, then 39,000 Pods over 48 namespaces, which brings
+    /// the cluster to 50,000 Pods, 5,100 workloads and 50 namespaces.
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "1000:100:1,10000:1000:1,50000:5000:50"
+        default_value = "1000:100:1,10000:1000:1,39000:3900:48:1"
     )]
     steps: Vec<String>,
     /// Alternating pairs of runs per measurement.
@@ -44,6 +47,7 @@ struct Step {
     pods: u32,
     workloads: u32,
     namespaces: u32,
+    runs: Option<u32>,
 }
 
 fn parse_step(text: &str) -> anyhow::Result<Step> {
@@ -51,14 +55,17 @@ fn parse_step(text: &str) -> anyhow::Result<Step> {
         .split(':')
         .map(|p| p.trim().parse::<u32>())
         .collect::<Result<_, _>>()
-        .with_context(|| format!("step {text:?}: expected PODS:WORKLOADS:NAMESPACES"))?;
-    let [pods, workloads, namespaces] = parts[..] else {
-        bail!("step {text:?}: expected PODS:WORKLOADS:NAMESPACES");
+        .with_context(|| format!("step {text:?}: expected PODS:WORKLOADS:NAMESPACES[:RUNS]"))?;
+    let (pods, workloads, namespaces, runs) = match parts[..] {
+        [p, w, n] => (p, w, n, None),
+        [p, w, n, r] => (p, w, n, Some(r)),
+        _ => bail!("step {text:?}: expected PODS:WORKLOADS:NAMESPACES[:RUNS]"),
     };
     Ok(Step {
         pods,
         workloads,
         namespaces,
+        runs,
     })
 }
 
@@ -127,13 +134,8 @@ pub fn run(args: &ScaleBench) -> anyhow::Result<()> {
     let kubectl = |a: &[&str]| cluster::admin_kubectl(&layout, a);
 
     let mut rows: Vec<Row> = Vec::new();
-    let mut before = Step {
-        pods: 0,
-        workloads: 0,
-        namespaces: 0,
-    };
     for step in steps {
-        // s1k, s10k, s50k: the cluster's total after the step.
+        // s1k, s10k, s39k: what the step adds.
         let prefix = if step.pods % 1000 == 0 {
             format!("s{}k", step.pods / 1000)
         } else {
@@ -143,24 +145,19 @@ pub fn run(args: &ScaleBench) -> anyhow::Result<()> {
             .lines()
             .any(|l| l.starts_with(&format!("namespace/{prefix}-")));
         if !ours_loaded {
-            let add = Step {
-                pods: step.pods.saturating_sub(before.pods),
-                workloads: step.workloads.saturating_sub(before.workloads),
-                namespaces: step.namespaces.saturating_sub(before.namespaces).max(1),
-            };
             crate::cluster::load(
                 &layout,
                 &crate::cluster::LoadArgs {
-                    pods: add.pods,
-                    workloads: add.workloads,
-                    namespaces: add.namespaces,
+                    pods: step.pods,
+                    workloads: step.workloads,
+                    namespaces: step.namespaces.max(1),
                     prefix: prefix.clone(),
                 },
             )?;
         } else {
             eprintln!("{prefix}-* found; not loading again");
         }
-        before = step;
+        let runs = step.runs.unwrap_or(args.runs).max(1);
 
         // The largest namespace so far, and the cluster's size.
         let pods = kubectl(&[
@@ -267,7 +264,7 @@ pub fn run(args: &ScaleBench) -> anyhow::Result<()> {
         ];
         for m in measurements {
             let (mut mine, mut kube) = (Vec::new(), Vec::new());
-            for i in 0..args.runs {
+            for i in 0..runs {
                 if i % 2 == 0 {
                     mine.push(timed_rss(&m.ours, m.env, &[0, 1, 3])?);
                     kube.push(timed_rss(&m.theirs, None, &[0])?);
