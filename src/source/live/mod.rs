@@ -286,7 +286,11 @@ impl Connection {
         let mut relists = 0;
         'list: loop {
             let mut out = Vec::new();
-            let mut params = params.clone().limit(self.policy.page_size);
+            // The policy's page size, unless the caller chose one.
+            let mut params = match params.limit {
+                Some(_) => params.clone(),
+                None => params.clone().limit(self.policy.page_size),
+            };
             params.continue_token = None;
             loop {
                 let request = kube::core::Request::new(url_path);
