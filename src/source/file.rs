@@ -1129,7 +1129,15 @@ items:
   metadata:
     name: r
     namespace: lab
-    managedFields: [{manager: kube-controller-manager, operation: Update, time: "2026-11-28T10:00:01Z"}]
+    managedFields: [{manager: kube-controller-manager, operation: Update, time: "2026-11-28T10:00:01Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:replicas": {}}}}]
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata:
+    name: d
+    namespace: lab
+    managedFields:
+    - {manager: kubectl-edit, operation: Update, time: "2026-11-28T10:00:02Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:replicas": {}}}}
+    - {manager: kube-controller-manager, operation: Update, subresource: status, time: "2026-11-28T10:00:03Z", fieldsType: FieldsV1, fieldsV1: {"f:status": {}}}
 - apiVersion: v1
   kind: Event
   metadata: {name: e, namespace: lab}
@@ -1140,12 +1148,21 @@ items:
         let analysed = parse_snapshot_bytes(text.as_bytes(), path, Keep::Analysed).unwrap();
         let pod = &analysed.objects.pods[0].metadata;
         assert!(pod.managed_fields.is_none() && pod.annotations.is_none());
-        assert!(
-            analysed.objects.replica_sets[0]
-                .metadata
-                .managed_fields
-                .is_some()
-        );
+        // A ReplicaSet's writers and times (its rung), not the fields.
+        let rs = analysed.objects.replica_sets[0]
+            .metadata
+            .managed_fields
+            .as_ref();
+        let rs = &rs.expect("kept")[0];
+        assert!(rs.time.is_some() && rs.fields_v1.is_none());
+        // A Deployment's spec fields (field owners), not its status's.
+        let d = analysed.objects.deployments[0]
+            .metadata
+            .managed_fields
+            .as_ref();
+        let d = d.expect("kept");
+        assert!(d[0].fields_v1.is_some(), "spec fields kept");
+        assert!(d[1].time.is_some() && d[1].fields_v1.is_none());
         assert!(
             analysed.objects.events.is_empty(),
             "an Event about a ConfigMap"
@@ -1158,6 +1175,11 @@ items:
         let whole = parse_snapshot_bytes(text.as_bytes(), path, Keep::Whole).unwrap();
         let pod = &whole.objects.pods[0].metadata;
         assert!(pod.managed_fields.is_some() && pod.annotations.is_some());
+        let rs = whole.objects.replica_sets[0]
+            .metadata
+            .managed_fields
+            .as_ref();
+        assert!(rs.expect("kept")[0].fields_v1.is_some());
         assert_eq!(whole.objects.events.len(), 1);
     }
 

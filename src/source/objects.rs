@@ -4,7 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::plan::{LAST_APPLIED, Planned};
+use super::plan::{LAST_APPLIED, ManagedFields, Planned};
 use crate::model::{EventRecord, Objects};
 
 /// An object whose fields do not fit its kind.
@@ -69,9 +69,11 @@ pub fn sort_object_kept(
     let group = group_of(&api_version);
     let trim = keep == Keep::Analysed;
     match (group, kind.as_str()) {
-        (_, "ModelService") => objects
-            .model_services
-            .push(typed(trimmed(value, trim, true))?),
+        (_, "ModelService") => {
+            objects
+                .model_services
+                .push(typed(trimmed(value, trim, ManagedFields::Writes))?)
+        }
         ("apps", "Deployment") => objects.deployments.extend(planned(value, trim)?),
         ("apps", "ReplicaSet") => objects.replica_sets.extend(planned(value, trim)?),
         ("apps", "StatefulSet") => objects.stateful_sets.extend(planned(value, trim)?),
@@ -89,7 +91,7 @@ pub fn sort_object_kept(
                 .map(|e| EventRecord::Core(Box::new(e))),
         ),
         ("events.k8s.io", "Event") => objects.events.push(EventRecord::New(Box::new(typed(
-            trimmed(value, trim, false),
+            trimmed(value, trim, ManagedFields::Drop),
         )?))),
         ("", "Node") => objects.nodes.extend(planned(value, trim)?),
         ("coordination.k8s.io", "Lease") => objects.leases.extend(planned(value, trim)?),
@@ -98,14 +100,18 @@ pub fn sort_object_kept(
         }
         ("policy", "PodDisruptionBudget") => objects.pdbs.extend(planned(value, trim)?),
         ("gateway.networking.k8s.io", "HTTPRoute") => {
-            objects.http_routes.push(typed(trimmed(value, trim, true))?)
+            objects
+                .http_routes
+                .push(typed(trimmed(value, trim, ManagedFields::Writes))?)
         }
         // Secrets are never kept, whoever handed them to us.
         ("", "Secret") => {}
         // v1 Endpoints become EndpointSlices later (`slices_from_endpoints`):
         // kept whole, as nothing else reads them.
         ("", "Endpoints") => objects.other.push(value),
-        _ => objects.other.push(trimmed(value, trim, false)),
+        _ => objects
+            .other
+            .push(trimmed(value, trim, ManagedFields::Drop)),
     }
     Ok(())
 }
@@ -113,19 +119,32 @@ pub fn sort_object_kept(
 /// A kind of the read plan, trimmed as a live read trims it; `None` when
 /// the plan drops it (an Event about a kind nothing reads).
 fn planned<K: Planned>(value: Value, trim: bool) -> Result<Option<K>, ObjectError> {
-    let mut object: K = typed(trimmed(value, trim, K::KEEP_MANAGED_FIELDS))?;
+    let mut object: K = typed(trimmed(value, trim, K::MANAGED_FIELDS))?;
     Ok((!trim || object.keep()).then_some(object))
 }
 
 /// The object without the fields [`trim_meta`] drops, removed while it is
 /// still untyped, so they are never parsed.
-fn trimmed(mut value: Value, trim: bool, keep_managed_fields: bool) -> Value {
+fn trimmed(mut value: Value, trim: bool, managed: ManagedFields) -> Value {
     if !trim {
         return value;
     }
     if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
-        if !keep_managed_fields {
-            meta.remove("managedFields");
+        match managed {
+            ManagedFields::Drop => {
+                meta.remove("managedFields");
+            }
+            _ => {
+                let entries = meta.get_mut("managedFields").and_then(Value::as_array_mut);
+                for entry in entries.into_iter().flatten() {
+                    let subresource = entry["subresource"].as_str();
+                    if !managed.keeps_fields_of(subresource)
+                        && let Some(entry) = entry.as_object_mut()
+                    {
+                        entry.remove("fieldsV1");
+                    }
+                }
+            }
         }
         if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
             annotations.remove(LAST_APPLIED);

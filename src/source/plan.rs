@@ -52,13 +52,12 @@ pub trait Planned:
 {
     /// The plural, as gaps and watches name it.
     const RESOURCE: &'static str;
-    /// Whether the analysis reads its managedFields (declaration times and
-    /// field owners).
-    const KEEP_MANAGED_FIELDS: bool = false;
+    /// How much of its managedFields the analysis reads.
+    const MANAGED_FIELDS: ManagedFields = ManagedFields::Drop;
 
     /// Trims an object as its page arrives; `false` drops it.
     fn keep(&mut self) -> bool {
-        trim_meta(self.meta_mut(), Self::KEEP_MANAGED_FIELDS);
+        trim_meta(self.meta_mut(), Self::MANAGED_FIELDS);
         true
     }
 
@@ -105,12 +104,44 @@ pub fn each_list(v: &mut impl Visit) {
 
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// How much of an object's managedFields the analysis reads. The fields a
+/// manager wrote (`fieldsV1`) are most of an entry, and held as a JSON tree
+/// they cost several times their text: a namespace's ReplicaSets carried
+/// tens of megabytes of them that no rule read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManagedFields {
+    /// None of it.
+    Drop,
+    /// Who wrote the object, how and when (manager, operation,
+    /// subresource, time): declaration and write times. Not the fields.
+    Writes,
+    /// Also the fields each manager wrote to the main resource: a
+    /// Deployment's field owners (field-conflict,
+    /// managed-deployment-edited). Not those written through the status
+    /// subresource, which no rule reads.
+    Fields,
+}
+
+impl ManagedFields {
+    /// Whether an entry's `fieldsV1` is kept, by its subresource.
+    pub fn keeps_fields_of(self, subresource: Option<&str>) -> bool {
+        self == ManagedFields::Fields && subresource != Some("status")
+    }
+}
+
 /// What every object loses as its page arrives: the last-applied
-/// annotation (a second copy of the object) and, unless the analysis reads
-/// them, its managedFields.
-pub fn trim_meta(meta: &mut ObjectMeta, keep_managed_fields: bool) {
-    if !keep_managed_fields {
-        meta.managed_fields = None;
+/// annotation (a second copy of the object) and what the analysis does not
+/// read of its managedFields.
+pub fn trim_meta(meta: &mut ObjectMeta, managed: ManagedFields) {
+    match managed {
+        ManagedFields::Drop => meta.managed_fields = None,
+        _ => {
+            for entry in meta.managed_fields.iter_mut().flatten() {
+                if !managed.keeps_fields_of(entry.subresource.as_deref()) {
+                    entry.fields_v1 = None;
+                }
+            }
+        }
     }
     if let Some(annotations) = meta.annotations.as_mut() {
         annotations.remove(LAST_APPLIED);
@@ -125,7 +156,7 @@ impl Planned for Deployment {
     fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
         namespaced(client, namespace)
     }
-    const KEEP_MANAGED_FIELDS: bool = true;
+    const MANAGED_FIELDS: ManagedFields = ManagedFields::Fields;
     fn land(items: Vec<Self>, o: &mut Objects) {
         o.deployments.extend(items);
     }
@@ -135,7 +166,7 @@ impl Planned for ReplicaSet {
     const RESOURCE: &'static str = "replicasets";
     /// When its spec was last written: a lone ReplicaSet's rung, and
     /// whether a refusal to create Pods is older than the last scale.
-    const KEEP_MANAGED_FIELDS: bool = true;
+    const MANAGED_FIELDS: ManagedFields = ManagedFields::Writes;
     fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
         namespaced(client, namespace)
     }
@@ -146,7 +177,7 @@ impl Planned for ReplicaSet {
 
 impl Planned for StatefulSet {
     const RESOURCE: &'static str = "statefulsets";
-    const KEEP_MANAGED_FIELDS: bool = true;
+    const MANAGED_FIELDS: ManagedFields = ManagedFields::Writes;
     fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
         namespaced(client, namespace)
     }
@@ -157,7 +188,7 @@ impl Planned for StatefulSet {
 
 impl Planned for DaemonSet {
     const RESOURCE: &'static str = "daemonsets";
-    const KEEP_MANAGED_FIELDS: bool = true;
+    const MANAGED_FIELDS: ManagedFields = ManagedFields::Writes;
     fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
         namespaced(client, namespace)
     }
@@ -174,7 +205,7 @@ impl Planned for ControllerRevision {
     /// Only the metadata (owner, hash label) and `revision` are read: the
     /// stored template (`data`) is a copy of the set's own and is dropped.
     fn keep(&mut self) -> bool {
-        trim_meta(&mut self.metadata, false);
+        trim_meta(&mut self.metadata, ManagedFields::Drop);
         self.data = None;
         true
     }
@@ -291,7 +322,7 @@ impl Planned for CoreEvent {
         if UNREAD_EVENT_KINDS.contains(&kind) {
             return false;
         }
-        trim_meta(&mut self.metadata, false);
+        trim_meta(&mut self.metadata, ManagedFields::Drop);
         true
     }
     fn land(items: Vec<Self>, o: &mut Objects) {

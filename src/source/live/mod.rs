@@ -18,7 +18,7 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::{OnceCell, Semaphore};
 
-use super::plan::{self, Planned, Where, trim_meta};
+use super::plan::{self, ManagedFields, Planned, Where, trim_meta};
 use crate::chain::ControllerLocation;
 use crate::model::{Gap, HelmRelease, LogRecord, Origin, OriginKind, Snapshot};
 

@@ -206,11 +206,11 @@ pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Comm
     for (spot, deployment, lease) in controllers {
         let ns = Some(spot.namespace.as_str());
         if let Some(mut d) = c.take(deployment, "deployments", ns, "get", Some(&spot.name)) {
-            trim_meta(&mut d.metadata, true);
+            trim_meta(&mut d.metadata, Deployment::MANAGED_FIELDS);
             objects.deployments.push(d);
         }
         if let Some(mut l) = c.take(lease, "leases", ns, "get", Some(&spot.name)) {
-            trim_meta(&mut l.metadata, false);
+            trim_meta(&mut l.metadata, ManagedFields::Drop);
             objects.leases.push(l);
         }
     }
@@ -290,7 +290,7 @@ pub(super) async fn read_lists_wanted(
                 Some(r) => {
                     let path = |namespace: Option<&str>| DynamicObject::url_path(&r, namespace);
                     let keep = |o: &mut DynamicObject| {
-                        trim_meta(&mut o.metadata, true);
+                        trim_meta(&mut o.metadata, ManagedFields::Writes);
                         true
                     };
                     let listed = conn.list_scope(&path, scope, &params, &keep).await;

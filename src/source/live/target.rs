@@ -379,11 +379,11 @@ async fn read_chain(
         return Ok(None);
     };
     if let Workload::Deployment(d) = &mut workload {
-        trim_meta(&mut d.metadata, true);
+        trim_meta(&mut d.metadata, Deployment::MANAGED_FIELDS);
     } else if let Workload::StatefulSet(s) = &mut workload {
-        trim_meta(&mut s.metadata, true);
+        trim_meta(&mut s.metadata, StatefulSet::MANAGED_FIELDS);
     } else if let Workload::DaemonSet(d) = &mut workload {
-        trim_meta(&mut d.metadata, true);
+        trim_meta(&mut d.metadata, DaemonSet::MANAGED_FIELDS);
     }
     let Some(selector) = workload.selector().cloned() else {
         return Ok(None);
@@ -466,7 +466,7 @@ async fn read_chain(
             Some(r) => {
                 let path = DynamicObject::url_path(r, Some(ns));
                 let keep = |o: &mut DynamicObject| {
-                    trim_meta(&mut o.metadata, true);
+                    trim_meta(&mut o.metadata, ManagedFields::Writes);
                     true
                 };
                 Some((r.clone(), conn.list_pages(&path, &all, &keep).await))
@@ -554,7 +554,7 @@ async fn read_chain(
         return Ok(None);
     }
     if let Some((r, mut m)) = msvc {
-        trim_meta(&mut m.metadata, true);
+        trim_meta(&mut m.metadata, ManagedFields::Writes);
         m.types = Some(kube::api::TypeMeta {
             api_version: r.api_version.clone(),
             kind: r.kind.clone(),

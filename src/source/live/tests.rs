@@ -539,7 +539,7 @@ async fn pages_are_trimmed_as_they_arrive() {
     fake.script(PODS, vec![ok(list("Pod", vec![pod("a", "p1")], None))]);
     let conn = fake.connection(ReadPolicy::default());
     let trimmed = |p: &mut Pod| {
-        trim_meta(&mut p.metadata, false);
+        trim_meta(&mut p.metadata, ManagedFields::Drop);
         true
     };
     let pods = conn
@@ -552,23 +552,52 @@ async fn pages_are_trimmed_as_they_arrive() {
     assert!(!annotations.contains_key(LAST_APPLIED));
     assert_eq!(annotations.get("team").map(String::as_str), Some("serving"));
 
+    // A spec write and a status write, as a Deployment carries them.
     let mut deployment_like: Pod = serde_json::from_value(pod("a", "p2")).unwrap();
-    trim_meta(&mut deployment_like.metadata, true);
+    let spec_write: k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry =
+        serde_json::from_value(json!({"manager": "kubectl-edit", "operation": "Update",
+            "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:replicas": {}}}}))
+        .unwrap();
+    deployment_like
+        .metadata
+        .managed_fields
+        .as_mut()
+        .unwrap()
+        .push(spec_write);
+    let kept = |managed: ManagedFields| {
+        let mut meta = deployment_like.metadata.clone();
+        trim_meta(&mut meta, managed);
+        assert!(!meta.annotations.unwrap().contains_key(LAST_APPLIED));
+        meta.managed_fields.map(|entries| {
+            entries
+                .iter()
+                .map(|e| {
+                    (
+                        e.manager.clone().unwrap(),
+                        e.time.is_some(),
+                        e.fields_v1.is_some(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    assert_eq!(kept(ManagedFields::Drop), None);
     assert_eq!(
-        deployment_like
-            .metadata
-            .managed_fields
-            .as_ref()
-            .map(Vec::len),
-        Some(1),
-        "ModelServices and Deployments keep their managedFields"
+        kept(ManagedFields::Writes),
+        Some(vec![
+            ("kubelet".into(), false, false),
+            ("kubectl-edit".into(), true, false)
+        ]),
+        "who wrote and when, not what"
     );
-    assert!(
-        !deployment_like
-            .metadata
-            .annotations
-            .unwrap()
-            .contains_key(LAST_APPLIED)
+    assert_eq!(
+        kept(ManagedFields::Fields),
+        Some(vec![
+            ("kubelet".into(), false, false),
+            ("kubectl-edit".into(), true, true)
+        ]),
+        "the fields written to the main resource, not the status's"
     );
 }
 
