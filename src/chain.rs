@@ -754,11 +754,7 @@ impl<'a> Index<'a> {
                     .or_default()
                     .push(e);
             } else {
-                let key = match e {
-                    EventRecord::Core(c) => c.involved_object.uid.as_deref(),
-                    EventRecord::New(n) => n.regarding.as_ref().and_then(|r| r.uid.as_deref()),
-                };
-                if let Some(key) = key {
+                if let Some(key) = e.subject_uid() {
                     ix.events_by_uid.entry(key).or_default().push(e);
                 }
             }

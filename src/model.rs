@@ -106,11 +106,32 @@ impl Objects {
     }
 }
 
-/// An Event in either of its two API shapes.
+/// An Event in either of its two API shapes, or cut to what the analysis
+/// reads of it.
 #[derive(Debug, Clone)]
 pub enum EventRecord {
     Core(Box<CoreEvent>),
     New(Box<NewEvent>),
+    Brief(Box<BriefEvent>),
+}
+
+/// An Event cut to what the analysis reads of it, for a read that holds
+/// tens of thousands and writes none back (a namespace triaged in parts):
+/// a few hundred bytes, against the kilobytes of the API type. A snapshot
+/// or evidence file keeps the Event as the API gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BriefEvent {
+    pub subject: EventSubject,
+    /// The subject's UID as the Event gave it (`None`: not given).
+    pub subject_uid: Option<String>,
+    pub uid: String,
+    pub reason: String,
+    pub message: String,
+    pub event_type: String,
+    pub reporter: String,
+    pub count: u32,
+    pub first_seen: Option<Timestamp>,
+    pub last_seen: Option<Timestamp>,
 }
 
 /// The object an event is about.
@@ -124,10 +145,32 @@ pub struct EventSubject {
 }
 
 impl EventRecord {
+    /// The same Event as a [`BriefEvent`]: every accessor below answers
+    /// as before.
+    pub fn brief(self) -> EventRecord {
+        if let EventRecord::Brief(_) = self {
+            return self;
+        }
+        let brief = BriefEvent {
+            subject: self.subject(),
+            subject_uid: self.subject_uid().map(str::to_string),
+            uid: self.uid().to_string(),
+            reason: self.reason().to_string(),
+            message: self.message().to_string(),
+            event_type: self.event_type().to_string(),
+            reporter: self.reporter().to_string(),
+            count: self.count(),
+            first_seen: self.first_seen(),
+            last_seen: self.last_seen(),
+        };
+        EventRecord::Brief(Box::new(brief))
+    }
+
     pub fn subject(&self) -> EventSubject {
         let r = match self {
             EventRecord::Core(e) => Some(&e.involved_object),
             EventRecord::New(e) => e.regarding.as_ref(),
+            EventRecord::Brief(b) => return b.subject.clone(),
         };
         let Some(r) = r else {
             return EventSubject::default();
@@ -141,10 +184,20 @@ impl EventRecord {
         }
     }
 
+    /// The UID of the object it is about, as the Event gives it.
+    pub fn subject_uid(&self) -> Option<&str> {
+        match self {
+            EventRecord::Core(c) => c.involved_object.uid.as_deref(),
+            EventRecord::New(n) => n.regarding.as_ref().and_then(|r| r.uid.as_deref()),
+            EventRecord::Brief(b) => b.subject_uid.as_deref(),
+        }
+    }
+
     pub fn reason(&self) -> &str {
         match self {
             EventRecord::Core(e) => e.reason.as_deref(),
             EventRecord::New(e) => e.reason.as_deref(),
+            EventRecord::Brief(b) => Some(b.reason.as_str()),
         }
         .unwrap_or("")
     }
@@ -153,6 +206,7 @@ impl EventRecord {
         match self {
             EventRecord::Core(e) => e.message.as_deref(),
             EventRecord::New(e) => e.note.as_deref(),
+            EventRecord::Brief(b) => Some(b.message.as_str()),
         }
         .unwrap_or("")
     }
@@ -161,6 +215,7 @@ impl EventRecord {
         match self {
             EventRecord::Core(e) => e.type_.as_deref(),
             EventRecord::New(e) => e.type_.as_deref(),
+            EventRecord::Brief(b) => Some(b.event_type.as_str()),
         }
         .unwrap_or("")
     }
@@ -174,6 +229,7 @@ impl EventRecord {
                 .filter(|s| !s.is_empty())
                 .or(e.source.as_ref().and_then(|s| s.component.as_deref())),
             EventRecord::New(e) => e.reporting_controller.as_deref(),
+            EventRecord::Brief(b) => Some(b.reporter.as_str()),
         }
         .unwrap_or("")
     }
@@ -193,6 +249,7 @@ impl EventRecord {
                 .map(|s| s.count)
                 .or(e.deprecated_count)
                 .unwrap_or(1),
+            EventRecord::Brief(b) => return b.count,
         };
         n.max(1) as u32
     }
@@ -211,6 +268,7 @@ impl EventRecord {
                 .as_ref()
                 .map(|t| t.0)
                 .or(e.event_time.as_ref().map(|t| t.0)),
+            EventRecord::Brief(b) => b.first_seen,
         }
     }
 
@@ -232,6 +290,7 @@ impl EventRecord {
                 e.deprecated_last_timestamp.as_ref().map(|t| t.0),
                 e.event_time.as_ref().map(|t| t.0),
             ],
+            EventRecord::Brief(b) => return b.last_seen,
         };
         candidates.into_iter().flatten().max()
     }
@@ -240,6 +299,7 @@ impl EventRecord {
         match self {
             EventRecord::Core(e) => e.metadata.uid.as_deref(),
             EventRecord::New(e) => e.metadata.uid.as_deref(),
+            EventRecord::Brief(b) => Some(b.uid.as_str()),
         }
         .unwrap_or("")
     }
@@ -248,8 +308,35 @@ impl EventRecord {
         let v = match self {
             EventRecord::Core(e) => serde_json::to_value(e),
             EventRecord::New(e) => serde_json::to_value(e),
+            EventRecord::Brief(b) => Ok(b.to_value()),
         };
         v.unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl BriefEvent {
+    /// A core/v1 Event holding what was kept (nothing writes a brief
+    /// Event to a file; this keeps one readable where it is printed).
+    fn to_value(&self) -> serde_json::Value {
+        let s = &self.subject;
+        let text = |v: &str| (!v.is_empty()).then(|| v.to_string());
+        serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"namespace": text(&s.namespace), "uid": text(&self.uid)},
+            "involvedObject": {
+                "kind": text(&s.kind), "namespace": text(&s.namespace),
+                "name": text(&s.name), "uid": self.subject_uid,
+                "fieldPath": text(&s.field_path),
+            },
+            "reason": text(&self.reason),
+            "message": text(&self.message),
+            "type": text(&self.event_type),
+            "reportingComponent": text(&self.reporter),
+            "count": self.count,
+            "firstTimestamp": self.first_seen.map(|t| t.to_string()),
+            "lastTimestamp": self.last_seen.map(|t| t.to_string()),
+        })
     }
 }
 
@@ -588,6 +675,57 @@ pub fn int_or_string(v: &k8s_openapi::apimachinery::pkg::util::intstr::IntOrStri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every Event of every fixture, both API shapes, answers the same
+    /// once brief.
+    #[test]
+    fn a_brief_event_answers_as_the_event_it_was() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut files = Vec::new();
+        for dir in ["demo", "cases", "triage", "alerts"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "yaml") {
+                    files.push(path);
+                }
+            }
+        }
+        let (mut core, mut new) = (0, 0);
+        for path in files {
+            let Ok(snapshot) = crate::source::file::read_snapshot_file(&path) else {
+                continue;
+            };
+            for event in snapshot.objects.events {
+                match &event {
+                    EventRecord::Core(_) => core += 1,
+                    EventRecord::New(_) => new += 1,
+                    EventRecord::Brief(_) => unreachable!("files keep the API's shape"),
+                }
+                let brief = event.clone().brief();
+                let answers = |e: &EventRecord| {
+                    format!(
+                        "{:?} {:?} {} {} {} {} {} {} {:?} {:?}",
+                        e.subject(),
+                        e.subject_uid(),
+                        e.uid(),
+                        e.reason(),
+                        e.message(),
+                        e.event_type(),
+                        e.reporter(),
+                        e.count(),
+                        e.first_seen(),
+                        e.last_seen(),
+                    )
+                };
+                assert_eq!(answers(&brief), answers(&event), "{}", path.display());
+                assert!(matches!(brief, EventRecord::Brief(_)));
+            }
+        }
+        assert!(
+            core > 100 && new > 0,
+            "{core} core and {new} events.k8s.io Events"
+        );
+    }
 
     #[test]
     fn targets_parse_as_kubectl_names_them() {

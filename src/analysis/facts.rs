@@ -157,11 +157,7 @@ impl<'a> EventIndex<'a> {
         let mut by_uid: HashMap<&str, Vec<&EventRecord>> = HashMap::new();
         let mut by_name: HashMap<_, Vec<&EventRecord>> = HashMap::new();
         for event in &snapshot.objects.events {
-            let uid = match event {
-                EventRecord::Core(e) => e.involved_object.uid.as_deref(),
-                EventRecord::New(e) => e.regarding.as_ref().and_then(|r| r.uid.as_deref()),
-            };
-            match uid.filter(|u| !u.is_empty()) {
+            match event.subject_uid().filter(|u| !u.is_empty()) {
                 Some(uid) => by_uid.entry(uid).or_default().push(event),
                 None => {
                     let s = event.subject();

@@ -249,7 +249,7 @@ impl NamespaceParts<'_> {
         let events_path = typed_path::<CoreEvent>(Some(&self.namespace));
         let all = ListParams::default();
         let keep_pod = |p: &mut Pod| p.keep();
-        let take_event = |mut e: CoreEvent| e.keep().then(|| EventRecord::Core(Box::new(e)));
+        let take_event = |mut e: CoreEvent| e.keep().then(|| brief(e));
         tokio::join!(
             self.conn.list_pages(&path, &all, &keep_pod),
             self.conn.list_pages_into(&events_path, &all, &take_event),
@@ -272,7 +272,7 @@ impl NamespaceParts<'_> {
                 r.name.as_deref().unwrap_or(""),
                 &self.facts,
             )?;
-            wanted(place).then(|| (EventRecord::Core(Box::new(e)), place))
+            wanted(place).then(|| (brief(e), place))
         };
         self.conn
             .list_pages_into(
@@ -282,4 +282,10 @@ impl NamespaceParts<'_> {
             )
             .await
     }
+}
+
+/// Triage holds the Events of a namespace (or of a shard) at once and
+/// writes none back: each is kept as what the analysis reads of it.
+fn brief(event: CoreEvent) -> EventRecord {
+    EventRecord::Core(Box::new(event)).brief()
 }
