@@ -42,7 +42,8 @@ pub enum ClusterCommand {
     Start { component: String },
     /// Write N Pods in M ModelServices over K namespaces, in a mix of broken
     /// states, as the controllers and kubelets would store them (stops
-    /// kube-controller-manager first: see harness/src/load.rs).
+    /// kube-controller-manager and mdiag-sim first: see
+    /// harness/src/load.rs).
     Load(LoadArgs),
     /// The init of the real-node cluster's namespaces (started by `up
     /// --real-node`, not by hand).
@@ -81,6 +82,17 @@ pub fn load(layout: &Layout, args: &LoadArgs) -> anyhow::Result<load::LoadReport
             "stopped {KCM}: its deployment controller would replace the loaded ReplicaSets; \
              delete the load (kubectl delete ns,nodes -l {}) before `cargo xtask cluster start {KCM}`",
             load::LOAD_LABEL
+        );
+    }
+    // Its modeldock-controller stand-in reconciles every loaded
+    // ModelService over and over (a get and a patch of each Deployment and
+    // Service): the apiserver spent a core on it, which every benchmark on
+    // the loaded cluster then measured.
+    if cluster::running(layout, SIM) {
+        cluster::stop_component(layout, SIM)?;
+        eprintln!(
+            "stopped {SIM}: its controller stand-in would reconcile every loaded ModelService; \
+             `cargo xtask cluster start {SIM}` once the load is deleted"
         );
     }
     let spec = load::LoadSpec {
