@@ -2,6 +2,8 @@
 
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
+
 use jiff::Timestamp;
 
 use super::source::SourceRequest;
@@ -92,37 +94,27 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
     }
     let judged = assess(global).await?;
     let lang = super::lang(global);
-    let text = match args.output.encoding() {
-        None if args.output == OutputFormat::Html => {
-            render::html::triage(&judged.report(lang), lang)
-        }
-        None => {
-            let style = Style {
-                lang,
-                color: super::color(global),
-                now: judged.clock.now,
-                width: super::width(&args.view),
-                verbose: args.view.verbose,
-            };
-            render::triage::table(&judged.items, &judged.gaps(), args.all, &style)
-        }
-        Some(encoding) => render::encode(&judged.report(lang), encoding)?,
+    if let Some(encoding) = args.output.encoding() {
+        // Streamed: the text of a big triage is never held whole.
+        render::write_encoded_stdout(&judged.report(lang), encoding)
+            .context("cannot write to stdout")?;
+        judged.print_timings();
+        return Ok(crate::exit::for_triage(&judged.items));
+    }
+    let text = if args.output == OutputFormat::Html {
+        render::html::triage(&judged.report(lang), lang)
+    } else {
+        let style = Style {
+            lang,
+            color: super::color(global),
+            now: judged.clock.now,
+            width: super::width(&args.view),
+            verbose: args.view.verbose,
+        };
+        render::triage::table(&judged.items, &judged.gaps(), args.all, &style)
     };
     super::emit(&text)?;
-    if std::env::var_os(TIMINGS_ENV).is_some() {
-        eprintln!(
-            "mdiag timings: load {:.1} ms ({} objects{}), analysis {:.1} ms ({} workloads)",
-            judged.load_time.as_secs_f64() * 1e3,
-            judged.objects,
-            judged
-                .connection
-                .as_ref()
-                .map(|c| format!(", {} requests", c.requests()))
-                .unwrap_or_default(),
-            judged.analysis_time.as_secs_f64() * 1e3,
-            judged.items.items.len(),
-        );
-    }
+    judged.print_timings();
     Ok(crate::exit::for_triage(&judged.items))
 }
 
@@ -168,6 +160,25 @@ impl Judged {
     /// What the read could not get, with the gaps no item carries.
     pub fn gaps(&self) -> Vec<Gap> {
         triage::read_gaps(&self.snapshot.gaps, &self.items)
+    }
+
+    /// How long loading and analysis took, on stderr, when
+    /// [`TIMINGS_ENV`] is set.
+    fn print_timings(&self) {
+        if std::env::var_os(TIMINGS_ENV).is_none() {
+            return;
+        }
+        eprintln!(
+            "mdiag timings: load {:.1} ms ({} objects{}), analysis {:.1} ms ({} workloads)",
+            self.load_time.as_secs_f64() * 1e3,
+            self.objects,
+            self.connection
+                .as_ref()
+                .map(|c| format!(", {} requests", c.requests()))
+                .unwrap_or_default(),
+            self.analysis_time.as_secs_f64() * 1e3,
+            self.items.items.len(),
+        );
     }
 
     /// The `mdiag/v1` report `triage -o json` prints.

@@ -111,11 +111,91 @@ pub fn encode<T: serde::Serialize>(report: &T, encoding: Encoding) -> anyhow::Re
     })
 }
 
+/// Writes a report to `out` as it is encoded: the bytes [`encode`] makes,
+/// without ever holding them (the JSON of a 5,000-workload triage is
+/// 86 MB). YAML is still made whole first: serde-saphyr writes text.
+pub fn write_encoded<T: serde::Serialize>(
+    out: &mut impl Write,
+    report: &T,
+    encoding: Encoding,
+) -> std::io::Result<()> {
+    match encoding {
+        Encoding::Json => {
+            serde_json::to_writer_pretty(&mut *out, report).map_err(|e| {
+                match e.io_error_kind() {
+                    Some(kind) => std::io::Error::new(kind, e),
+                    None => std::io::Error::other(format!("cannot encode the report: {e}")),
+                }
+            })?;
+            out.write_all(b"\n")
+        }
+        Encoding::Yaml => {
+            let text = encode(report, encoding).map_err(std::io::Error::other)?;
+            out.write_all(text.as_bytes())
+        }
+    }
+}
+
+/// [`write_encoded`] to stdout; a closed pipe is not an error.
+pub fn write_encoded_stdout<T: serde::Serialize>(
+    report: &T,
+    encoding: Encoding,
+) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match write_encoded(&mut out, report, encoding).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
 /// Writes to stdout; a closed pipe (`mdiag ... | head`) is not an error.
 pub fn write_stdout(text: &str) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report written as it is encoded is the text `encode` makes, byte
+    /// for byte, in both encodings.
+    #[test]
+    fn a_streamed_report_is_the_encoded_text() {
+        let report = serde_json::json!({
+            "schema": "mdiag/v1",
+            "items": [{"name": "chart-demo", "findings": ["crash-loop"], "ready": 0}],
+            "text": "quotes \" and 中文",
+        });
+        for encoding in [Encoding::Json, Encoding::Yaml] {
+            let mut out = Vec::new();
+            write_encoded(&mut out, &report, encoding).unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                encode(&report, encoding).unwrap(),
+                "{encoding:?}"
+            );
+        }
+    }
+
+    /// A writer that fails says why, with the IO error's kind kept (a
+    /// closed pipe is told apart from a failure to encode).
+    #[test]
+    fn a_failing_writer_keeps_its_error_kind() {
+        struct Closed;
+        impl Write for Closed {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let err =
+            write_encoded(&mut Closed, &serde_json::json!({"a": 1}), Encoding::Json).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe);
     }
 }
