@@ -84,6 +84,7 @@ fn refuse_with(s: &mut Snapshot, error: &str) {
             match e {
                 EventRecord::Core(e) => e.message = Some(text),
                 EventRecord::New(e) => e.note = Some(text),
+                EventRecord::Brief(e) => e.message = text,
             }
         }
     }
