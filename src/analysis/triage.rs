@@ -454,34 +454,7 @@ mod shard_tests {
                 for ns in namespaces {
                     let whole = triage(&s, Some(&ns), None, None, now);
                     for count in [2, 3, 7] {
-                        let (shards, facts, pieces, rest) = split(&s, count);
-                        let mut covered = Covered::default();
-                        let mut t = Triage::default();
-                        for (k, piece) in pieces.iter().enumerate() {
-                            let mut part = triage_part(
-                                piece,
-                                &ns,
-                                None,
-                                None,
-                                now,
-                                (&shards, &facts, Part::Shard(k)),
-                                &mut covered,
-                            );
-                            t.items.append(&mut part.items);
-                            t.outside.append(&mut part.outside);
-                        }
-                        let mut part = triage_part(
-                            &rest,
-                            &ns,
-                            None,
-                            None,
-                            now,
-                            (&shards, &facts, Part::Rest),
-                            &mut covered,
-                        );
-                        t.items.append(&mut part.items);
-                        t.outside.append(&mut part.outside);
-                        t.rank();
+                        let t = judged_in_shards(&s, &ns, count, now, |_, _| {});
                         assert_eq!(
                             format!("{t:#?}"),
                             format!("{whole:#?}"),
@@ -545,7 +518,7 @@ mod shard_tests {
             whole.items.len()
         );
         for count in [2, 3, 7] {
-            let (shards, facts, pieces, rest) = split(&s, count);
+            let (shards, _, pieces, _) = split(&s, count);
             let holding = pieces
                 .iter()
                 .filter(|p| {
@@ -556,37 +529,47 @@ mod shard_tests {
                 })
                 .count();
             assert_eq!(holding, count, "every shard holds some Pods");
-            let mut covered = Covered::default();
-            let mut t = Triage::default();
-            for (k, piece) in pieces.iter().enumerate() {
-                let mut part = triage_part(
-                    piece,
-                    ns,
-                    None,
-                    None,
-                    now,
-                    (&shards, &facts, Part::Shard(k)),
-                    &mut covered,
-                );
+            let t = judged_in_shards(&s, ns, count, now, |k, part| {
                 assert!(
                     !part.items.is_empty(),
                     "shard {k} of {count} judged nothing"
                 );
-                t.items.append(&mut part.items);
-            }
-            let mut part = triage_part(
-                &rest,
+            });
+            assert_eq!(format!("{t:#?}"), format!("{whole:#?}"), "{count} shards");
+        }
+    }
+
+    /// `s` judged as the live read in parts judges a namespace: `count`
+    /// shards, then the rest, ranked. `each_shard` sees what each shard
+    /// gave.
+    fn judged_in_shards(
+        s: &Snapshot,
+        ns: &str,
+        count: usize,
+        now: Timestamp,
+        mut each_shard: impl FnMut(usize, &Triage),
+    ) -> Triage {
+        let (shards, facts, pieces, rest) = split(s, count);
+        let mut covered = Covered::default();
+        let mut t = Triage::default();
+        let parts = pieces.iter().enumerate().map(|(k, p)| (p, Part::Shard(k)));
+        for (piece, part) in parts.chain([(&rest, Part::Rest)]) {
+            let mut judged = triage_part(
+                piece,
                 ns,
                 None,
                 None,
                 now,
-                (&shards, &facts, Part::Rest),
+                (&shards, &facts, part),
                 &mut covered,
             );
-            t.items.append(&mut part.items);
-            t.outside.append(&mut part.outside);
-            t.rank();
-            assert_eq!(format!("{t:#?}"), format!("{whole:#?}"), "{count} shards");
+            if let Part::Shard(k) = part {
+                each_shard(k, &judged);
+            }
+            t.items.append(&mut judged.items);
+            t.outside.append(&mut judged.outside);
         }
+        t.rank();
+        t
     }
 }
