@@ -122,8 +122,6 @@ pub enum EventRecord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BriefEvent {
     pub subject: EventSubject,
-    /// The subject's UID as the Event gave it (`None`: not given).
-    pub subject_uid: Option<String>,
     pub uid: String,
     pub reason: String,
     pub message: String,
@@ -153,7 +151,6 @@ impl EventRecord {
         }
         let brief = BriefEvent {
             subject: self.subject(),
-            subject_uid: self.subject_uid().map(str::to_string),
             uid: self.uid().to_string(),
             reason: self.reason().to_string(),
             message: self.message().to_string(),
@@ -184,13 +181,14 @@ impl EventRecord {
         }
     }
 
-    /// The UID of the object it is about, as the Event gives it.
+    /// The UID of the object it is about, when the Event gives one.
     pub fn subject_uid(&self) -> Option<&str> {
         match self {
             EventRecord::Core(c) => c.involved_object.uid.as_deref(),
             EventRecord::New(n) => n.regarding.as_ref().and_then(|r| r.uid.as_deref()),
-            EventRecord::Brief(b) => b.subject_uid.as_deref(),
+            EventRecord::Brief(b) => Some(b.subject.uid.as_str()),
         }
+        .filter(|uid| !uid.is_empty())
     }
 
     pub fn reason(&self) -> &str {
@@ -326,7 +324,7 @@ impl BriefEvent {
             "metadata": {"namespace": text(&s.namespace), "uid": text(&self.uid)},
             "involvedObject": {
                 "kind": text(&s.kind), "namespace": text(&s.namespace),
-                "name": text(&s.name), "uid": self.subject_uid,
+                "name": text(&s.name), "uid": text(&s.uid),
                 "fieldPath": text(&s.field_path),
             },
             "reason": text(&self.reason),

@@ -157,7 +157,7 @@ impl<'a> EventIndex<'a> {
         let mut by_uid: HashMap<&str, Vec<&EventRecord>> = HashMap::new();
         let mut by_name: HashMap<_, Vec<&EventRecord>> = HashMap::new();
         for event in &snapshot.objects.events {
-            match event.subject_uid().filter(|u| !u.is_empty()) {
+            match event.subject_uid() {
                 Some(uid) => by_uid.entry(uid).or_default().push(event),
                 None => {
                     let s = event.subject();
