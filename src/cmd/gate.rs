@@ -258,7 +258,7 @@ async fn wait(
             namespace,
             request.source.resource.as_deref(),
             request.source.controller.as_ref(),
-            request.target.kind,
+            &request.target,
         ))
         .await;
     let mut feed = match feed {

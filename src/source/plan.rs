@@ -61,6 +61,12 @@ pub trait Planned:
         true
     }
 
+    /// For an Event, the kind and name of the object it is about: a watch
+    /// of one chain keeps only the Events about it.
+    fn subject(&self) -> Option<(&str, &str)> {
+        None
+    }
+
     /// Puts what was read into the snapshot's objects.
     fn land(items: Vec<Self>, objects: &mut Objects);
 
@@ -324,6 +330,13 @@ impl Planned for CoreEvent {
         }
         trim_meta(&mut self.metadata, ManagedFields::Drop);
         true
+    }
+    fn subject(&self) -> Option<(&str, &str)> {
+        let about = &self.involved_object;
+        Some((
+            about.kind.as_deref().unwrap_or(""),
+            about.name.as_deref().unwrap_or(""),
+        ))
     }
     fn land(items: Vec<Self>, o: &mut Objects) {
         o.events

@@ -21,10 +21,10 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::live::{self, Connection, LiveError, Served};
-use super::plan::{self, Planned, Where};
+use super::plan::{self, ManagedFields, Planned, Where, trim_meta};
 use crate::catalogue::Message;
 use crate::chain::ControllerLocation;
-use crate::model::{Gap, Origin, OriginKind, Snapshot, TargetKind};
+use crate::model::{Gap, Origin, OriginKind, Snapshot, TargetKind, TargetSpec};
 
 /// What happened to one watch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +63,8 @@ pub struct WatchId {
     pub namespace: Option<String>,
     /// Set when the watch follows one object by name.
     pub name: Option<String>,
+    /// Set when the watch follows what a label selector selects.
+    pub labels: Option<String>,
 }
 
 impl WatchId {
@@ -71,7 +73,13 @@ impl WatchId {
             resource,
             namespace: namespace.map(str::to_string),
             name: name.map(str::to_string),
+            labels: None,
         }
+    }
+
+    fn selecting(mut self, labels: Option<&str>) -> Self {
+        self.labels = labels.map(str::to_string);
+        self
     }
 
     pub fn label(&self) -> String {
@@ -79,6 +87,10 @@ impl WatchId {
         if let Some(name) = &self.name {
             s.push('/');
             s.push_str(name);
+        }
+        if let Some(labels) = &self.labels {
+            s.push_str(" -l ");
+            s.push_str(labels);
         }
         if let Some(ns) = &self.namespace {
             s.push_str(" in ");
@@ -91,11 +103,79 @@ impl WatchId {
 /// What to watch.
 pub struct WatchPlan<'a> {
     pub namespace: &'a str,
+    /// The namespace's every object, or one workload's chain.
+    pub scope: &'a WatchScope,
     pub served: &'a Served,
     pub controller_spots: Vec<ControllerLocation>,
     /// The server closes each watch after this long and it is resumed; it must
     /// stay under the client's read timeout, which would cut an idle watch.
     pub watch_timeout: Duration,
+}
+
+/// What the gate watches in its namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchScope {
+    /// Everything the plan lists: a target whose workload is not there yet,
+    /// or whose Pods no selector brings (a Pod or ReplicaSet target).
+    Namespace,
+    /// One workload's chain (issue 16 item 2).
+    Chain(ChainScope),
+}
+
+/// One workload's chain as watches select it, so that a gate in a
+/// namespace of 10,000 other Pods holds and copies only its own: the
+/// workload by name, its ReplicaSets or revisions and its Pods by its
+/// selector (which apps/v1 does not let change), and its ModelService by
+/// name. The Events of the namespace are watched, but only those about the
+/// chain are kept as they arrive. What a namespace has few of (Services,
+/// HPAs, PDBs) and the EndpointSlices stay namespace-wide, so that a
+/// Service created during the gate still brings its slices; a Pod their
+/// endpoints name outside the selector is got by name ([`Feed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainScope {
+    /// The Deployment, StatefulSet or DaemonSet.
+    pub workload: String,
+    /// Its Pods' selector, as the API takes it in `labelSelector`.
+    pub selector: String,
+    /// The ModelService that owns it.
+    pub model_service: Option<String>,
+}
+
+/// The longest base the apiserver keeps of a `generateName`: a generated
+/// name is the base cut to this many characters plus five random ones.
+const GENERATED_BASE_MAX: usize = 58;
+
+impl ChainScope {
+    /// How a watch of `resource` in the namespace selects the chain: by
+    /// name, by labels, or not at all (the whole namespace).
+    pub fn selects(&self, resource: &str) -> (Option<&str>, Option<&str>) {
+        match resource {
+            "deployments" | "statefulsets" | "daemonsets" => (Some(&self.workload), None),
+            "replicasets" | "pods" | "controllerrevisions" => (None, Some(&self.selector)),
+            "modelservices" => (self.model_service.as_deref(), None),
+            _ => (None, None),
+        }
+    }
+
+    /// Whether the Events about an object of `kind` named `name` may be
+    /// about the chain. The Pods, ReplicaSets and revisions of a workload
+    /// are named after it (`web-7d4b9c-x2x9z`, `shard-0`), so Events about
+    /// those kinds are kept when the name starts as theirs do; a neighbour
+    /// whose name starts the same way (`web-api`) only adds Events nothing
+    /// reads. Of the workloads and ModelServices, only the chain's own;
+    /// Events about other kinds are few and all kept.
+    pub fn keeps_events_about(&self, kind: &str, name: &str) -> bool {
+        match kind {
+            "Pod" | "ReplicaSet" | "ControllerRevision" => {
+                let prefix = format!("{}-", self.workload);
+                let cut = prefix.len().min(GENERATED_BASE_MAX);
+                name.as_bytes().starts_with(&prefix.as_bytes()[..cut])
+            }
+            "Deployment" | "StatefulSet" | "DaemonSet" => name == self.workload,
+            "ModelService" => self.model_service.as_deref().is_none_or(|m| m == name),
+            _ => true,
+        }
+    }
 }
 
 /// Retries quickly: a gate waits on a person's CI job, and an apiserver that
@@ -173,13 +253,16 @@ impl Drop for WatchSet {
     }
 }
 
-fn watch_config(plan: &WatchPlan, name: Option<&str>) -> watcher::Config {
+fn watch_config(plan: &WatchPlan, id: &WatchId) -> watcher::Config {
     let seconds = plan.watch_timeout.as_secs().clamp(5, 290) as u32;
-    let config = watcher::Config::default().timeout(seconds);
-    match name {
-        Some(n) => config.fields(&format!("metadata.name={n}")),
-        None => config,
+    let mut config = watcher::Config::default().timeout(seconds);
+    if let Some(n) = &id.name {
+        config = config.fields(&format!("metadata.name={n}"));
     }
+    if let Some(labels) = &id.labels {
+        config = config.labels(labels);
+    }
+    config
 }
 
 /// What an HTTP status from the apiserver means for a watch.
@@ -208,24 +291,35 @@ fn classify(err: &watcher::Error) -> (WatchFailure, String) {
 
 /// Runs one watcher into a store, reporting what happens on `tx`. A denied
 /// or unserved resource ends the watch: retrying would not change it.
+/// `keep` trims each object as it arrives, as a list's pages are trimmed,
+/// and drops those it says no to: they never reach the store nor wake the
+/// gate. It must say the same of every version of an object.
 fn spawn<K>(
     api: Api<K>,
     config: watcher::Config,
     writer: reflector::store::Writer<K>,
     id: WatchId,
     tx: mpsc::UnboundedSender<Signal>,
+    keep: impl Fn(&mut K) -> bool + Send + 'static,
 ) -> JoinHandle<()>
 where
     K: kube::Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Clone + Eq + std::hash::Hash + Send + Sync,
 {
     tokio::spawn(async move {
-        let stream = reflector::reflector(
-            writer,
-            watcher::watcher(api, config).backoff(QuickBackoff {
+        let kept = watcher::watcher(api, config)
+            .backoff(QuickBackoff {
                 next: BACKOFF_FIRST,
-            }),
-        );
+            })
+            .filter_map(move |item| {
+                let item = match item {
+                    Ok(Event::Apply(mut o)) => keep(&mut o).then_some(Ok(Event::Apply(o))),
+                    Ok(Event::InitApply(mut o)) => keep(&mut o).then_some(Ok(Event::InitApply(o))),
+                    other => Some(other),
+                };
+                std::future::ready(item)
+            });
+        let stream = reflector::reflector(writer, kept);
         futures::pin_mut!(stream);
         // A denial before the first whole list is the identity's rights: give
         // up. After it, an apiserver restarting may deny until its RBAC
@@ -277,7 +371,7 @@ impl WatchSet {
         };
 
         // The plan's lists, each as a watch in the namespace (or where the
-        // plan says).
+        // plan says), or of the chain in it.
         struct Starter<'p> {
             set: &'p mut WatchSet,
             plan: &'p WatchPlan<'p>,
@@ -285,16 +379,33 @@ impl WatchSet {
             tx: &'p mpsc::UnboundedSender<Signal>,
         }
         impl Starter<'_> {
-            fn watch<K: Planned>(&mut self, namespace: Option<&str>, name: Option<&str>) {
-                let id = WatchId::new(K::RESOURCE, namespace, name);
+            fn watch<K: Planned>(
+                &mut self,
+                namespace: Option<&str>,
+                name: Option<&str>,
+                labels: Option<&str>,
+            ) {
+                let id = WatchId::new(K::RESOURCE, namespace, name).selecting(labels);
                 let api = K::api(self.client.clone(), namespace);
                 let (store, writer) = reflector::store::<K>();
+                let chain = match self.plan.scope {
+                    WatchScope::Chain(c) => Some(c.clone()),
+                    WatchScope::Namespace => None,
+                };
+                let keep = move |o: &mut K| {
+                    let about_chain = match (&chain, o.subject()) {
+                        (Some(c), Some((kind, name))) => c.keeps_events_about(kind, name),
+                        _ => true,
+                    };
+                    about_chain && o.keep()
+                };
                 let handle = spawn(
                     api,
-                    watch_config(self.plan, name),
+                    watch_config(self.plan, &id),
                     writer,
                     id.clone(),
                     self.tx.clone(),
+                    keep,
                 );
                 self.set.stores.typed.push(Box::new(store));
                 self.set.tasks.push(handle);
@@ -307,7 +418,11 @@ impl WatchSet {
         impl plan::Visit for Starter<'_> {
             fn visit<K: Planned>(&mut self, at: Where) {
                 let ns = at.namespace(Some(self.plan.namespace));
-                self.watch::<K>(ns, None);
+                let (name, labels) = match (self.plan.scope, at) {
+                    (WatchScope::Chain(c), Where::Scope) => c.selects(K::RESOURCE),
+                    _ => (None, None),
+                };
+                self.watch::<K>(ns, name, labels);
             }
         }
         let mut starter = Starter {
@@ -317,14 +432,21 @@ impl WatchSet {
             tx: &tx,
         };
         plan::each_list(&mut starter);
+        let chain_workload = match plan.scope {
+            WatchScope::Chain(c) => Some(c.workload.as_str()),
+            WatchScope::Namespace => None,
+        };
         for spot in &plan.controller_spots {
             let spot_ns = spot.namespace.as_str();
             let name = Some(spot.name.as_str());
-            if spot_ns != ns {
-                starter.watch::<Deployment>(Some(spot_ns), name);
+            // In the gate's namespace the Deployments are watched already:
+            // all of them, or the chain's by name.
+            let watched = spot_ns == ns && chain_workload.is_none_or(|w| w == spot.name);
+            if !watched {
+                starter.watch::<Deployment>(Some(spot_ns), name, None);
             }
             if spot_ns != "kube-system" {
-                starter.watch::<Lease>(Some(spot_ns), name);
+                starter.watch::<Lease>(Some(spot_ns), name, None);
             }
         }
         for (resource, field) in [
@@ -337,16 +459,25 @@ impl WatchSet {
             } else {
                 "httproutes"
             };
-            let id = WatchId::new(plural, Some(ns), None);
+            let name = match plan.scope {
+                WatchScope::Chain(c) => c.selects(plural).0,
+                WatchScope::Namespace => None,
+            };
+            let id = WatchId::new(plural, Some(ns), name);
             let api = Api::<DynamicObject>::namespaced_with(client.clone(), ns, r);
             let writer = reflector::store::Writer::new(r.clone());
             let store = writer.as_reader();
+            let keep = |o: &mut DynamicObject| {
+                trim_meta(&mut o.metadata, ManagedFields::Writes);
+                true
+            };
             let handle = spawn(
                 api,
-                watch_config(plan, None),
+                watch_config(plan, &id),
                 writer,
                 id.clone(),
                 tx.clone(),
+                keep,
             );
             if field == 0 {
                 set.stores.model_services.push((r.clone(), store));
@@ -429,6 +560,52 @@ impl WatchSet {
     }
 }
 
+/// The chain a gate on `target` watches: its workload's, when the workload
+/// is there with a selector the API can take; else the namespace (a
+/// workload not created yet, a Pod or ReplicaSet target). A ModelService's
+/// Deployment is named after it by its controller, and must be owned by it.
+/// One request, before the watches start.
+async fn chain_scope(conn: &Connection, namespace: &str, target: &TargetSpec) -> WatchScope {
+    use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
+    let client = || conn.client.clone();
+    let name = target.name.as_str();
+    let read = match target.kind {
+        TargetKind::ModelService | TargetKind::Deployment => conn
+            .get_opt(Api::<Deployment>::namespaced(client(), namespace), name)
+            .await
+            .map(|d| d.map(|d| (d.metadata, d.spec.map(|s| s.selector)))),
+        TargetKind::StatefulSet => conn
+            .get_opt(Api::<StatefulSet>::namespaced(client(), namespace), name)
+            .await
+            .map(|s| s.map(|s| (s.metadata, s.spec.map(|s| s.selector)))),
+        TargetKind::DaemonSet => conn
+            .get_opt(Api::<DaemonSet>::namespaced(client(), namespace), name)
+            .await
+            .map(|d| d.map(|d| (d.metadata, d.spec.map(|s| s.selector)))),
+        _ => return WatchScope::Namespace,
+    };
+    let Ok(Some((meta, Some(selector)))) = read else {
+        return WatchScope::Namespace;
+    };
+    let owner = meta
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.kind == "ModelService" && o.controller == Some(true))
+        .map(|o| o.name.clone());
+    if target.kind == TargetKind::ModelService && owner.as_deref() != Some(name) {
+        return WatchScope::Namespace;
+    }
+    match live::selector_query(&selector) {
+        Some(selector) => WatchScope::Chain(ChainScope {
+            workload: name.to_string(),
+            selector,
+            model_service: owner,
+        }),
+        None => WatchScope::Namespace,
+    }
+}
+
 /// How often the view is offered again without news: time-bound findings (a
 /// Lease not renewed, a controller past its grace) and the probe for a lost API.
 const TICK: Duration = Duration::from_secs(1);
@@ -457,7 +634,13 @@ pub struct Feed {
     origin: Origin,
     namespace: String,
     kind: TargetKind,
+    scope: WatchScope,
+    /// The Pods endpoints named outside the chain's selector, by name, as
+    /// got (`None`: not there): an endpoint's Pod is gone only if no Pod of
+    /// that name and UID exists, whatever its labels.
+    named_outside: BTreeMap<String, Option<k8s_openapi::api::core::v1::Pod>>,
     client: kube::Client,
+    connection: Connection,
     tick: tokio::time::Interval,
     /// When the API answered again after failing watches.
     answered_again: Option<Instant>,
@@ -475,8 +658,9 @@ impl Feed {
         namespace: &str,
         resource: Option<&str>,
         controller: Option<&ControllerLocation>,
-        kind: TargetKind,
+        target: &TargetSpec,
     ) -> Result<Feed, LiveError> {
+        let kind = target.kind;
         let model_service = kind == TargetKind::ModelService;
         let wanted = resource.unwrap_or("msvc");
         let served = live::discover_served(conn, wanted).await?;
@@ -497,10 +681,12 @@ impl Feed {
             .map_or(Duration::from_secs(290), |t| {
                 t.saturating_sub(Duration::from_secs(5))
             });
+        let scope = chain_scope(conn, namespace, target).await;
         let watches = WatchSet::start(
             conn,
             &WatchPlan {
                 namespace,
+                scope: &scope,
                 served: &served,
                 controller_spots: ControllerLocation::spots(controller, Some(namespace)),
                 watch_timeout,
@@ -515,7 +701,10 @@ impl Feed {
             origin,
             namespace: namespace.to_string(),
             kind,
+            scope,
+            named_outside: BTreeMap::new(),
             client: conn.client.clone(),
+            connection: conn.clone(),
             tick,
             answered_again: None,
             relists_shown: 0,
@@ -527,6 +716,11 @@ impl Feed {
     /// Watches that listed again (410 Gone, or a lost watch).
     pub fn relists(&self) -> u32 {
         self.health.relists
+    }
+
+    /// Every watch the feed runs.
+    pub fn watch_ids(&self) -> &[WatchId] {
+        self.watches.ids()
     }
 
     /// Times the API stopped answering.
@@ -567,7 +761,14 @@ impl Feed {
                     true
                 }
             };
-            if let Some(gap) = self.health.chain_denied(&self.namespace, self.kind) {
+            let workload = match &self.scope {
+                WatchScope::Chain(c) => Some(c.workload.as_str()),
+                WatchScope::Namespace => None,
+            };
+            if let Some(gap) = self
+                .health
+                .chain_denied(&self.namespace, self.kind, workload)
+            {
                 self.pending.push_back(FeedEvent::Denied(
                     Message::new("gate.may_not_watch")
                         .arg("resource", &gap.resource)
@@ -579,8 +780,82 @@ impl Feed {
             // Judge only a whole, current view: no verdict on a half-listed
             // or stale store.
             if dirty && self.health.synced() && self.health.failing().is_none() {
-                let view = self.watches.snapshot(&self.origin, &self.health.gaps());
+                let mut view = self.watches.snapshot(&self.origin, &self.health.gaps());
+                if matches!(self.scope, WatchScope::Chain(_)) {
+                    self.add_named_outside(&mut view).await;
+                }
                 self.pending.push_back(FeedEvent::View(Box::new(view)));
+            }
+        }
+    }
+
+    /// Adds to a view of the chain the Pods its endpoints name that the
+    /// selector did not bring (a Service wider than the workload, a Pod
+    /// relabelled), got by name once while they are named, so that an
+    /// endpoint is called stale only when its Pod is gone, as in a view of
+    /// the namespace. A get that fails is tried again at the next view.
+    async fn add_named_outside(&mut self, view: &mut Snapshot) {
+        let o = &mut view.objects;
+        let watched: std::collections::HashSet<&str> = o
+            .pods
+            .iter()
+            .filter_map(|p| p.metadata.uid.as_deref())
+            .collect();
+        // The slices of the Services that select the chain's Pods: the
+        // slices are watched namespace-wide, and other Services' Pods are
+        // none of the chain's.
+        let serving: std::collections::HashSet<&str> = o
+            .services
+            .iter()
+            .filter(|s| {
+                o.pods
+                    .iter()
+                    .any(|p| crate::chain::selector_matches(s, p.metadata.labels.as_ref()))
+            })
+            .filter_map(|s| s.metadata.name.as_deref())
+            .collect();
+        let named: std::collections::BTreeSet<String> = o
+            .endpoint_slices
+            .iter()
+            .filter(|s| {
+                s.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(crate::chain::SERVICE_NAME_LABEL))
+                    .is_some_and(|n| serving.contains(n.as_str()))
+            })
+            .flat_map(|s| s.endpoints.iter())
+            .filter_map(|e| e.target_ref.as_ref())
+            .filter(|r| r.kind.as_deref() == Some("Pod"))
+            .filter(|r| !r.uid.as_deref().is_some_and(|u| watched.contains(u)))
+            .filter_map(|r| r.name.clone())
+            .collect();
+        self.named_outside.retain(|name, _| named.contains(name));
+        let missing: Vec<&String> = named
+            .iter()
+            .filter(|n| !self.named_outside.contains_key(*n))
+            .collect();
+        let api = Api::<k8s_openapi::api::core::v1::Pod>::namespaced(
+            self.client.clone(),
+            &self.namespace,
+        );
+        let got = futures::future::join_all(
+            missing
+                .iter()
+                .map(|name| self.connection.get_opt(api.clone(), name)),
+        )
+        .await;
+        for (name, pod) in missing.into_iter().zip(got) {
+            if let Ok(mut pod) = pod {
+                if let Some(p) = pod.as_mut() {
+                    p.keep();
+                }
+                self.named_outside.insert(name.clone(), pod);
+            }
+        }
+        for pod in self.named_outside.values().flatten() {
+            if !o.pods.iter().any(|p| p.metadata.uid == pod.metadata.uid) {
+                o.pods.push(pod.clone());
             }
         }
     }
@@ -790,8 +1065,14 @@ impl WatchHealth {
 
     /// A watch of the target's own chain was denied: the gate cannot
     /// decide. A StatefulSet's or DaemonSet's chain has its set and its
-    /// ControllerRevisions instead of Deployments and ReplicaSets.
-    pub fn chain_denied(&self, namespace: &str, kind: TargetKind) -> Option<Gap> {
+    /// ControllerRevisions instead of Deployments and ReplicaSets. A watch
+    /// by name is of the chain when it follows the `workload`.
+    pub fn chain_denied(
+        &self,
+        namespace: &str,
+        kind: TargetKind,
+        workload: Option<&str>,
+    ) -> Option<Gap> {
         const SHARED: &[&str] = &["pods", "services", "endpointslices"];
         let own: &[&str] = match kind {
             TargetKind::StatefulSet => &["statefulsets", "controllerrevisions"],
@@ -802,7 +1083,7 @@ impl WatchHealth {
         self.gaps().into_iter().find(|g| {
             (SHARED.contains(&g.resource.as_str()) || own.contains(&g.resource.as_str()))
                 && g.namespace.as_deref() == Some(namespace)
-                && g.name.is_none()
+                && (g.name.is_none() || g.name.as_deref() == workload)
         })
     }
 }
@@ -832,7 +1113,9 @@ mod tests {
         assert_eq!(health.gaps().len(), 1);
         assert_eq!(health.gaps()[0].verb, "watch");
         assert!(
-            health.chain_denied("ns", TargetKind::Deployment).is_none(),
+            health
+                .chain_denied("ns", TargetKind::Deployment, None)
+                .is_none(),
             "events are not the chain"
         );
     }
@@ -880,6 +1163,85 @@ mod tests {
         assert!(!health.synced());
     }
 
+    fn chain(workload: &str) -> ChainScope {
+        ChainScope {
+            workload: workload.into(),
+            selector: format!("app={workload}"),
+            model_service: Some(workload.into()),
+        }
+    }
+
+    #[test]
+    fn a_chain_watches_its_workload_by_name_and_its_pods_by_selector() {
+        let c = chain("web");
+        assert_eq!(c.selects("deployments"), (Some("web"), None));
+        assert_eq!(c.selects("statefulsets"), (Some("web"), None));
+        assert_eq!(c.selects("modelservices"), (Some("web"), None));
+        for resource in ["pods", "replicasets", "controllerrevisions"] {
+            assert_eq!(c.selects(resource), (None, Some("app=web")), "{resource}");
+        }
+        for resource in ["services", "endpointslices", "events", "nodes"] {
+            assert_eq!(c.selects(resource), (None, None), "{resource}");
+        }
+        let plain = ChainScope {
+            model_service: None,
+            ..chain("web")
+        };
+        assert_eq!(plain.selects("modelservices"), (None, None));
+    }
+
+    #[test]
+    fn a_chain_keeps_the_events_about_what_is_named_after_its_workload() {
+        let c = chain("web");
+        assert!(c.keeps_events_about("Pod", "web-7d4b9c-x2x9z"));
+        assert!(c.keeps_events_about("ReplicaSet", "web-7d4b9c"));
+        assert!(c.keeps_events_about("Pod", "web-0"));
+        assert!(!c.keeps_events_about("Pod", "shop-7d4b9c-x2x9z"));
+        assert!(!c.keeps_events_about("Pod", "web"));
+        assert!(!c.keeps_events_about("ControllerRevision", "webx-1"));
+        // Other kinds are few: all kept.
+        assert!(c.keeps_events_about("Service", "anything"));
+        assert!(c.keeps_events_about("HorizontalPodAutoscaler", "other"));
+        assert!(c.keeps_events_about("Deployment", "web"));
+        assert!(!c.keeps_events_about("Deployment", "web-api"));
+        assert!(!c.keeps_events_about("ModelService", "shop"));
+        // A long name: the apiserver cuts a generateName base to 58
+        // characters before adding five of its own.
+        let long = "a".repeat(60);
+        let c = chain(&long);
+        let generated = format!("{}x2x9z", &format!("{long}-7d4b9c-")[..58]);
+        assert!(c.keeps_events_about("Pod", &generated));
+        assert!(!c.keeps_events_about("Pod", &format!("b{}", &generated[1..])));
+    }
+
+    #[test]
+    fn a_denied_watch_by_name_is_the_chain_when_it_follows_the_workload() {
+        let by_name = |name: &str| WatchId::new("deployments", Some("ns"), Some(name));
+        let mut health = WatchHealth::new(&[by_name("web"), by_name("modeldock-controller")]);
+        health.record(&Signal::Failed {
+            id: by_name("modeldock-controller"),
+            failure: WatchFailure::Denied,
+            reason: "forbidden".into(),
+            gave_up: true,
+        });
+        assert!(
+            health
+                .chain_denied("ns", TargetKind::Deployment, Some("web"))
+                .is_none(),
+            "the controller's Deployment is not the chain"
+        );
+        health.record(&Signal::Failed {
+            id: by_name("web"),
+            failure: WatchFailure::Denied,
+            reason: "forbidden".into(),
+            gave_up: true,
+        });
+        let gap = health
+            .chain_denied("ns", TargetKind::Deployment, Some("web"))
+            .unwrap();
+        assert_eq!(gap.name.as_deref(), Some("web"));
+    }
+
     #[test]
     fn a_denied_pod_watch_means_the_chain_cannot_be_judged() {
         let ids = [id("pods")];
@@ -892,7 +1254,7 @@ mod tests {
         });
         assert_eq!(
             health
-                .chain_denied("ns", TargetKind::Deployment)
+                .chain_denied("ns", TargetKind::Deployment, None)
                 .unwrap()
                 .resource,
             "pods"
@@ -910,9 +1272,19 @@ mod tests {
             gave_up: true,
         });
         // A Deployment's gate does not need StatefulSets: a gap, not a stop.
-        assert!(health.chain_denied("ns", TargetKind::Deployment).is_none());
-        assert!(health.chain_denied("ns", TargetKind::DaemonSet).is_none());
-        let denied = health.chain_denied("ns", TargetKind::StatefulSet).unwrap();
+        assert!(
+            health
+                .chain_denied("ns", TargetKind::Deployment, None)
+                .is_none()
+        );
+        assert!(
+            health
+                .chain_denied("ns", TargetKind::DaemonSet, None)
+                .is_none()
+        );
+        let denied = health
+            .chain_denied("ns", TargetKind::StatefulSet, None)
+            .unwrap();
         assert_eq!(denied.resource, "statefulsets");
         health.record(&Signal::Failed {
             id: id("replicasets"),
@@ -920,15 +1292,23 @@ mod tests {
             reason: "replicasets.apps is forbidden".into(),
             gave_up: true,
         });
-        assert!(health.chain_denied("ns", TargetKind::StatefulSet).is_some());
+        assert!(
+            health
+                .chain_denied("ns", TargetKind::StatefulSet, None)
+                .is_some()
+        );
         assert_eq!(
             health
-                .chain_denied("ns", TargetKind::Deployment)
+                .chain_denied("ns", TargetKind::Deployment, None)
                 .unwrap()
                 .resource,
             "replicasets"
         );
-        assert!(health.chain_denied("ns", TargetKind::DaemonSet).is_none());
+        assert!(
+            health
+                .chain_denied("ns", TargetKind::DaemonSet, None)
+                .is_none()
+        );
     }
 
     #[test]

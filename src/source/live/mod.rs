@@ -69,6 +69,8 @@ pub struct LiveOptions {
     pub request_timeout: Option<Duration>,
 }
 
+/// Cloned, it shares its request count and limiter.
+#[derive(Clone)]
 pub struct Connection {
     pub client: Client,
     /// The context's namespace (or `default`).
@@ -403,7 +405,7 @@ impl Connection {
             .clone()
     }
 
-    async fn get_opt<K>(&self, api: Api<K>, name: &str) -> Result<Option<K>, kube::Error>
+    pub(crate) async fn get_opt<K>(&self, api: Api<K>, name: &str) -> Result<Option<K>, kube::Error>
     where
         K: Clone + DeserializeOwned + Debug,
     {
