@@ -1,11 +1,11 @@
-//! `cargo xtask bench scale`: how the cost of `trace`, `triage -n` and
-//! `triage -A` grows with the cluster (issue 16), each beside the `kubectl
-//! get` that reads what it reads, in the same run.
+//! `cargo xtask bench scale`: how the cost of `trace`, `gate`, `triage -n`
+//! and `triage -A` grows with the cluster (issue 16), each beside the
+//! `kubectl get` that reads what it reads, in the same run.
 //!
 //! The steps are cumulative: each loads the Pods that bring the cluster to
 //! its total into namespaces of its own (`s10k-NN` for 10,000), written
 //! straight through the API by the load generator (harness/src/load.rs).
-//! A trace and a `triage -n` are measured in the largest namespace among
+//! A trace, a gate and a `triage -n` are measured in the largest namespace among
 //! all the others (also held whole, `MDIAG_PODS_PER_SHARD` set high, to
 //! show what the read in parts saves), and `triage -A` over everything.
 //! Every mdiag and kubectl run goes through `/usr/bin/time` for its peak
@@ -230,6 +230,36 @@ pub fn run(args: &ScaleBench) -> anyhow::Result<()> {
                     "json",
                 ]),
             },
+            // The gate's first verdict on a crash loop (its Pods restarted
+            // 3 times, so `--max-restarts 2` makes it definitive at once):
+            // what it costs to list and watch the chain, beside the same
+            // kubectl get as the trace's.
+            Measurement {
+                what: "gate",
+                scope: ns.clone(),
+                scope_pods: ns_pods,
+                ours: ours(&[
+                    "-n",
+                    &ns,
+                    "gate",
+                    target,
+                    "--timeout",
+                    "60s",
+                    "--max-restarts",
+                    "2",
+                    "-o",
+                    "json",
+                ]),
+                env: None,
+                theirs: theirs(&[
+                    "-n",
+                    &ns,
+                    "get",
+                    "msvc,deploy,rs,pods,endpointslices",
+                    "-o",
+                    "json",
+                ]),
+            },
             Measurement {
                 what: "triage -n",
                 scope: ns.clone(),
@@ -375,8 +405,14 @@ fn svg(rows: &[Row]) -> String {
     const PANEL: f64 = 420.0;
     const TOP: f64 = 40.0;
     const PLOT_H: f64 = 250.0;
-    let whats = ["trace", "triage -n", "triage -n, whole", "triage -A"];
-    let colours = ["#1f77b4", "#2ca02c", "#9467bd", "#d62728"];
+    let whats = [
+        "trace",
+        "gate",
+        "triage -n",
+        "triage -n, whole",
+        "triage -A",
+    ];
+    let colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#d62728"];
     let xs: Vec<f64> = rows.iter().map(|r| r.scope_pods.max(1) as f64).collect();
     let (xmin, xmax) = (
         xs.iter().cloned().fold(f64::MAX, f64::min).log10().floor(),
