@@ -25,6 +25,7 @@ use crate::model::{Gap, HelmRelease, LogRecord, Origin, OriginKind, Snapshot};
 mod connect;
 mod helm;
 mod logs;
+mod page;
 mod parts;
 mod read;
 mod target;
@@ -196,6 +197,15 @@ impl Connection {
         &self,
         build: &(dyn Fn() -> Result<http::Request<Vec<u8>>, kube::core::request::Error> + Sync),
     ) -> Result<T, kube::Error> {
+        let bytes = self.send(build).await?;
+        serde_json::from_slice(&bytes).map_err(kube::Error::SerdeError)
+    }
+
+    /// Sends a request, retried as the policy says; the body of a success.
+    async fn send(
+        &self,
+        build: &(dyn Fn() -> Result<http::Request<Vec<u8>>, kube::core::request::Error> + Sync),
+    ) -> Result<bytes::Bytes, kube::Error> {
         let mut attempt = 1;
         loop {
             let request = build().map_err(kube::Error::BuildRequest)?;
@@ -230,7 +240,7 @@ impl Connection {
                 }
             };
             if (200..300).contains(&status) {
-                return serde_json::from_slice(&bytes).map_err(kube::Error::SerdeError);
+                return Ok(bytes);
             }
             let error = api_status(status, &bytes);
             let retriable = status == 429 || matches!(status, 500 | 502 | 503 | 504);
@@ -296,16 +306,13 @@ impl Connection {
             params.continue_token = None;
             loop {
                 let request = kube::core::Request::new(url_path);
-                let page: Result<kube::core::ObjectList<K>, kube::Error> =
-                    self.send_json(&|| request.list(&params)).await;
-                match page {
-                    Ok(page) => {
-                        out.extend(page.items.into_iter().filter_map(take));
-                        match page.metadata.continue_ {
-                            Some(token) if !token.is_empty() => {
-                                params = params.continue_token(&token)
-                            }
-                            _ => return Ok(out),
+                match self.send(&|| request.list(&params)).await {
+                    Ok(bytes) => {
+                        let token = page::decode_page(&bytes, take, &mut out)
+                            .map_err(kube::Error::SerdeError)?;
+                        match token {
+                            Some(token) => params = params.continue_token(&token),
+                            None => return Ok(out),
                         }
                     }
                     Err(kube::Error::Api(status))
