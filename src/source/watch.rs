@@ -639,7 +639,6 @@ pub struct Feed {
     /// got (`None`: not there): an endpoint's Pod is gone only if no Pod of
     /// that name and UID exists, whatever its labels.
     named_outside: BTreeMap<String, Option<k8s_openapi::api::core::v1::Pod>>,
-    client: kube::Client,
     connection: Connection,
     tick: tokio::time::Interval,
     /// When the API answered again after failing watches.
@@ -703,7 +702,6 @@ impl Feed {
             kind,
             scope,
             named_outside: BTreeMap::new(),
-            client: conn.client.clone(),
             connection: conn.clone(),
             tick,
             answered_again: None,
@@ -796,11 +794,6 @@ impl Feed {
     /// the namespace. A get that fails is tried again at the next view.
     async fn add_named_outside(&mut self, view: &mut Snapshot) {
         let o = &mut view.objects;
-        let watched: std::collections::HashSet<&str> = o
-            .pods
-            .iter()
-            .filter_map(|p| p.metadata.uid.as_deref())
-            .collect();
         // The slices of the Services that select the chain's Pods: the
         // slices are watched namespace-wide, and other Services' Pods are
         // none of the chain's.
@@ -814,29 +807,21 @@ impl Feed {
             })
             .filter_map(|s| s.metadata.name.as_deref())
             .collect();
-        let named: std::collections::BTreeSet<String> = o
-            .endpoint_slices
-            .iter()
-            .filter(|s| {
-                s.metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get(crate::chain::SERVICE_NAME_LABEL))
-                    .is_some_and(|n| serving.contains(n.as_str()))
-            })
-            .flat_map(|s| s.endpoints.iter())
-            .filter_map(|e| e.target_ref.as_ref())
-            .filter(|r| r.kind.as_deref() == Some("Pod"))
-            .filter(|r| !r.uid.as_deref().is_some_and(|u| watched.contains(u)))
-            .filter_map(|r| r.name.clone())
-            .collect();
+        let slices = o.endpoint_slices.iter().filter(|s| {
+            s.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(crate::chain::SERVICE_NAME_LABEL))
+                .is_some_and(|n| serving.contains(n.as_str()))
+        });
+        let named = live::named_outside(slices, Some(&o.pods));
         self.named_outside.retain(|name, _| named.contains(name));
         let missing: Vec<&String> = named
             .iter()
             .filter(|n| !self.named_outside.contains_key(*n))
             .collect();
         let api = Api::<k8s_openapi::api::core::v1::Pod>::namespaced(
-            self.client.clone(),
+            self.connection.client.clone(),
             &self.namespace,
         );
         let got = futures::future::join_all(
@@ -909,7 +894,7 @@ impl Feed {
             None => {
                 let mut all = true;
                 for id in self.health.failing_ids() {
-                    all &= self.watches.probe(&self.client, &id).await;
+                    all &= self.watches.probe(&self.connection.client, &id).await;
                 }
                 if all {
                     self.answered_again = Some(Instant::now());

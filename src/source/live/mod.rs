@@ -38,6 +38,7 @@ pub use parts::{NamespaceParts, PODS_PER_SHARD, read_namespace_in_parts};
 pub use read::{
     Common, TraceRead, namespace_list, read_common, read_for_trace, read_namespace, read_scoped,
 };
+pub(crate) use target::named_outside;
 pub use target::{read_for_target, selector_query};
 
 #[derive(Debug, thiserror::Error)]

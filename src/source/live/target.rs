@@ -640,14 +640,17 @@ async fn read_chain(
 
 /// The names of the Pods that `slices`' endpoints name and `pods` does
 /// not hold (all of them when the Pods could not be read).
-fn named_outside(slices: &[EndpointSlice], pods: Option<&[Pod]>) -> BTreeSet<String> {
+pub(crate) fn named_outside<'a>(
+    slices: impl IntoIterator<Item = &'a EndpointSlice>,
+    pods: Option<&[Pod]>,
+) -> BTreeSet<String> {
     let read: BTreeSet<&str> = pods
         .unwrap_or_default()
         .iter()
         .filter_map(|p| p.metadata.uid.as_deref())
         .collect();
     slices
-        .iter()
+        .into_iter()
         .flat_map(|s| s.endpoints.iter())
         .filter_map(|e| e.target_ref.as_ref())
         .filter(|r| r.kind.as_deref() == Some("Pod"))
