@@ -214,6 +214,15 @@ pub fn run(args: &ScaleBench) -> anyhow::Result<()> {
             "-o",
             "json",
         ]);
+        // What a trace or a gate reads of the namespace, as kubectl gets it.
+        let kubectl_chain_get = theirs(&[
+            "-n",
+            &ns,
+            "get",
+            "msvc,deploy,rs,pods,endpointslices",
+            "-o",
+            "json",
+        ]);
         let measurements: Vec<Measurement> = vec![
             Measurement {
                 what: "trace",
@@ -221,14 +230,7 @@ pub fn run(args: &ScaleBench) -> anyhow::Result<()> {
                 scope_pods: ns_pods,
                 ours: ours(&["-n", &ns, "trace", target, "-o", "json"]),
                 env: None,
-                theirs: theirs(&[
-                    "-n",
-                    &ns,
-                    "get",
-                    "msvc,deploy,rs,pods,endpointslices",
-                    "-o",
-                    "json",
-                ]),
+                theirs: kubectl_chain_get.clone(),
             },
             // The gate's first verdict on a crash loop (its Pods restarted
             // 3 times, so `--max-restarts 2` makes it definitive at once):
@@ -251,14 +253,7 @@ pub fn run(args: &ScaleBench) -> anyhow::Result<()> {
                     "json",
                 ]),
                 env: None,
-                theirs: theirs(&[
-                    "-n",
-                    &ns,
-                    "get",
-                    "msvc,deploy,rs,pods,endpointslices",
-                    "-o",
-                    "json",
-                ]),
+                theirs: kubectl_chain_get,
             },
             Measurement {
                 what: "triage -n",

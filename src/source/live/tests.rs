@@ -1009,6 +1009,37 @@ fn query_pairs(query: &str) -> std::collections::BTreeMap<String, String> {
         .collect()
 }
 
+/// The clock a fixture's replay judges at, as `trace --snapshot` takes it.
+fn fixture_now(file: &str) -> jiff::Timestamp {
+    let snapshot = crate::source::read_snapshot_file(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file),
+    )
+    .unwrap();
+    crate::model::Clock::choose(&snapshot.origin, None, jiff::Timestamp::UNIX_EPOCH).now
+}
+
+/// The trace report of a diagnosis as JSON, for byte-for-byte comparison.
+fn report_json(
+    d: &crate::analysis::Diagnosis,
+    origin: &crate::model::Origin,
+    now: jiff::Timestamp,
+) -> String {
+    let run = crate::render::report::RunInfo {
+        origin,
+        clock: crate::model::Clock {
+            now,
+            source: crate::model::ClockSource::At,
+        },
+        requests: None,
+    };
+    serde_json::to_string(&crate::render::report::trace_report(
+        d,
+        &run,
+        crate::catalogue::Lang::En,
+    ))
+    .unwrap()
+}
+
 async fn traced(
     conn: &Connection,
     target: &crate::model::TargetSpec,
@@ -1128,16 +1159,7 @@ async fn a_targeted_read_brings_only_the_chain_and_judges_as_the_namespace_read(
         let mut objects = mine.clone();
         objects.extend(neighbour(&mine, other, "zz-neighbour"));
         let target = crate::model::TargetSpec::parse(target, Some(ns)).unwrap();
-        let snapshot_of_file = crate::source::read_snapshot_file(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file),
-        )
-        .unwrap();
-        let now = crate::model::Clock::choose(
-            &snapshot_of_file.origin,
-            None,
-            jiff::Timestamp::UNIX_EPOCH,
-        )
-        .now;
+        let now = fixture_now(file);
 
         let fake = Fake::new();
         serve_objects(&fake, objects.clone());
@@ -1170,25 +1192,9 @@ async fn a_targeted_read_brings_only_the_chain_and_judges_as_the_namespace_read(
         };
         assert_eq!(summary(&targeted), summary(&whole), "{file}");
         // What the report says, byte for byte.
-        let report = |d: &crate::analysis::Diagnosis, s: &Snapshot| {
-            let run = crate::render::report::RunInfo {
-                origin: &s.origin,
-                clock: crate::model::Clock {
-                    now,
-                    source: crate::model::ClockSource::At,
-                },
-                requests: None,
-            };
-            serde_json::to_string(&crate::render::report::trace_report(
-                d,
-                &run,
-                crate::catalogue::Lang::En,
-            ))
-            .unwrap()
-        };
         assert_eq!(
-            report(&targeted, &snapshot),
-            report(&whole, &snapshot),
+            report_json(&targeted, &snapshot.origin, now),
+            report_json(&whole, &snapshot.origin, now),
             "{file}"
         );
         // None of the neighbour's objects was read.
@@ -1417,16 +1423,7 @@ async fn a_gate_watches_only_the_chain_and_judges_as_the_namespace_read() {
         let mut objects = mine.clone();
         objects.extend(neighbour(&mine, other, "zz-neighbour"));
         let target = crate::model::TargetSpec::parse(target, Some(ns)).unwrap();
-        let snapshot_of_file = crate::source::read_snapshot_file(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file),
-        )
-        .unwrap();
-        let now = crate::model::Clock::choose(
-            &snapshot_of_file.origin,
-            None,
-            jiff::Timestamp::UNIX_EPOCH,
-        )
-        .now;
+        let now = fixture_now(file);
 
         let fake = Fake::new();
         serve_objects(&fake, objects.clone());
@@ -1440,23 +1437,11 @@ async fn a_gate_watches_only_the_chain_and_judges_as_the_namespace_read() {
         let chain = crate::chain::walk(&view, &target, ns, None).unwrap();
         let gated = crate::analysis::analyze(&view, &chain, now);
 
-        let report = |d: &crate::analysis::Diagnosis| {
-            let run = crate::render::report::RunInfo {
-                origin: &view.origin,
-                clock: crate::model::Clock {
-                    now,
-                    source: crate::model::ClockSource::At,
-                },
-                requests: None,
-            };
-            serde_json::to_string(&crate::render::report::trace_report(
-                d,
-                &run,
-                crate::catalogue::Lang::En,
-            ))
-            .unwrap()
-        };
-        assert_eq!(report(&gated), report(&whole), "{file}");
+        assert_eq!(
+            report_json(&gated, &view.origin, now),
+            report_json(&whole, &view.origin, now),
+            "{file}"
+        );
         if let Some(name) = &unlabelled {
             assert!(
                 view.objects
