@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::exit::EXIT_CODES_HELP;
-use crate::source::live::LogCaps;
+use mdiag_source::live::LogCaps;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -295,11 +295,11 @@ pub enum OutputFormat {
 impl OutputFormat {
     /// The machine encoding, or `None` for a view for people (the
     /// terminal's or the HTML page).
-    pub fn encoding(self) -> Option<crate::render::Encoding> {
+    pub fn encoding(self) -> Option<mdiag_render::Encoding> {
         match self {
             OutputFormat::Table | OutputFormat::Html => None,
-            OutputFormat::Json => Some(crate::render::Encoding::Json),
-            OutputFormat::Yaml => Some(crate::render::Encoding::Yaml),
+            OutputFormat::Json => Some(mdiag_render::Encoding::Json),
+            OutputFormat::Yaml => Some(mdiag_render::Encoding::Yaml),
         }
     }
 }

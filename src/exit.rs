@@ -1,16 +1,16 @@
 //! Exit codes, the same for every command (SPEC section 6), and the one
 //! place errors are mapped onto them.
 
-use crate::analysis::gate::Outcome;
-use crate::analysis::triage::Triage;
-use crate::analysis::{Diagnosis, State};
-use crate::catalogue::Severity;
-use crate::chain::TargetNotFound;
-use crate::model::TargetParseError;
-use crate::source::SourceError;
-use crate::source::live::LiveError;
-use crate::source::redact::PatternError;
-use crate::source::write::WriteError;
+use mdiag_core::analysis::gate::Outcome;
+use mdiag_core::analysis::triage::Triage;
+use mdiag_core::analysis::{Diagnosis, State};
+use mdiag_core::catalogue::Severity;
+use mdiag_core::chain::TargetNotFound;
+use mdiag_core::model::TargetParseError;
+use mdiag_source::SourceError;
+use mdiag_source::live::LiveError;
+use mdiag_source::redact::PatternError;
+use mdiag_source::write::WriteError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -69,7 +69,7 @@ pub fn for_error(err: &anyhow::Error) -> Exit {
             || cause.is::<UsageError>()
             || cause.is::<PatternError>()
             || cause.is::<WriteError>()
-            || cause.is::<crate::alert::AlertError>()
+            || cause.is::<mdiag_core::alert::AlertError>()
         {
             return Exit::Usage;
         }

@@ -1,9 +1,9 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use mdiag::catalogue;
 use mdiag::cli::Cli;
 use mdiag::exit;
+use mdiag_core::catalogue;
 
 fn main() -> ExitCode {
     // Run as the kubectl plugin (`kubectl-mdiag`), the commands it prints,

@@ -6,13 +6,13 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use mdiag::model::{Clock, TargetSpec};
+use mdiag_core::model::{Clock, TargetSpec};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(snapshot) = mdiag::source::file::parse_snapshot_text(text, Path::new("fuzz.yaml"))
+    let Ok(snapshot) = mdiag_source::file::parse_snapshot_text(text, Path::new("fuzz.yaml"))
     else {
         return;
     };
@@ -26,9 +26,9 @@ fuzz_target!(|data: &[u8]| {
         let Ok(target) = TargetSpec::parse(name, Some(ns)) else {
             continue;
         };
-        if let Ok(chain) = mdiag::chain::walk(&snapshot, &target, ns, None) {
+        if let Ok(chain) = mdiag_core::chain::walk(&snapshot, &target, ns, None) {
             let clock = Clock::choose(&snapshot.origin, None, jiff::Timestamp::UNIX_EPOCH);
-            let _ = mdiag::analysis::analyze(&snapshot, &chain, clock.now);
+            let _ = mdiag_core::analysis::analyze(&snapshot, &chain, clock.now);
         }
     }
 });

@@ -11,16 +11,16 @@ use anyhow::Context;
 use jiff::Timestamp;
 
 use super::source::SourceRequest;
-use crate::alert::{self, Alert, Subject};
-use crate::analysis::{self, Diagnosis};
-use crate::catalogue::Message;
-use crate::chain;
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
 use crate::exit::{Exit, UsageError};
-use crate::model::{Clock, Snapshot, TargetSpec};
-use crate::render::alert::{AlertTraced, alert_report, alerts_block, unmapped_block};
-use crate::render::report::RunInfo;
-use crate::render::{Style, human};
+use mdiag_core::alert::{self, Alert, Subject};
+use mdiag_core::analysis::{self, Diagnosis};
+use mdiag_core::catalogue::Message;
+use mdiag_core::chain;
+use mdiag_core::model::{Clock, Snapshot, TargetSpec};
+use mdiag_render::alert::{AlertTraced, alert_report, alerts_block, unmapped_block};
+use mdiag_render::report::RunInfo;
+use mdiag_render::{Style, human};
 
 /// The alert text, from a file or stdin (`-`).
 fn read_alert(path: &Path) -> anyhow::Result<String> {
@@ -56,6 +56,9 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
         .map(|a| alert::subject(a, global.namespace.as_deref()))
         .collect();
     let at = super::parse_at(global)?;
+    // One wall clock for the whole command: the workload an alert picks and
+    // the report are judged at the same time.
+    let wall = Timestamp::now();
 
     // One read per namespace the alerts name (a file is read once).
     let mut namespaces: Vec<String> = subjects.iter().filter_map(alert::namespace_of).collect();
@@ -90,7 +93,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
     for (i, subject) in subjects.iter().enumerate() {
         let resolved = match alert::namespace_of(subject).and_then(|ns| snapshot_of(&ns)) {
             Some((ns, snapshot, _)) => {
-                alert::resolve(snapshot, ns, subject, source.controller.as_ref())
+                alert::resolve(snapshot, ns, subject, source.controller.as_ref(), at, wall)
             }
             None => Err(match subject {
                 Subject::Unknown(why) => why.clone(),
@@ -144,7 +147,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
             source.controller.as_ref(),
         )
         .map_err(|nf| super::source::explain_not_found(snapshot, nf))?;
-        let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
+        let clock = Clock::choose(&snapshot.origin, at, wall);
         diagnoses.push((
             analysis::analyze(snapshot, &chain, clock.now),
             t,
@@ -157,7 +160,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
         OutputFormat::Table => {
             let mut out = String::new();
             for (d, t, snapshot, requests) in &diagnoses {
-                let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
+                let clock = Clock::choose(&snapshot.origin, at, wall);
                 let style = Style {
                     lang,
                     color,
@@ -192,15 +195,15 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
                     alerts: t.alerts.clone(),
                     run: RunInfo {
                         origin: &snapshot.origin,
-                        clock: Clock::choose(&snapshot.origin, at, Timestamp::now()),
+                        clock: Clock::choose(&snapshot.origin, at, wall),
                         requests: *requests,
                     },
                 })
                 .collect();
             let report = alert_report(&alerts, &items, &notes, &unmapped, lang);
             match args.output.encoding() {
-                Some(encoding) => crate::render::encode(&report, encoding)?,
-                None => crate::render::html::alert(&report, lang),
+                Some(encoding) => mdiag_render::encode(&report, encoding)?,
+                None => mdiag_render::html::alert(&report, lang),
             }
         }
     };

@@ -5,14 +5,14 @@
 use jiff::Timestamp;
 
 use super::source::{SourceRequest, explain_not_found};
-use crate::analysis;
-use crate::catalogue::Lang;
-use crate::catalogue::{Entry, catalogue, program};
-use crate::chain;
 use crate::cli::{ExplainArgs, GlobalArgs};
 use crate::exit::{Exit, UsageError};
-use crate::model::{Clock, TargetKind, TargetSpec, TemplateVars};
-use crate::render::{self, Style, explain};
+use mdiag_core::analysis;
+use mdiag_core::catalogue::Lang;
+use mdiag_core::catalogue::{Entry, catalogue, program};
+use mdiag_core::chain;
+use mdiag_core::model::{Clock, TargetKind, TargetSpec, TemplateVars};
+use mdiag_render::{Style, explain};
 
 pub async fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit> {
     // The output formats are shared with trace and triage; the HTML page is
@@ -32,7 +32,7 @@ pub async fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit
     };
     let explained = look_up(global, args).await?;
     let text = match args.output.encoding() {
-        Some(encoding) => render::encode(&explained.report(style.lang), encoding)?,
+        Some(encoding) => mdiag_render::encode(&explained.report(style.lang), encoding)?,
         None if explained.query.is_none() => explain::list(catalogue(), &style),
         None => {
             let text: Vec<String> = explained

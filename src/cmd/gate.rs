@@ -2,9 +2,9 @@
 //! converges (0), fails on a definitive symptom (1), or times out (3); 4
 //! when the API cannot be reached or read, so no verdict either way.
 //!
-//! The loop only wires: the watches fill stores ([`crate::source::watch`]),
+//! The loop only wires: the watches fill stores ([`mdiag_source::watch`]),
 //! each change is judged on a fresh snapshot by the pure analysis
-//! ([`crate::analysis::gate`]), and the render module shows and writes it.
+//! ([`mdiag_core::analysis::gate`]), and the render module shows and writes it.
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
@@ -15,24 +15,24 @@ use jiff::Timestamp;
 
 use super::signals::Stop;
 use super::source::SourceRequest;
-use crate::analysis::crashes::CrashHistory;
-use crate::analysis::gate::{self, Decision, GatePolicy, HelmRelease, Outcome};
-use crate::analysis::{self, Diagnosis};
-use crate::catalogue::{FindingId, Lang, Message};
-use crate::chain;
 use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
 use crate::exit::{Exit, UsageError};
-use crate::model::{Clock, ClockSource, Origin, Snapshot, TargetKind, TargetSpec};
-use crate::render::gate::{
+use mdiag_core::analysis::crashes::CrashHistory;
+use mdiag_core::analysis::gate::{self, Decision, GatePolicy, HelmRelease, Outcome};
+use mdiag_core::analysis::{self, Diagnosis};
+use mdiag_core::catalogue::{FindingId, Lang, Message};
+use mdiag_core::chain;
+use mdiag_core::model::{Clock, ClockSource, Origin, Snapshot, TargetKind, TargetSpec};
+use mdiag_render::gate::{
     GateDetails, GateReport, Progress, ReportCheck, ReportHelm, human_report, junit,
     waiting_message, waiting_text,
 };
-use crate::render::report::{ReportTarget, RunInfo, trace_report};
-use crate::render::{self, Encoding, Style};
-use crate::source::live::{self, Connection, LogCaps};
-use crate::source::redact::Redactor;
-use crate::source::watch::{Feed, FeedEvent};
-use crate::source::write::{to_file, write_atomic, write_file};
+use mdiag_render::report::{ReportTarget, RunInfo, trace_report};
+use mdiag_render::{Encoding, Style};
+use mdiag_source::live::{self, Connection, LogCaps};
+use mdiag_source::redact::Redactor;
+use mdiag_source::watch::{Feed, FeedEvent};
+use mdiag_source::write::{to_file, write_atomic, write_file};
 
 /// The flags as a plain request.
 pub struct GateRequest {
@@ -97,7 +97,7 @@ impl GateRequest {
                     let Some(id) = FindingId::parse(id).filter(|i| known.contains(i)) else {
                         return Err(UsageError(format!(
                             "--fail-on: {id:?} is not a finding id; `{} explain` lists them",
-                            crate::catalogue::program()
+                            mdiag_core::catalogue::program()
                         ))
                         .into());
                     };
@@ -446,7 +446,7 @@ async fn finish(
     let trace = diagnosis.map(|d| trace_report(d, &run, request.lang));
     let report = GateReport::new(trace, target, ended.outcome, elapsed, details);
     if let Some(path) = &request.report {
-        let text = render::encode(&report, Encoding::Json)?;
+        let text = mdiag_render::encode(&report, Encoding::Json)?;
         write_atomic(path, text.as_bytes(), false)?;
     }
     if let Some(path) = &request.junit {
@@ -462,13 +462,13 @@ async fn finish(
         write_atomic(path, xml.as_bytes(), false)?;
     }
     if let Some(path) = &request.html {
-        let page = render::html::gate(&report, request.lang);
+        let page = mdiag_render::html::gate(&report, request.lang);
         write_atomic(path, page.as_bytes(), false)?;
     }
     let text = match request.output {
-        OutputFormat::Json => render::encode(&report, Encoding::Json)?,
-        OutputFormat::Yaml => render::encode(&report, Encoding::Yaml)?,
-        OutputFormat::Html => render::html::gate(&report, request.lang),
+        OutputFormat::Json => mdiag_render::encode(&report, Encoding::Json)?,
+        OutputFormat::Yaml => mdiag_render::encode(&report, Encoding::Yaml)?,
+        OutputFormat::Html => mdiag_render::html::gate(&report, request.lang),
         OutputFormat::Table => {
             let style = Style {
                 lang: request.lang,

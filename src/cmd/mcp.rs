@@ -21,7 +21,6 @@ use serde::Deserialize;
 
 use crate::cli::{ExplainArgs, GlobalArgs, LangArg, McpArgs, OutputFormat, TraceArgs, ViewArgs};
 use crate::exit::Exit;
-use crate::render;
 
 /// Serves until the client closes stdin (or a signal ends the process).
 pub async fn run(global: &GlobalArgs, _args: &McpArgs) -> anyhow::Result<Exit> {
@@ -155,7 +154,7 @@ impl Mdiag {
             let traced = super::trace::diagnose(&request).await?;
             Ok((
                 serde_json::to_value(traced.report(request.lang))?,
-                render::answer::trace(&traced.diagnosis, request.lang),
+                mdiag_render::answer::trace(&traced.diagnosis, request.lang),
             ))
         })
         .await
@@ -181,7 +180,7 @@ impl Mdiag {
             let lang = super::lang(&global);
             Ok((
                 serde_json::to_value(judged.report(lang))?,
-                render::answer::triage(&judged.items, lang),
+                mdiag_render::answer::triage(&judged.items, lang),
             ))
         })
         .await
@@ -214,7 +213,7 @@ impl Mdiag {
             let explained = super::explain::look_up(&global, &args).await?;
             let lang = super::lang(&global);
             let report = explained.report(lang);
-            let text = render::answer::explain(&report, lang);
+            let text = mdiag_render::answer::explain(&report, lang);
             Ok((serde_json::to_value(report)?, text))
         })
         .await
@@ -235,12 +234,12 @@ impl Mdiag {
         answer(move || async move {
             let path = global.snapshot.clone().unwrap_or_default();
             let at = super::parse_at(&global)?;
-            let snapshot = crate::source::read_snapshot_file(&path)?;
-            let contents = crate::analysis::contents::contents(&snapshot);
+            let snapshot = mdiag_source::read_snapshot_file(&path)?;
+            let contents = mdiag_core::analysis::contents::contents(&snapshot);
             let judged = super::triage::of_snapshot(snapshot, at);
             let lang = super::lang(&global);
-            let text = render::answer::summary(&contents, &judged.items, lang);
-            let report = render::summary::report(&contents, judged.report(lang));
+            let text = mdiag_render::answer::summary(&contents, &judged.items, lang);
+            let report = mdiag_render::summary::report(&contents, judged.report(lang));
             Ok((serde_json::to_value(report)?, text))
         })
         .await

@@ -16,10 +16,10 @@ use std::io::IsTerminal;
 use anyhow::Context;
 use jiff::Timestamp;
 
-use crate::catalogue::Lang;
-use crate::chain::ControllerLocation;
 use crate::cli::{Cli, ColorChoice, Command, GlobalArgs, LangArg, ViewArgs};
 use crate::exit::{Exit, UsageError};
+use mdiag_core::catalogue::Lang;
+use mdiag_core::chain::ControllerLocation;
 
 pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
     match &cli.command {
@@ -79,7 +79,7 @@ pub fn color(global: &GlobalArgs) -> bool {
 /// window is resized); else COLUMNS, as GNU tools read it for a pipe
 /// (`COLUMNS=120 mdiag trace x | less`); else 80.
 pub fn width(view: &ViewArgs) -> usize {
-    use crate::render::{DEFAULT_WIDTH, MIN_WIDTH};
+    use mdiag_render::{DEFAULT_WIDTH, MIN_WIDTH};
     if let Some(w) = view.width {
         return usize::from(w);
     }
@@ -128,5 +128,5 @@ pub fn parse_controller(global: &GlobalArgs) -> anyhow::Result<Option<Controller
 
 /// Writes rendered output, with context on failure.
 pub fn emit(text: &str) -> anyhow::Result<()> {
-    crate::render::write_stdout(text).context("cannot write to stdout")
+    mdiag_render::write_stdout(text).context("cannot write to stdout")
 }

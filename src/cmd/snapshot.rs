@@ -8,13 +8,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use jiff::Timestamp;
 
 use super::source::{SourceRequest, explain_not_found};
-use crate::chain::{self, chain_objects};
 use crate::cli::{GlobalArgs, SnapshotArgs};
 use crate::exit::{Exit, UsageError};
-use crate::model::{Snapshot, TargetSpec};
-use crate::source::live::{self, LogCaps};
-use crate::source::redact::Redactor;
-use crate::source::write::{to_file, write_file};
+use mdiag_core::chain::{self, chain_objects};
+use mdiag_core::model::{Snapshot, TargetSpec};
+use mdiag_source::live::{self, LogCaps};
+use mdiag_source::redact::Redactor;
+use mdiag_source::write::{to_file, write_file};
 
 pub async fn run(global: &GlobalArgs, args: &SnapshotArgs) -> anyhow::Result<Exit> {
     let started = Instant::now();
@@ -37,7 +37,7 @@ pub async fn run(global: &GlobalArgs, args: &SnapshotArgs) -> anyhow::Result<Exi
     let redactor = Redactor::new(&args.redaction.redact, !args.redaction.no_default_redaction)?;
     let mut source = SourceRequest::from_global(global)?;
     // A file is written back out: every field of it.
-    source.keep = crate::source::file::Keep::Whole;
+    source.keep = mdiag_source::file::Keep::Whole;
     let loaded = source.load(target.as_ref()).await?;
     let mut snapshot = loaded.snapshot;
 
@@ -145,7 +145,7 @@ fn progress(total: u64) -> ProgressBar {
 
 fn summary(
     snapshot: &Snapshot,
-    file: &crate::source::format::SnapshotFile,
+    file: &mdiag_source::format::SnapshotFile,
     path: &std::path::Path,
     bytes: u64,
     started: Instant,
@@ -184,7 +184,7 @@ fn summary(
 }
 
 /// One line on what was redacted: values per rule, never the values.
-pub fn redaction_summary(redactions: &[crate::model::Redaction]) -> String {
+pub fn redaction_summary(redactions: &[mdiag_core::model::Redaction]) -> String {
     let mut per_rule: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
     for r in redactions {
         *per_rule.entry(r.rule.as_str()).or_default() += r.count;

@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use crate::chain::{self, ControllerLocation, TargetNotFound, namespaces_holding};
 use crate::exit::UsageError;
-use crate::model::{Snapshot, TargetSpec};
-use crate::source::file::{Keep, read_snapshot_file_kept};
-use crate::source::live::{self, Connection, LiveOptions, TraceRead};
+use mdiag_core::chain::{self, ControllerLocation, TargetNotFound, namespaces_holding};
+use mdiag_core::model::{Snapshot, TargetSpec};
+use mdiag_source::file::{Keep, read_snapshot_file_kept};
+use mdiag_source::live::{self, Connection, LiveOptions, TraceRead};
 
 /// The source flags as a plain request.
 pub struct SourceRequest {
@@ -208,12 +208,12 @@ fn all_targets(snapshot: &Snapshot) -> Vec<String> {
 /// not an absence.
 pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyhow::Error {
     let resource = match not_found.kind {
-        crate::model::TargetKind::ModelService => "modelservices",
-        crate::model::TargetKind::Deployment => "deployments",
-        crate::model::TargetKind::StatefulSet => "statefulsets",
-        crate::model::TargetKind::DaemonSet => "daemonsets",
-        crate::model::TargetKind::ReplicaSet => "replicasets",
-        crate::model::TargetKind::Pod => "pods",
+        mdiag_core::model::TargetKind::ModelService => "modelservices",
+        mdiag_core::model::TargetKind::Deployment => "deployments",
+        mdiag_core::model::TargetKind::StatefulSet => "statefulsets",
+        mdiag_core::model::TargetKind::DaemonSet => "daemonsets",
+        mdiag_core::model::TargetKind::ReplicaSet => "replicasets",
+        mdiag_core::model::TargetKind::Pod => "pods",
     };
     let hidden = snapshot.gaps.iter().find(|g| {
         not_found

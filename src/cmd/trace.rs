@@ -3,15 +3,15 @@
 use jiff::Timestamp;
 
 use super::source::{SourceRequest, explain_not_found};
-use crate::analysis::{self, Diagnosis};
-use crate::catalogue::Lang;
-use crate::chain::{self, Chain};
 use crate::cli::{GlobalArgs, OutputFormat, TraceArgs};
 use crate::exit::{Exit, UsageError};
-use crate::model::{Clock, Origin, Snapshot, TargetSpec};
-use crate::render::report::{RunInfo, TraceReport, trace_report};
-use crate::render::{self, Style, human};
-use crate::source::live::LogCaps;
+use mdiag_core::analysis::{self, Diagnosis};
+use mdiag_core::catalogue::Lang;
+use mdiag_core::chain::{self, Chain};
+use mdiag_core::model::{Clock, Origin, Snapshot, TargetSpec};
+use mdiag_render::report::{RunInfo, TraceReport, trace_report};
+use mdiag_render::{Style, human};
+use mdiag_source::live::LogCaps;
 
 /// Everything a trace needs, decided from the flags before any work.
 pub struct TraceRequest {
@@ -73,7 +73,7 @@ pub async fn run(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Exit> 
     let run = traced.run_info();
     let text = match request.output.encoding() {
         None if request.output == OutputFormat::Html => {
-            render::html::trace(&traced.report(request.lang), request.lang)
+            mdiag_render::html::trace(&traced.report(request.lang), request.lang)
         }
         None => {
             let style = Style {
@@ -85,7 +85,7 @@ pub async fn run(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Exit> 
             };
             human::trace(diagnosis, &run, &style)
         }
-        Some(encoding) => render::encode(&traced.report(request.lang), encoding)?,
+        Some(encoding) => mdiag_render::encode(&traced.report(request.lang), encoding)?,
     };
     super::emit(&text)?;
     Ok(crate::exit::for_diagnosis(diagnosis))

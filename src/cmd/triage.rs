@@ -7,18 +7,18 @@ use anyhow::Context;
 use jiff::Timestamp;
 
 use super::source::SourceRequest;
-use crate::analysis::outside::Covered;
-use crate::analysis::triage::{self, Triage};
-use crate::catalogue::Lang;
-use crate::chain::ControllerLocation;
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
 use crate::exit::{Exit, UsageError};
-use crate::model::{Clock, LabelFilter};
-use crate::model::{Gap, Snapshot};
-use crate::render::report::RunInfo;
-use crate::render::triage::TriageReport;
-use crate::render::{self, Style};
-use crate::source::live::{self, Connection, LiveError, TraceRead};
+use mdiag_core::analysis::outside::Covered;
+use mdiag_core::analysis::triage::{self, Triage};
+use mdiag_core::catalogue::Lang;
+use mdiag_core::chain::ControllerLocation;
+use mdiag_core::model::{Clock, LabelFilter};
+use mdiag_core::model::{Gap, Snapshot};
+use mdiag_render::Style;
+use mdiag_render::report::RunInfo;
+use mdiag_render::triage::TriageReport;
+use mdiag_source::live::{self, Connection, LiveError, TraceRead};
 
 /// Triage found nothing to judge where it looked (exit 5, as a target
 /// that is not there).
@@ -96,13 +96,13 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
     let lang = super::lang(global);
     if let Some(encoding) = args.output.encoding() {
         // Streamed: the text of a big triage is never held whole.
-        render::write_encoded_stdout(&judged.report(lang), encoding)
+        mdiag_render::write_encoded_stdout(&judged.report(lang), encoding)
             .context("cannot write to stdout")?;
         judged.print_timings();
         return Ok(crate::exit::for_triage(&judged.items));
     }
     let text = if args.output == OutputFormat::Html {
-        render::html::triage(&judged.report(lang), lang)
+        mdiag_render::html::triage(&judged.report(lang), lang)
     } else {
         let style = Style {
             lang,
@@ -111,7 +111,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit>
             width: super::width(&args.view),
             verbose: args.view.verbose,
         };
-        render::triage::table(&judged.items, &judged.gaps(), args.all, &style)
+        mdiag_render::triage::table(&judged.items, &judged.gaps(), args.all, &style)
     };
     super::emit(&text)?;
     judged.print_timings();
@@ -183,7 +183,7 @@ impl Judged {
 
     /// The `mdiag/v1` report `triage -o json` prints.
     pub fn report(&self, lang: Lang) -> TriageReport {
-        render::triage::report_with_gaps(&self.items, &self.gaps(), &self.run_info(), lang)
+        mdiag_render::triage::report_with_gaps(&self.items, &self.gaps(), &self.run_info(), lang)
     }
 }
 

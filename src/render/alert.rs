@@ -10,9 +10,9 @@ use super::Style;
 use super::human::step_id;
 use super::layout;
 use super::report::{RunInfo, SCHEMA, TraceReport, trace_report};
-use crate::alert::Alert;
-use crate::analysis::{Diagnosis, Step, format_duration};
-use crate::catalogue::{Arg, Lang, Message};
+use mdiag_core::alert::Alert;
+use mdiag_core::analysis::{Diagnosis, Step, format_duration};
+use mdiag_core::catalogue::{Arg, Lang, Message};
 
 /// One traced workload and the alerts (indexes) about it.
 pub struct AlertTraced<'a> {

@@ -5,11 +5,11 @@
 use super::explain::ExplainReport;
 use super::headline;
 use super::triage::{count_line, target_arg};
-use crate::analysis::Diagnosis;
-use crate::analysis::contents::Contents;
-use crate::analysis::triage::Triage;
-use crate::catalogue::{Arg, Lang, Message};
-use crate::model::OriginKind;
+use mdiag_core::analysis::Diagnosis;
+use mdiag_core::analysis::contents::Contents;
+use mdiag_core::analysis::triage::Triage;
+use mdiag_core::catalogue::{Arg, Lang, Message};
+use mdiag_core::model::OriginKind;
 
 /// A trace: the headline, then `next: COMMAND` when there is one.
 pub fn trace(d: &Diagnosis, lang: Lang) -> String {

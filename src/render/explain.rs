@@ -7,8 +7,8 @@ use serde::Serialize;
 use super::Style;
 use super::human::severity_word;
 use super::report::SCHEMA;
-use crate::catalogue::{Catalogue, Entry, Lang, Severity, as_run};
-use crate::model::TemplateVars;
+use mdiag_core::catalogue::{Catalogue, Entry, Lang, Severity, as_run};
+use mdiag_core::model::TemplateVars;
 
 /// `explain -o json`: the catalogue entries found, in `--lang`.
 #[derive(Debug, Serialize)]
@@ -101,7 +101,7 @@ fn render_entry(e: &Entry, checks: &[String], style: &Style) -> String {
     );
     if !e.symptoms.is_empty() {
         // `symptoms: a, b`; a full-width colon has its space in it.
-        let label = crate::catalogue::Message::new("explain.label")
+        let label = mdiag_core::catalogue::Message::new("explain.label")
             .arg("label", l.symptoms)
             .render(style.lang);
         let gap = if label.ends_with('：') { "" } else { " " };

@@ -9,9 +9,9 @@ use serde::Serialize;
 
 use super::Style;
 use super::report::{ReportTarget, TraceReport, report_finding, summary};
-use crate::analysis::gate::{Check, GateView, HelmRelease, Judgement, Outcome};
-use crate::analysis::{Diagnosis, format_duration};
-use crate::catalogue::{Lang, Message};
+use mdiag_core::analysis::gate::{Check, GateView, HelmRelease, Judgement, Outcome};
+use mdiag_core::analysis::{Diagnosis, format_duration};
+use mdiag_core::catalogue::{Lang, Message};
 
 /// The Helm release as the report shows it.
 #[derive(Debug, Clone, Default, Serialize)]

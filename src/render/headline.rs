@@ -4,8 +4,8 @@
 //! Its words are the `headline.*` messages of `messages.yaml`.
 
 use super::Style;
-use crate::analysis::{Diagnosis, Finding, State, Step};
-use crate::catalogue::{Arg, FindingId, Lang, Message, Severity, catalogue};
+use mdiag_core::analysis::{Diagnosis, Finding, State, Step};
+use mdiag_core::catalogue::{Arg, FindingId, Lang, Message, Severity, catalogue};
 
 /// The message id of the headline's first word(s): the state, in the words
 /// a person on call would use.
@@ -349,7 +349,7 @@ fn display_kind(resource: &str) -> Arg {
 
 /// Why a read failed, in one word: the gap's reason says more.
 fn reason_id(reason: &str) -> &'static str {
-    if reason == crate::model::Gap::NOT_IN_DUMP {
+    if reason == mdiag_core::model::Gap::NOT_IN_DUMP {
         return "headline.reason_not_in_file";
     }
     let lower = reason.to_ascii_lowercase();

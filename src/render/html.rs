@@ -21,10 +21,10 @@ use super::gate::GateReport;
 use super::human::{severity_word, step_name};
 use super::report::{ReportEvidence, ReportFinding, ReportPod, ReportStep, TraceReport};
 use super::triage::{OutsideReport, TriageReport, target_arg};
-use crate::analysis::gate::Outcome;
-use crate::analysis::{State, format_duration};
-use crate::catalogue::{Lang, Message, Severity};
-use crate::model::{ClockSource, Gap};
+use mdiag_core::analysis::gate::Outcome;
+use mdiag_core::analysis::{State, format_duration};
+use mdiag_core::catalogue::{Lang, Message, Severity};
+use mdiag_core::model::{ClockSource, Gap};
 
 /// The page's style: light by default, dark when the reader's system asks
 /// for it, plain black on white when printed.
@@ -616,7 +616,7 @@ fn gaps(list: &[Gap], lang: Lang) -> Markup {
 
 /// A gap in words, as the terminal view says it.
 fn gap_line(g: &Gap, lang: Lang) -> String {
-    let scope: crate::catalogue::Arg = match (&g.namespace, &g.complete_with) {
+    let scope: mdiag_core::catalogue::Arg = match (&g.namespace, &g.complete_with) {
         (Some(n), _) => Message::new("gap.in").arg("namespace", n).into(),
         (None, Some(_)) => "".into(),
         (None, None) => Message::new("gap.cluster").into(),

@@ -14,9 +14,9 @@ use jiff::tz::TimeZone;
 use super::layout::{self, cut, pad, pad_left, width, wrap, wrap_at_most};
 use super::report::{RunInfo, detail_with_others};
 use super::{Style, headline};
-use crate::analysis::{Diagnosis, Evidence, Finding, PodState, Step, format_duration};
-use crate::catalogue::{Lang, Message, Severity, catalogue};
-use crate::model::{ClockSource, OriginKind};
+use mdiag_core::analysis::{Diagnosis, Evidence, Finding, PodState, Step, format_duration};
+use mdiag_core::catalogue::{Lang, Message, Severity, catalogue};
+use mdiag_core::model::{ClockSource, OriginKind};
 
 /// Widest waterfall bar, in columns; narrower when the width is short.
 const BAR_WIDTH: usize = 32;
@@ -112,7 +112,7 @@ fn field_name(e: &Evidence, style: &Style) -> String {
 /// A gap's reason: the apiserver's words, or mdiag's own for a kind a
 /// dump does not hold.
 fn gap_reason(reason: &str, style: &Style) -> String {
-    if reason == crate::model::Gap::NOT_IN_DUMP {
+    if reason == mdiag_core::model::Gap::NOT_IN_DUMP {
         tr(style, Message::new("gap.not_in_dump"))
     } else {
         reason.to_string()
@@ -1487,16 +1487,16 @@ fn gaps(out: &mut String, d: &Diagnosis, style: &Style) {
 
 /// What could not be read, one line each under a heading (wrapped with -v,
 /// else cut to the width).
-pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
+pub(super) fn gap_lines(gaps: &[mdiag_core::model::Gap], style: &Style) -> String {
     let mut out = String::new();
     if gaps.is_empty() {
         return out;
     }
-    let line_of = |g: &crate::model::Gap| {
+    let line_of = |g: &mdiag_core::model::Gap| {
         // A kind missing from a file is about the file, not a cluster scope.
         let scope = match (&g.namespace, &g.complete_with) {
             (Some(n), _) => Message::new("gap.in").arg("namespace", n).into(),
-            (None, Some(_)) => crate::catalogue::Arg::from(""),
+            (None, Some(_)) => mdiag_core::catalogue::Arg::from(""),
             (None, None) => Message::new("gap.cluster").into(),
         };
         tr(
@@ -1509,7 +1509,7 @@ pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
         )
     };
     // The kubectl get that would add a kind missing from a dump, pasteable.
-    let complete = |out: &mut String, g: &crate::model::Gap| {
+    let complete = |out: &mut String, g: &mdiag_core::model::Gap| {
         if let Some(command) = &g.complete_with {
             let label = format!("    {} ", style.labels().complete_with);
             push_lines(
@@ -1551,7 +1551,7 @@ pub(super) fn gap_lines(gaps: &[crate::model::Gap], style: &Style) -> String {
 #[cfg(test)]
 mod tests {
     use super::{fold, opening};
-    use crate::analysis::{Moment, Moments, PodState, Step};
+    use mdiag_core::analysis::{Moment, Moments, PodState, Step};
 
     fn pod(name: &str, node: &str, reason: Option<&str>, restarts: i32) -> PodState {
         let m = Moment {

@@ -6,9 +6,9 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::Style;
-use crate::analysis::{Diagnosis, Finding, Replicas, State, Step};
-use crate::catalogue::{Lang, Severity, catalogue};
-use crate::model::{Clock, ClockSource, Gap, ObjectRef, Origin, OriginKind};
+use mdiag_core::analysis::{Diagnosis, Finding, Replicas, State, Step};
+use mdiag_core::catalogue::{Lang, Severity, catalogue};
+use mdiag_core::model::{Clock, ClockSource, Gap, ObjectRef, Origin, OriginKind};
 
 pub const SCHEMA: &str = "mdiag/v1";
 
@@ -102,7 +102,7 @@ pub struct ReportStep {
     pub note: String,
     /// The message `note` is made from and its arguments.
     pub note_id: &'static str,
-    pub note_args: std::collections::BTreeMap<&'static str, crate::catalogue::Arg>,
+    pub note_args: std::collections::BTreeMap<&'static str, mdiag_core::catalogue::Arg>,
 }
 
 #[derive(Debug, Serialize)]
@@ -145,10 +145,10 @@ pub struct ReportEvidence {
     /// When `field` is in mdiag's own words (`log of server (previous)`):
     /// the message it is made from, `{id, args}`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub field_message: Option<crate::catalogue::Message>,
+    pub field_message: Option<mdiag_core::catalogue::Message>,
     /// When `value` is in mdiag's own words (`running, not ready`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub value_message: Option<crate::catalogue::Message>,
+    pub value_message: Option<mdiag_core::catalogue::Message>,
 }
 
 /// The last lines of a container log the snapshot (or `trace --logs`) holds.
@@ -177,7 +177,7 @@ pub struct ReportFinding {
     /// The message `detail` is made from and its arguments, for tools that
     /// word it themselves (`messages.yaml` holds the templates).
     pub detail_id: &'static str,
-    pub detail_args: std::collections::BTreeMap<&'static str, crate::catalogue::Arg>,
+    pub detail_args: std::collections::BTreeMap<&'static str, mdiag_core::catalogue::Arg>,
     /// Other Pods with the same finding (0 when it is about one object).
     pub others: usize,
     pub evidence: Vec<ReportEvidence>,
@@ -289,7 +289,7 @@ pub fn trace_report(d: &Diagnosis, run: &RunInfo, lang: Lang) -> TraceReport {
 
 pub fn report_finding(f: &Finding, lang: Lang) -> ReportFinding {
     let entry = catalogue().get(f.id);
-    let text = |pick: fn(&crate::catalogue::Entry) -> &crate::catalogue::Text| {
+    let text = |pick: fn(&mdiag_core::catalogue::Entry) -> &mdiag_core::catalogue::Text| {
         entry
             .map(|e| pick(e).get(lang).to_string())
             .unwrap_or_default()
@@ -336,7 +336,7 @@ pub fn detail_with_others(f: &Finding, lang: Lang) -> String {
     match others(f) {
         0 => detail,
         n => {
-            let more = crate::catalogue::Message::new("finding.others").arg("n", n);
+            let more = mdiag_core::catalogue::Message::new("finding.others").arg("n", n);
             format!("{detail}{}", more.render(lang))
         }
     }

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::report::SCHEMA;
 use super::triage::TriageReport;
-use crate::analysis::contents::Contents;
-use crate::model::{Gap, OriginKind, Redaction};
+use mdiag_core::analysis::contents::Contents;
+use mdiag_core::model::{Gap, OriginKind, Redaction};
 
 #[derive(Debug, Serialize)]
 pub struct SummaryReport {

@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use crate::catalogue::{Lang, messages};
+use mdiag_core::catalogue::{Lang, messages};
 
 /// Declares `Labels` with one `&'static str` field per `label.FIELD`
 /// message, and the list of those ids.

@@ -9,11 +9,11 @@ use super::Style;
 use super::report::{
     ReportClock, ReportFinding, RunInfo, SCHEMA, TraceReport, report_finding, trace_report,
 };
-use crate::analysis::outside::Outside;
-use crate::analysis::triage::{Row, Triage};
-use crate::analysis::{Diagnosis, State, format_duration};
-use crate::catalogue::{Arg, Lang, Message, Severity};
-use crate::model::Gap;
+use mdiag_core::analysis::outside::Outside;
+use mdiag_core::analysis::triage::{Row, Triage};
+use mdiag_core::analysis::{Diagnosis, State, format_duration};
+use mdiag_core::catalogue::{Arg, Lang, Message, Severity};
+use mdiag_core::model::Gap;
 
 #[derive(Debug, Serialize)]
 pub struct TriageReport {
@@ -190,14 +190,14 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
         let command = match worst {
             Row::Workload(_) => format!(
                 "{} trace {} -n {ns}",
-                crate::catalogue::program(),
+                mdiag_core::catalogue::program(),
                 target_arg(kind, name)
             ),
             // Nothing to trace: the lead finding's own first check.
             Row::Outside(o) => o
                 .lead()
                 .and_then(|f| {
-                    crate::catalogue::catalogue()
+                    mdiag_core::catalogue::catalogue()
                         .get(f.id)
                         .and_then(|e| e.checks_for(&f.vars).into_iter().next())
                 })
@@ -312,7 +312,7 @@ fn outside_cells(o: &Outside, style: &Style) -> [String; 7] {
 }
 
 /// The LEADING FINDING cell: `crash-loop (error)`.
-fn lead_cell(f: &crate::analysis::Finding, lang: Lang) -> String {
+fn lead_cell(f: &mdiag_core::analysis::Finding, lang: Lang) -> String {
     Message::new("triage.lead")
         .arg("id", f.id.as_str())
         .arg("severity", super::human::severity_word(f.severity, lang))

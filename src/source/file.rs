@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::format::{FORMAT_ID, FORMAT_VERSION, SnapshotFile};
 pub use super::objects::Keep;
 use super::objects::{ObjectError, sort_object_kept};
-use crate::model::{Gap, Origin, OriginKind, Snapshot};
+use mdiag_core::model::{Gap, Origin, OriginKind, Snapshot};
 
 /// The largest snapshot we read (after decompression). Far above any real
 /// namespace, low enough that a hostile file cannot exhaust memory.
@@ -872,7 +872,7 @@ fn unlisted_kinds(snapshot: &Snapshot, listed: &Listed) -> Vec<Gap> {
 }
 
 /// The namespaces a dump's namespaced objects are in, sorted.
-fn dump_namespaces(o: &crate::model::Objects) -> Vec<String> {
+fn dump_namespaces(o: &mdiag_core::model::Objects) -> Vec<String> {
     use k8s_openapi::Metadata;
     fn of<T: Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>>(
         items: &[T],

@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Gap, LogRecord, Redaction, TargetSpec};
+use mdiag_core::model::{Gap, LogRecord, Redaction, TargetSpec};
 
 /// The value of `format` that marks an mdiag snapshot file.
 pub const FORMAT_ID: &str = "mdiag.dev/snapshot";

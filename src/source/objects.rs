@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::plan::{LAST_APPLIED, ManagedFields, Planned};
-use crate::model::{EventRecord, Objects};
+use mdiag_core::model::{EventRecord, Objects};
 
 /// An object whose fields do not fit its kind.
 #[derive(Debug, thiserror::Error)]
@@ -186,7 +186,7 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
 /// same thing; turn each into a slice, marked as converted, when the
 /// Service has no slice of its own in the file.
 pub fn slices_from_endpoints(objects: &mut Objects) {
-    use crate::chain::SERVICE_NAME_LABEL;
+    use mdiag_core::chain::SERVICE_NAME_LABEL;
     let has_slice = |objects: &Objects, ns: &str, name: &str| {
         objects.endpoint_slices.iter().any(|s| {
             s.metadata.namespace.as_deref() == Some(ns)

@@ -1,11 +1,11 @@
 //! The read plan: every kind mdiag lists, where, and how each list is
-//! trimmed and lands in a [`Snapshot`](crate::model::Snapshot). The live
+//! trimmed and lands in a [`Snapshot`](mdiag_core::model::Snapshot). The live
 //! reads (one namespace, all of them, a namespace at a time) and the gate's
 //! watches all walk this one table, so adding a kind is one row here and
 //! one [`Planned`] impl.
 //!
 //! Besides the table, a read gets the controller's Deployment and Lease by
-//! name ([`crate::chain::ControllerLocation::spots`]) and the ModelServices
+//! name ([`mdiag_core::chain::ControllerLocation::spots`]) and the ModelServices
 //! and HTTPRoutes that discovery names.
 
 use std::fmt::Debug;
@@ -22,7 +22,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Resource;
 use serde::de::DeserializeOwned;
 
-use crate::model::{EventRecord, Objects};
+use mdiag_core::model::{EventRecord, Objects};
 
 /// Where a list of the plan is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -24,7 +24,7 @@ use regex::{Captures, Regex, RegexSet};
 use serde_json::Value;
 
 use super::plan::LAST_APPLIED;
-use crate::model::{LogRecord, Redaction};
+use mdiag_core::model::{LogRecord, Redaction};
 
 /// How every marker starts; a text holding it was already redacted there.
 pub const MARKER_PREFIX: &str = "<redacted:";

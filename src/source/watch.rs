@@ -22,9 +22,9 @@ use tokio::task::JoinHandle;
 
 use super::live::{self, Connection, LiveError, Served};
 use super::plan::{self, ManagedFields, Planned, Where, trim_meta};
-use crate::catalogue::Message;
-use crate::chain::ControllerLocation;
-use crate::model::{Gap, Origin, OriginKind, Snapshot, TargetKind, TargetSpec};
+use mdiag_core::catalogue::Message;
+use mdiag_core::chain::ControllerLocation;
+use mdiag_core::model::{Gap, Origin, OriginKind, Snapshot, TargetKind, TargetSpec};
 
 /// What happened to one watch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,11 +206,11 @@ impl Backoff for QuickBackoff {
 
 /// One typed watch's store, as it goes into a snapshot.
 trait Dump: Send + Sync {
-    fn dump(&self, objects: &mut crate::model::Objects);
+    fn dump(&self, objects: &mut mdiag_core::model::Objects);
 }
 
 impl<K: Planned> Dump for Store<K> {
-    fn dump(&self, objects: &mut crate::model::Objects) {
+    fn dump(&self, objects: &mut mdiag_core::model::Objects) {
         let mut items: Vec<K> = self.state().iter().map(|arc| (**arc).clone()).collect();
         sort_by_name(&mut items);
         K::land(items, objects);
@@ -803,7 +803,7 @@ impl Feed {
             .filter(|s| {
                 o.pods
                     .iter()
-                    .any(|p| crate::chain::selector_matches(s, p.metadata.labels.as_ref()))
+                    .any(|p| mdiag_core::chain::selector_matches(s, p.metadata.labels.as_ref()))
             })
             .filter_map(|s| s.metadata.name.as_deref())
             .collect();
@@ -811,7 +811,7 @@ impl Feed {
             s.metadata
                 .labels
                 .as_ref()
-                .and_then(|l| l.get(crate::chain::SERVICE_NAME_LABEL))
+                .and_then(|l| l.get(mdiag_core::chain::SERVICE_NAME_LABEL))
                 .is_some_and(|n| serving.contains(n.as_str()))
         });
         let named = live::named_outside(slices, Some(&o.pods));

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::format::{FORMAT_ID, FORMAT_VERSION, SnapshotFile};
 use super::objects::all_values;
 use super::redact::Redactor;
-use crate::model::Snapshot;
+use mdiag_core::model::Snapshot;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -100,7 +100,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], gzip: bool) -> Result<u64, WriteE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::file::read_snapshot_file;
+    use crate::file::read_snapshot_file;
 
     #[test]
     fn a_written_snapshot_reads_back_with_its_objects_logs_and_gaps() {

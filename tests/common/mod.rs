@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use mdiag::analysis::{Diagnosis, analyze};
-use mdiag::chain::walk;
-use mdiag::model::{Clock, Snapshot, TargetSpec};
-use mdiag::source::read_snapshot_file;
+use mdiag_core::analysis::{Diagnosis, analyze};
+use mdiag_core::chain::walk;
+use mdiag_core::model::{Clock, Snapshot, TargetSpec};
+use mdiag_source::read_snapshot_file;
 
 pub const NAMESPACE: &str = "modeldock-lab";
 
@@ -33,7 +33,7 @@ pub fn diagnose(snapshot: &Snapshot) -> Diagnosis {
 /// Diagnoses `target` in the one namespace of the file that holds it.
 pub fn diagnose_target(snapshot: &Snapshot, target: &str) -> Diagnosis {
     let target = TargetSpec::parse(target, None).unwrap();
-    let namespaces = mdiag::chain::namespaces_holding(snapshot, &target);
+    let namespaces = mdiag_core::chain::namespaces_holding(snapshot, &target);
     let namespace = match namespaces.as_slice() {
         [one] => one.as_str(),
         _ => NAMESPACE,
@@ -46,12 +46,12 @@ pub fn diagnose_target(snapshot: &Snapshot, target: &str) -> Diagnosis {
 /// `crashes` remembers, under `policy`.
 pub fn gate_view(
     snapshot: &Snapshot,
-    crashes: &mdiag::analysis::crashes::CrashHistory,
-    policy: &mdiag::analysis::gate::GatePolicy,
-) -> (Diagnosis, mdiag::analysis::gate::GateView) {
-    use mdiag::analysis::gate;
+    crashes: &mdiag_core::analysis::crashes::CrashHistory,
+    policy: &mdiag_core::analysis::gate::GatePolicy,
+) -> (Diagnosis, mdiag_core::analysis::gate::GateView) {
+    use mdiag_core::analysis::gate;
     let target = TargetSpec::parse("chart-demo", None).unwrap();
-    let namespaces = mdiag::chain::namespaces_holding(snapshot, &target);
+    let namespaces = mdiag_core::chain::namespaces_holding(snapshot, &target);
     let namespace = match namespaces.as_slice() {
         [one] => one.as_str(),
         _ => NAMESPACE,
@@ -73,10 +73,10 @@ pub fn gate_view(
 /// The id of the finding that failed the gate, and why, if it failed.
 pub fn failed_on(
     d: &Diagnosis,
-    view: &mdiag::analysis::gate::GateView,
+    view: &mdiag_core::analysis::gate::GateView,
 ) -> Option<(&'static str, Option<String>)> {
     match &view.judgement {
-        mdiag::analysis::gate::Judgement::Failed { finding, why } => Some((
+        mdiag_core::analysis::gate::Judgement::Failed { finding, why } => Some((
             d.findings[*finding].id.as_str(),
             why.as_ref().map(|m| m.en()),
         )),

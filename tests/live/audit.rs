@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams};
 use libtest_mimic::{Failed, Trial};
-use mdiag::source::live::USER_AGENT;
 use mdiag_harness::audit::{self, Request, Tally};
 use mdiag_harness::cluster::Layout;
+use mdiag_source::live::USER_AGENT;
 
 use super::{HEALTHY, apply, mdiag, namespace, snapshot_file, spec, until_live, world};
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use libtest_mimic::{Failed, Trial};
-use mdiag::catalogue::{catalogue, fill, placeholders_in};
+use mdiag_core::catalogue::{catalogue, fill, placeholders_in};
 
 use super::{HEALTHY, apply, namespace, spec, until_live, world};
 

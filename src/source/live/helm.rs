@@ -1,7 +1,7 @@
 //! A Helm release's status, from its storage Secrets' labels only.
 
 use super::*;
-use crate::catalogue::Message;
+use mdiag_core::catalogue::Message;
 
 /// A Helm release's status and revision, read from the labels of Helm's
 /// storage Secrets as metadata only: the Secret's data (the release, values

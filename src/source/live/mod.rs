@@ -19,8 +19,8 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{OnceCell, Semaphore};
 
 use super::plan::{self, ManagedFields, Planned, Where, trim_meta};
-use crate::chain::ControllerLocation;
-use crate::model::{Gap, HelmRelease, LogRecord, Origin, OriginKind, Snapshot};
+use mdiag_core::chain::ControllerLocation;
+use mdiag_core::model::{Gap, HelmRelease, LogRecord, Origin, OriginKind, Snapshot};
 
 mod connect;
 mod helm;

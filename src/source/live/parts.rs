@@ -7,7 +7,7 @@
 //! DaemonSets say about how many Pods there are; when they fit
 //! [`PODS_PER_SHARD`], Pods and Events are listed once and the namespace is
 //! judged whole, as before. Otherwise it is split into shards
-//! ([`crate::chain::shard`]): a first pass over the Pods and Events notes
+//! ([`mdiag_core::chain::shard`]): a first pass over the Pods and Events notes
 //! each Pod (its UID, its shard, the Services that select it), keeps the
 //! first shard's, and adds to the skeleton what every shard holds (Pods no
 //! controller owns, Events about anything but a Pod). Every further shard
@@ -21,8 +21,8 @@ use k8s_openapi::api::core::v1::Event as CoreEvent;
 
 use super::read::{keep_events_about_read_objects, read_lists_wanted, typed_path};
 use super::*;
-use crate::chain::shard::{Part, Place, PodFacts, Shards};
-use crate::model::EventRecord;
+use mdiag_core::chain::shard::{Part, Place, PodFacts, Shards};
+use mdiag_core::model::EventRecord;
 
 /// About how many Pods one shard holds.
 pub const PODS_PER_SHARD: usize = 2_000;
@@ -135,7 +135,7 @@ pub async fn read_namespace_in_parts<'c>(
 }
 
 /// The Pods the skeleton's controllers say they have.
-fn estimated_pods(o: &crate::model::Objects) -> usize {
+fn estimated_pods(o: &mdiag_core::model::Objects) -> usize {
     let replica_sets: i32 = o
         .replica_sets
         .iter()

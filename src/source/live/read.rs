@@ -59,7 +59,7 @@ struct Lists<'c> {
     waiting: Vec<futures::future::BoxFuture<'c, Landing>>,
 }
 
-type Landing = Box<dyn FnOnce(&mut Collector, &mut crate::model::Objects) + Send>;
+type Landing = Box<dyn FnOnce(&mut Collector, &mut mdiag_core::model::Objects) + Send>;
 
 impl plan::Visit for Lists<'_> {
     fn visit<K: Planned>(&mut self, at: Where) {
@@ -72,17 +72,21 @@ impl plan::Visit for Lists<'_> {
             let all = ListParams::default();
             let landing: Landing = if at == Where::Scope {
                 let listed = conn.list_scope(&typed_path::<K>, scope, &all, &keep).await;
-                Box::new(move |c: &mut Collector, o: &mut crate::model::Objects| {
-                    K::land(c.take_listed(listed, K::RESOURCE), o)
-                })
+                Box::new(
+                    move |c: &mut Collector, o: &mut mdiag_core::model::Objects| {
+                        K::land(c.take_listed(listed, K::RESOURCE), o)
+                    },
+                )
             } else {
                 let ns = at.namespace(scope).map(str::to_string);
                 let listed = conn
                     .list_pages(&typed_path::<K>(ns.as_deref()), &all, &keep)
                     .await;
-                Box::new(move |c: &mut Collector, o: &mut crate::model::Objects| {
-                    K::land(c.take(listed, K::RESOURCE, ns.as_deref(), "list", None), o)
-                })
+                Box::new(
+                    move |c: &mut Collector, o: &mut mdiag_core::model::Objects| {
+                        K::land(c.take(listed, K::RESOURCE, ns.as_deref(), "list", None), o)
+                    },
+                )
             };
             landing
         }));
@@ -117,7 +121,7 @@ impl<'c> Lists<'c> {
     }
 }
 
-fn land(landings: Vec<Landing>, c: &mut Collector, o: &mut crate::model::Objects) {
+fn land(landings: Vec<Landing>, c: &mut Collector, o: &mut mdiag_core::model::Objects) {
     for landing in landings {
         landing(c, o);
     }
@@ -129,7 +133,7 @@ pub struct Common {
     pub(super) model_service: Option<ApiResource>,
     pub(super) http_routes: Option<ApiResource>,
     /// The Nodes, the Leases and the controller's Deployment.
-    pub(super) objects: crate::model::Objects,
+    pub(super) objects: mdiag_core::model::Objects,
     /// What could not be read of it (first in every namespace's gaps).
     pub gaps: Vec<Gap>,
     pub origin: Origin,
@@ -139,7 +143,7 @@ impl Common {
     /// Puts what every namespace shares into one namespace's objects: the
     /// Nodes, the kube-system Leases and the controller's Deployment (which
     /// may live in this namespace: no duplicates).
-    pub(super) fn land_shared(&self, o: &mut crate::model::Objects) {
+    pub(super) fn land_shared(&self, o: &mut mdiag_core::model::Objects) {
         o.nodes = self.objects.nodes.clone();
         o.leases = self.objects.leases.clone();
         for d in &self.objects.deployments {
@@ -196,7 +200,7 @@ pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Comm
         gaps: Vec::new(),
         fatal: None,
     };
-    let mut objects = crate::model::Objects::default();
+    let mut objects = mdiag_core::model::Objects::default();
     let discovered = c.take(discovered.map(Some), "apis", None, "discover", None);
     let (model_service, http_routes) = match discovered {
         Some(d) => (d.model_service, d.http_routes),
@@ -346,7 +350,7 @@ pub(super) async fn read_lists_wanted(
 
 /// Drops the Events whose object was not read (an Event that names no UID
 /// is kept when an object of its kind and name was).
-pub(super) fn keep_events_about_read_objects(o: &mut crate::model::Objects) {
+pub(super) fn keep_events_about_read_objects(o: &mut mdiag_core::model::Objects) {
     use std::collections::HashSet;
     let metas = o
         .model_services

@@ -25,7 +25,7 @@
 //! do not, the selector's lists (or the Services' slices) join the second
 //! wave and the Events of what they bring, with any Pod an endpoint names
 //! outside them, take a third. What is read is a superset of what
-//! `mdiag snapshot` keeps of the chain ([`crate::chain::chain_objects`]),
+//! `mdiag snapshot` keeps of the chain ([`mdiag_core::chain::chain_objects`]),
 //! which replays to the same findings. Whatever does not fit (a Pod or
 //! ReplicaSet target, a workload that is not where its name says, a
 //! selector that selects everything) reads the namespace as before.
@@ -41,8 +41,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::read::{keep_events_about_read_objects, read_common, read_lists, typed_path};
 use super::*;
-use crate::chain::SERVICE_NAME_LABEL;
-use crate::model::{EventRecord, Objects, TargetKind, TargetSpec};
+use mdiag_core::chain::SERVICE_NAME_LABEL;
+use mdiag_core::model::{EventRecord, Objects, TargetKind, TargetSpec};
 
 /// Reads what a trace of `target` needs: its chain by selectors when it is a
 /// ModelService, Deployment, StatefulSet or DaemonSet, else (or when the
@@ -97,7 +97,7 @@ impl Selected {
     fn narrowed(self, selector: &LabelSelector) -> Selected {
         fn keep<K: kube::Resource>(items: &mut Vec<K>, selector: &LabelSelector) {
             items.retain(|o| {
-                crate::chain::label_selector_matches(selector, o.meta().labels.as_ref())
+                mdiag_core::chain::label_selector_matches(selector, o.meta().labels.as_ref())
             });
         }
         let Selected {
@@ -401,7 +401,7 @@ async fn read_chain(
     let labels = workload.template_labels().cloned().unwrap_or_default();
     let serving: Vec<String> = services
         .iter()
-        .filter(|s| crate::chain::selector_matches(s, Some(&labels)))
+        .filter(|s| mdiag_core::chain::selector_matches(s, Some(&labels)))
         .filter_map(|s| s.metadata.name.clone())
         .collect();
     let hpas = c.take(hpas, "horizontalpodautoscalers", Some(ns), "list", None);

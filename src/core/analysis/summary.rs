@@ -1,0 +1,308 @@
+//! The facts of a chain a person is shown (the object tree), read from the
+//! raw objects once, so that renderers read only the [`Diagnosis`] and
+//! never a Kubernetes type.
+//!
+//! [`Diagnosis`]: super::Diagnosis
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::PodState;
+use super::facts::{self, lease_state};
+use crate::chain::{self, Chain, SERVICE_NAME_LABEL};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChainSummary {
+    pub model_service: Option<ModelServiceFacts>,
+    pub deployment: Option<DeploymentFacts>,
+    /// Newest revision first, as the chain holds them.
+    pub replica_sets: Vec<ReplicaSetFacts>,
+    /// A StatefulSet or DaemonSet target.
+    pub pod_set: Option<PodSetFacts>,
+    pub services: Vec<ServiceFacts>,
+    /// The workload (a ModelService or a Deployment) should have a Service.
+    pub wants_service: bool,
+    pub controller: Option<ControllerFacts>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelServiceFacts {
+    pub name: String,
+    pub generation: i64,
+    pub observed: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeploymentFacts {
+    pub name: String,
+    pub desired: i32,
+    pub ready: i32,
+    pub updated: i32,
+    pub available: i32,
+    /// The Progressing condition's status and reason, as the cluster wrote it.
+    pub progressing: Option<(String, String)>,
+}
+
+/// A StatefulSet's or DaemonSet's own counts, as its controller wrote them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PodSetFacts {
+    /// `StatefulSet` or `DaemonSet`.
+    pub kind: String,
+    pub name: String,
+    pub desired: i32,
+    pub ready: i32,
+    pub updated: i32,
+    pub available: i32,
+    /// The update revision's number and name, when known.
+    pub update_revision: Option<(i64, String)>,
+    /// `RollingUpdate`, `RollingUpdate, partition 2` or `OnDelete`.
+    pub strategy: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplicaSetFacts {
+    pub name: String,
+    pub revision: Option<i64>,
+    pub current: bool,
+    pub ready: i32,
+    pub desired: i32,
+    /// `status.replicas`: Pods it still has, as its controller counted.
+    pub replicas: i32,
+    /// The UIDs of its Pods in the chain.
+    pub pod_uids: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServiceFacts {
+    pub name: String,
+    /// `port→targetPort` (or `port`), in the Service's order.
+    pub ports: Vec<String>,
+    pub slices: Vec<SliceFacts>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SliceFacts {
+    pub name: String,
+    pub ready: usize,
+    pub endpoints: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ControllerFacts {
+    pub namespace: String,
+    pub name: String,
+    /// Ready and desired replicas of its Deployment, when it was read.
+    pub replicas: Option<(i32, i32)>,
+    pub lease: Option<LeaseFacts>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LeaseFacts {
+    pub renewed: Option<Timestamp>,
+    pub stale: bool,
+}
+
+/// Ready endpoints and Pods of one revision: what serves users now.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RevisionCount {
+    pub revision: Option<i64>,
+    pub current: bool,
+    /// Pods of the revision that are not terminating.
+    pub pods: i32,
+    pub ready: i32,
+    /// Pods with a ready endpoint.
+    pub serving: i32,
+}
+
+pub fn summarize(chain: &Chain, now: Timestamp) -> ChainSummary {
+    let model_service = chain.model_service.map(|m| ModelServiceFacts {
+        name: facts::name(&m.metadata).to_string(),
+        generation: m.metadata.generation.unwrap_or(0),
+        observed: chain::observed_generation(m),
+    });
+    let deployment = chain.deployment.map(|d| {
+        let st = d.status.as_ref();
+        DeploymentFacts {
+            name: facts::name(&d.metadata).to_string(),
+            desired: chain.desired_replicas(),
+            ready: st.and_then(|s| s.ready_replicas).unwrap_or(0),
+            updated: st.and_then(|s| s.updated_replicas).unwrap_or(0),
+            available: st.and_then(|s| s.available_replicas).unwrap_or(0),
+            progressing: st
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|c| c.iter().find(|c| c.type_ == "Progressing"))
+                .map(|c| (c.status.clone(), c.reason.clone().unwrap_or_default())),
+        }
+    });
+    let replica_sets = chain
+        .replica_sets
+        .iter()
+        .map(|rs| {
+            let r = rs.replica_set;
+            let st = r.status.as_ref();
+            let rs_uid = r.metadata.uid.as_ref();
+            ReplicaSetFacts {
+                name: facts::name(&r.metadata).to_string(),
+                revision: rs.revision,
+                current: rs.current,
+                ready: st.and_then(|s| s.ready_replicas).unwrap_or(0),
+                desired: r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
+                replicas: st.map_or(0, |s| s.replicas),
+                pod_uids: chain
+                    .pods
+                    .iter()
+                    .filter(|p| {
+                        p.pod
+                            .metadata
+                            .owner_references
+                            .iter()
+                            .flatten()
+                            .any(|o| Some(&o.uid) == rs_uid)
+                    })
+                    .filter_map(|p| p.pod.metadata.uid.clone())
+                    .collect(),
+            }
+        })
+        .collect();
+    let services = chain
+        .services
+        .iter()
+        .map(|svc| ServiceFacts {
+            name: facts::name(&svc.metadata).to_string(),
+            ports: svc
+                .spec
+                .as_ref()
+                .and_then(|s| s.ports.as_ref())
+                .map(|ports| {
+                    ports
+                        .iter()
+                        .map(|p| match &p.target_port {
+                            Some(t) => format!("{}→{}", p.port, crate::model::int_or_string(t)),
+                            None => p.port.to_string(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            slices: chain
+                .endpoint_slices
+                .iter()
+                .filter(|s| {
+                    s.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(SERVICE_NAME_LABEL))
+                        == svc.metadata.name.as_ref()
+                })
+                .map(|slice| SliceFacts {
+                    name: facts::name(&slice.metadata).to_string(),
+                    ready: slice
+                        .endpoints
+                        .iter()
+                        .filter(|e| e.conditions.as_ref().and_then(|c| c.ready).unwrap_or(true))
+                        .count(),
+                    endpoints: slice.endpoints.len(),
+                })
+                .collect(),
+        })
+        .collect();
+    let controller = chain.controller.as_ref().map(|c| ControllerFacts {
+        namespace: c.location.namespace.clone(),
+        name: c.location.name.clone(),
+        replicas: c.deployment.map(|dep| {
+            (
+                dep.status
+                    .as_ref()
+                    .and_then(|s| s.ready_replicas)
+                    .unwrap_or(0),
+                dep.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1),
+            )
+        }),
+        lease: c.lease.map(|l| {
+            let ls = lease_state(l, now);
+            LeaseFacts {
+                renewed: ls.renewed,
+                stale: ls.stale,
+            }
+        }),
+    });
+    let pod_set = chain.pod_set.map(|set| {
+        let (ready, updated, available) = match set {
+            chain::PodSet::StatefulSet(s) => {
+                let st = s.status.as_ref();
+                (
+                    st.and_then(|s| s.ready_replicas).unwrap_or(0),
+                    st.and_then(|s| s.updated_replicas).unwrap_or(0),
+                    st.and_then(|s| s.available_replicas).unwrap_or(0),
+                )
+            }
+            chain::PodSet::DaemonSet(d) => {
+                let st = d.status.as_ref();
+                (
+                    st.map_or(0, |s| s.number_ready),
+                    st.and_then(|s| s.updated_number_scheduled).unwrap_or(0),
+                    st.and_then(|s| s.number_available).unwrap_or(0),
+                )
+            }
+        };
+        PodSetFacts {
+            kind: set.kind().as_str().to_string(),
+            name: set.name().to_string(),
+            desired: set.desired(),
+            ready,
+            updated,
+            available,
+            update_revision: chain
+                .current_set_revision()
+                .map(|r| (r.revision, r.name().to_string())),
+            strategy: match set.strategy() {
+                chain::SetStrategy::OnDelete => "OnDelete".into(),
+                chain::SetStrategy::RollingUpdate { partition } if partition > 0 => {
+                    format!("RollingUpdate, partition {partition}")
+                }
+                chain::SetStrategy::RollingUpdate { .. } => "RollingUpdate".into(),
+            },
+        }
+    });
+    ChainSummary {
+        model_service,
+        deployment,
+        replica_sets,
+        pod_set,
+        services,
+        wants_service: chain.model_service.is_some()
+            || chain.deployment.is_some()
+            // A StatefulSet names its governing Service; a DaemonSet (a
+            // node agent) often has none.
+            || matches!(chain.pod_set, Some(chain::PodSet::StatefulSet(_))),
+        controller,
+    }
+}
+
+/// The Pods counted per revision, newest first.
+pub fn revision_counts(pods: &[PodState]) -> Vec<RevisionCount> {
+    let mut out: Vec<RevisionCount> = Vec::new();
+    for p in pods.iter().filter(|p| !p.terminating) {
+        let i = match out
+            .iter()
+            .position(|r| r.revision == p.revision && r.current == p.current)
+        {
+            Some(i) => i,
+            None => {
+                out.push(RevisionCount {
+                    revision: p.revision,
+                    current: p.current,
+                    pods: 0,
+                    ready: 0,
+                    serving: 0,
+                });
+                out.len() - 1
+            }
+        };
+        let r = &mut out[i];
+        r.pods += 1;
+        r.ready += i32::from(p.moments.ready.reached);
+        r.serving += i32::from(p.serving);
+    }
+    out.sort_by(|a, b| b.current.cmp(&a.current).then(b.revision.cmp(&a.revision)));
+    out
+}

@@ -1,0 +1,351 @@
+//! Human words as data: a [`Message`] is a stable id with named arguments,
+//! made by analysis without choosing a language; renderers turn it into
+//! English or Chinese with the templates of `messages.yaml`.
+//!
+//! A template fills `{name}` with the argument `name` (a nested message is
+//! rendered in the same language), and `{name|one|other}` with `one` when
+//! the argument is the number 1, else `other` (English plurals).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::Lang;
+
+const MESSAGES_YAML: &str = include_str!("messages.yaml");
+
+/// One message: an id of `messages.yaml` and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Message {
+    pub id: &'static str,
+    pub args: BTreeMap<&'static str, Arg>,
+}
+
+/// An argument: text shown as it is (names, the cluster's own words), a
+/// number, or another message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Arg {
+    Text(String),
+    Int(i64),
+    Msg(Message),
+    /// Items joined by the separator message `sep` (`sep.and`: ` and ` / ` 和 `).
+    List {
+        items: Vec<Arg>,
+        #[serde(skip)]
+        sep: &'static str,
+    },
+}
+
+impl From<String> for Arg {
+    fn from(s: String) -> Self {
+        Arg::Text(s)
+    }
+}
+impl From<&str> for Arg {
+    fn from(s: &str) -> Self {
+        Arg::Text(s.to_string())
+    }
+}
+impl From<&String> for Arg {
+    fn from(s: &String) -> Self {
+        Arg::Text(s.clone())
+    }
+}
+impl From<Message> for Arg {
+    fn from(m: Message) -> Self {
+        Arg::Msg(m)
+    }
+}
+macro_rules! int_arg {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Arg {
+            fn from(n: $t) -> Self {
+                Arg::Int(n as i64)
+            }
+        }
+    )*};
+}
+int_arg!(i32, i64, u32, usize);
+
+impl Arg {
+    /// Items joined by the separator message `sep`.
+    pub fn list(items: impl IntoIterator<Item = impl Into<Arg>>, sep: &'static str) -> Arg {
+        Arg::List {
+            items: items.into_iter().map(Into::into).collect(),
+            sep,
+        }
+    }
+}
+
+impl Message {
+    pub fn new(id: &'static str) -> Self {
+        Message {
+            id,
+            args: BTreeMap::new(),
+        }
+    }
+
+    /// Adds the argument `name`.
+    pub fn arg(mut self, name: &'static str, value: impl Into<Arg>) -> Self {
+        self.args.insert(name, value.into());
+        self
+    }
+
+    /// The message in `lang`. An id without a template (a defect the tests
+    /// rule out) is shown as the id with its arguments.
+    pub fn render(&self, lang: Lang) -> String {
+        match messages().get(self.id) {
+            Some(t) => fill(t.get(lang), &self.args, lang),
+            None => {
+                let args: Vec<String> = self
+                    .args
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", v.render(lang)))
+                    .collect();
+                format!("{}({})", self.id, args.join(", "))
+            }
+        }
+    }
+
+    /// The English text: what JSON keeps as `detail` or `note`.
+    pub fn en(&self) -> String {
+        self.render(Lang::En)
+    }
+}
+
+impl Arg {
+    pub fn render(&self, lang: Lang) -> String {
+        match self {
+            Arg::Text(t) => t.clone(),
+            Arg::Int(n) => n.to_string(),
+            Arg::Msg(m) => m.render(lang),
+            Arg::List { items, sep } => {
+                let sep = Message::new(sep).render(lang);
+                items
+                    .iter()
+                    .map(|i| i.render(lang))
+                    .collect::<Vec<_>>()
+                    .join(&sep)
+            }
+        }
+    }
+}
+
+/// A message's templates in both languages, kept exactly (leading and
+/// trailing spaces are part of a fragment such as `" ({reason})"`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Template {
+    pub en: String,
+    pub zh: String,
+}
+
+impl Template {
+    pub fn get(&self, lang: Lang) -> &str {
+        match lang {
+            Lang::En => &self.en,
+            Lang::Zh => &self.zh,
+        }
+    }
+}
+
+/// Every message template, by id.
+pub fn messages() -> &'static BTreeMap<String, Template> {
+    static MESSAGES: OnceLock<BTreeMap<String, Template>> = OnceLock::new();
+    MESSAGES.get_or_init(|| {
+        serde_saphyr::from_str(MESSAGES_YAML).expect("the embedded messages.yaml is valid")
+    })
+}
+
+/// A template with its `{name}` and `{name|one|other}` filled from `args`.
+/// A brace that opens no known form stays as it is.
+fn fill(template: &str, args: &BTreeMap<&'static str, Arg>, lang: Lang) -> String {
+    let mut out = String::with_capacity(template.len() + 16);
+    let mut rest = template;
+    while let Some(pos) = rest.find('{') {
+        out.push_str(&rest[..pos]);
+        let tail = &rest[pos + 1..];
+        let Some(end) = tail.find('}') else {
+            out.push('{');
+            rest = tail;
+            continue;
+        };
+        let inner = &tail[..end];
+        let mut parts = inner.split('|');
+        let name = parts.next().unwrap_or("");
+        let forms: Vec<&str> = parts.collect();
+        match args.get(name) {
+            Some(value) if forms.len() == 2 => {
+                let one = matches!(value, Arg::Int(1));
+                out.push_str(if one { forms[0] } else { forms[1] });
+            }
+            Some(value) if forms.is_empty() => out.push_str(&value.render(lang)),
+            _ => {
+                out.push('{');
+                out.push_str(inner);
+                out.push('}');
+            }
+        }
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+/// The argument names a template fills in (`{name}`; not the plural
+/// choices `{name|..|..}`, which only English has).
+pub fn placeholders(template: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(pos) = rest.find('{') {
+        let tail = &rest[pos + 1..];
+        let Some(end) = tail.find('}') else { break };
+        let inner = &tail[..end];
+        let name = inner.split('|').next().unwrap_or("");
+        // A plural choice (`{n|one|other}`) need not be in every language.
+        if !inner.contains('|')
+            && !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+        {
+            out.push(name.to_string());
+        }
+        rest = &tail[end + 1..];
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_template_has_both_languages_with_the_same_arguments() {
+        for (id, t) in messages() {
+            assert_eq!(
+                placeholders(&t.en),
+                placeholders(&t.zh),
+                "{id}: en and zh use different arguments"
+            );
+            if !t.en.trim().is_empty() {
+                assert!(!t.zh.trim().is_empty(), "{id} has no Chinese text");
+            }
+        }
+    }
+
+    #[test]
+    fn arguments_fill_and_plurals_choose() {
+        let m = Message::new("test.restarts").arg("n", 1);
+        assert_eq!(
+            fill("{n} {n|restart|restarts}", &m.args, Lang::En),
+            "1 restart"
+        );
+        let m = Message::new("test.restarts").arg("n", 3);
+        assert_eq!(
+            fill("{n} {n|restart|restarts}", &m.args, Lang::En),
+            "3 restarts"
+        );
+        let nested = Message::new("x").arg("inner", m);
+        assert_eq!(
+            fill("[{inner}] {missing}", &nested.args, Lang::En),
+            "[{inner}] {missing}".replace("{inner}", &nested.args["inner"].render(Lang::En))
+        );
+        assert_eq!(
+            fill("{.status} {", &BTreeMap::new(), Lang::En),
+            "{.status} {"
+        );
+    }
+
+    /// Every id a `Message::new("...")` in the sources names has a template,
+    /// so no view can print a bare id.
+    #[test]
+    fn every_message_id_in_the_sources_has_a_template() {
+        // Every crate of the product: this one and its siblings under src/.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut missing = Vec::new();
+        let mut stack = vec![root];
+        let mut used = 0;
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (i, _) in text.match_indices("Message::new(\"") {
+                    let start = i + "Message::new(\"".len();
+                    let end = start + text[start..].find('"').unwrap();
+                    let id = &text[start..end];
+                    if id.starts_with("test.") || id == "x" || id == "..." {
+                        continue;
+                    }
+                    used += 1;
+                    if !messages().contains_key(id) {
+                        missing.push(format!("{}: {id}", path.display()));
+                    }
+                }
+            }
+        }
+        assert!(used > 0);
+        assert!(missing.is_empty(), "ids without a template: {missing:#?}");
+    }
+
+    /// Ids chosen before they reach `Message::new` (`let id = if .. {
+    /// "headline.still_ready" } ..`): every string literal shaped as an id
+    /// whose prefix is a message family's must have a template too.
+    #[test]
+    fn every_id_shaped_literal_of_a_message_family_has_a_template() {
+        let families: std::collections::BTreeSet<&str> = messages()
+            .keys()
+            .filter_map(|id| id.split_once('.').map(|(f, _)| f))
+            .collect();
+        let is_id = |s: &str| {
+            s.split_once('.').is_some_and(|(family, rest)| {
+                families.contains(family)
+                    && !rest.is_empty()
+                    && rest
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            })
+        };
+        // Every crate of the product: this one and its siblings under src/.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut missing = Vec::new();
+        let mut seen = 0;
+        let mut stack = vec![root];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                for literal in text.split('"').skip(1).step_by(2) {
+                    // A file beside the source (the page style html.rs includes)
+                    // is named like an id of its family.
+                    let sibling_file = path.with_file_name(literal).is_file();
+                    if is_id(literal) && !literal.starts_with("test.") && !sibling_file {
+                        seen += 1;
+                        if !messages().contains_key(literal) {
+                            missing.push(format!("{}: {literal}", path.display()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(seen > 100, "only {seen} ids found");
+        assert!(missing.is_empty(), "ids without a template: {missing:#?}");
+    }
+}

@@ -1,0 +1,43 @@
+//! Rings 1 and 2 in one test binary: the pure analysis on fixtures, and the
+//! `mdiag` binary on snapshot files. One module per subject; helpers they
+//! share live in `common` (also used by the live ring, tests/live.rs).
+//! One binary links once and runs its tests in one process, where 33
+//! binaries each linked the whole product again.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod alerts;
+mod chain_pod_sets;
+mod chain_replica_sets;
+mod cli;
+mod commands;
+mod credentials;
+mod degraded_dumps;
+mod events_brief;
+mod fixtures_expected;
+mod gate_cli;
+mod gate_crashes;
+mod gate_policy;
+mod gate_readiness;
+mod gate_view;
+mod html_report;
+mod interrupts;
+mod mcp;
+mod neighbours;
+mod partial_dumps;
+mod pod_sets;
+mod pods_not_created;
+mod reader_props;
+mod readme;
+mod recipes;
+mod redaction;
+mod replay_json;
+mod revisions;
+mod trace_view;
+mod triage_index;
+mod triage_lone;
+mod triage_outside;
+mod triage_shards;
+mod views;
+mod zh_words;
