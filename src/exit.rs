@@ -1,6 +1,7 @@
-//! Exit codes, the same for every command (SPEC section 6), and the one
-//! place errors are mapped onto them.
+//! Exit codes, the same for every command (docs/exit-codes.md), and the
+//! one place errors, verdicts and gate outcomes are mapped onto them.
 
+use mdiag_core::alert::AlertError;
 use mdiag_core::analysis::gate::Outcome;
 use mdiag_core::analysis::triage::Triage;
 use mdiag_core::analysis::{Diagnosis, State};
@@ -11,6 +12,8 @@ use mdiag_source::SourceError;
 use mdiag_source::live::LiveError;
 use mdiag_source::redact::PatternError;
 use mdiag_source::write::WriteError;
+
+use crate::error::{Interrupted, NoWorkloads, UsageError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -55,29 +58,109 @@ Exit codes:
   5    target not found
   130  interrupted (SIGINT or SIGTERM): gate wrote its report, snapshot wrote nothing";
 
-/// Maps an error to its exit code by the typed errors in its chain.
+/// An error's exit code: the first error in its chain that a layer typed
+/// ([`Cause`]), matched exhaustively, so a new error variant is a compile
+/// error here until someone decides its code. An error no layer typed is
+/// mdiag's own trouble, never a finding: exit 2, or 4 when it came from the
+/// network. Exit 1 is only ever a verdict.
 pub fn for_error(err: &anyhow::Error) -> Exit {
-    for cause in err.chain() {
-        if cause.is::<crate::cmd::signals::Interrupted>() {
-            return Exit::Interrupted;
-        }
-        if cause.is::<TargetNotFound>() || cause.is::<crate::cmd::triage::NoWorkloads>() {
-            return Exit::NotFound;
-        }
-        if cause.is::<TargetParseError>()
-            || cause.is::<SourceError>()
-            || cause.is::<UsageError>()
-            || cause.is::<PatternError>()
-            || cause.is::<WriteError>()
-            || cause.is::<mdiag_core::alert::AlertError>()
-        {
-            return Exit::Usage;
-        }
-        if let Some(live) = cause.downcast_ref::<LiveError>() {
-            return for_live_error(live);
+    match err.chain().find_map(Cause::of) {
+        Some(cause) => cause.exit(),
+        None => Exit::Usage,
+    }
+}
+
+/// Every typed error mdiag raises, by the layer it arose in.
+enum Cause<'a> {
+    Interrupted,
+    NoWorkloads,
+    Usage,
+    TargetNotFound,
+    TargetParse,
+    Alert,
+    Pattern,
+    Source(&'a SourceError),
+    Write(&'a WriteError),
+    Live(&'a LiveError),
+    Kube,
+    Io(&'a std::io::Error),
+}
+
+impl<'a> Cause<'a> {
+    fn of(e: &'a (dyn std::error::Error + 'static)) -> Option<Self> {
+        Some(if e.is::<Interrupted>() {
+            Cause::Interrupted
+        } else if e.is::<NoWorkloads>() {
+            Cause::NoWorkloads
+        } else if e.is::<UsageError>() {
+            Cause::Usage
+        } else if e.is::<TargetNotFound>() {
+            Cause::TargetNotFound
+        } else if e.is::<TargetParseError>() {
+            Cause::TargetParse
+        } else if e.is::<AlertError>() {
+            Cause::Alert
+        } else if e.is::<PatternError>() {
+            Cause::Pattern
+        } else if let Some(e) = e.downcast_ref::<SourceError>() {
+            Cause::Source(e)
+        } else if let Some(e) = e.downcast_ref::<WriteError>() {
+            Cause::Write(e)
+        } else if let Some(e) = e.downcast_ref::<LiveError>() {
+            Cause::Live(e)
+        } else if e.is::<kube::Error>() {
+            Cause::Kube
+        } else if let Some(e) = e.downcast_ref::<std::io::Error>() {
+            Cause::Io(e)
+        } else {
+            return None;
+        })
+    }
+
+    fn exit(&self) -> Exit {
+        match self {
+            Cause::Interrupted => Exit::Interrupted,
+            Cause::NoWorkloads | Cause::TargetNotFound => Exit::NotFound,
+            Cause::Usage | Cause::TargetParse | Cause::Alert | Cause::Pattern => Exit::Usage,
+            Cause::Source(e) => for_source_error(e),
+            Cause::Write(e) => match e {
+                WriteError::Io { .. } | WriteError::Encode(_) => Exit::Usage,
+            },
+            Cause::Live(e) => for_live_error(e),
+            // A request that failed below the typed live layer (a watch
+            // that broke): the cluster's trouble.
+            Cause::Kube => Exit::Unreachable,
+            Cause::Io(e) => for_io_error(e),
         }
     }
-    Exit::Problem
+}
+
+/// Every way a file cannot be read is an invalid input file (2).
+fn for_source_error(e: &SourceError) -> Exit {
+    match e {
+        SourceError::Io { .. }
+        | SourceError::Gzip { .. }
+        | SourceError::TooLarge { .. }
+        | SourceError::NotText { .. }
+        | SourceError::Empty { .. }
+        | SourceError::Syntax { .. }
+        | SourceError::NotKubernetes { .. }
+        | SourceError::NotAnObject { .. }
+        | SourceError::FutureVersion { .. }
+        | SourceError::BadSnapshot { .. }
+        | SourceError::BadObject { .. } => Exit::Usage,
+    }
+}
+
+/// A connection that failed is the network (4); any other IO error is a
+/// local file or stream (2).
+fn for_io_error(e: &std::io::Error) -> Exit {
+    use std::io::ErrorKind::*;
+    match e.kind() {
+        ConnectionRefused | ConnectionReset | ConnectionAborted | NotConnected | TimedOut
+        | HostUnreachable | NetworkUnreachable | AddrNotAvailable => Exit::Unreachable,
+        _ => Exit::Usage,
+    }
 }
 
 /// A resource the cluster does not serve is a target that cannot exist
@@ -146,7 +229,49 @@ pub fn for_outcome(outcome: Outcome) -> Exit {
     }
 }
 
-/// A mistake on the command line that clap cannot see.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn an_error_no_layer_typed_is_never_a_finding() {
+        let plain = anyhow::anyhow!("the MCP session ended with an error");
+        assert_eq!(for_error(&plain), Exit::Usage);
+        let refused =
+            anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::ConnectionRefused))
+                .context("watching the rollout");
+        assert_eq!(for_error(&refused), Exit::Unreachable);
+        let missing = anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::NotFound))
+            .context("reading the alert");
+        assert_eq!(for_error(&missing), Exit::Usage);
+    }
+
+    #[test]
+    fn the_first_typed_error_in_the_chain_decides() {
+        let stopped: anyhow::Result<()> = Err(Interrupted {
+            signal: "SIGTERM",
+            left: "nothing".into(),
+        }
+        .into());
+        let stopped = stopped.context("snapshot").unwrap_err();
+        assert_eq!(for_error(&stopped), Exit::Interrupted);
+        let none = anyhow::Error::from(NoWorkloads {
+            namespace: Some("lab".into()),
+            selector: None,
+            file: None,
+        });
+        assert_eq!(for_error(&none), Exit::NotFound);
+        let denied = anyhow::Error::from(LiveError::Denied {
+            server: "https://127.0.0.1:6443".into(),
+            detail: "forbidden".into(),
+        });
+        assert_eq!(for_error(&denied), Exit::Unreachable);
+        let no_crd = anyhow::Error::from(LiveError::NoResource {
+            wanted: "msvc".into(),
+        });
+        assert_eq!(for_error(&no_crd), Exit::NotFound);
+        let usage = anyhow::Error::from(UsageError("use -n NS or -A, not both".into()));
+        assert_eq!(for_error(&usage), Exit::Usage);
+    }
+}

@@ -6,4 +6,5 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod error;
 pub mod exit;

@@ -12,7 +12,8 @@ use jiff::Timestamp;
 
 use super::source::SourceRequest;
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
-use crate::exit::{Exit, UsageError};
+use crate::error::UsageError;
+use crate::exit::Exit;
 use mdiag_core::alert::{self, Alert, Subject};
 use mdiag_core::analysis::{self, Diagnosis};
 use mdiag_core::catalogue::Message;

@@ -6,7 +6,8 @@ use jiff::Timestamp;
 
 use super::source::{SourceRequest, explain_not_found};
 use crate::cli::{ExplainArgs, GlobalArgs};
-use crate::exit::{Exit, UsageError};
+use crate::error::UsageError;
+use crate::exit::Exit;
 use mdiag_core::analysis;
 use mdiag_core::catalogue::Lang;
 use mdiag_core::catalogue::{Entry, catalogue, program};
@@ -18,7 +19,7 @@ pub async fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit
     // The output formats are shared with trace and triage; the HTML page is
     // a report of a diagnosis, which explain does not make.
     if args.output == crate::cli::OutputFormat::Html {
-        return Err(crate::exit::UsageError(
+        return Err(crate::error::UsageError(
             "explain has no HTML page; use -o table, json or yaml".into(),
         )
         .into());

@@ -205,7 +205,7 @@ impl Mdiag {
         };
         answer(move || async move {
             if args.target.is_some() && args.symptom.is_none() {
-                return Err(crate::exit::UsageError(
+                return Err(crate::error::UsageError(
                     "a target fills in the commands of one entry: add a query".into(),
                 )
                 .into());

@@ -17,7 +17,8 @@ use anyhow::Context;
 use jiff::Timestamp;
 
 use crate::cli::{Cli, ColorChoice, Command, GlobalArgs, LangArg, ViewArgs};
-use crate::exit::{Exit, UsageError};
+use crate::error::UsageError;
+use crate::exit::Exit;
 use mdiag_core::catalogue::Lang;
 use mdiag_core::chain::ControllerLocation;
 
@@ -32,7 +33,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
             let stop = signals::Stop::listen();
             match stop.unless(snapshot::run(&cli.global, args)).await {
                 Ok(done) => done,
-                Err(signal) => Err(signals::Interrupted {
+                Err(signal) => Err(crate::error::Interrupted {
                     signal,
                     left: format!(
                         "no snapshot was written; {} is as it was",

@@ -57,11 +57,3 @@ impl Stop {
         }
     }
 }
-
-/// A command stopped by a signal, and what that left behind.
-#[derive(Debug, thiserror::Error)]
-#[error("interrupted by {signal}: {left}")]
-pub struct Interrupted {
-    pub signal: &'static str,
-    pub left: String,
-}

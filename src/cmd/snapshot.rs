@@ -9,7 +9,8 @@ use jiff::Timestamp;
 
 use super::source::{SourceRequest, explain_not_found};
 use crate::cli::{GlobalArgs, SnapshotArgs};
-use crate::exit::{Exit, UsageError};
+use crate::error::UsageError;
+use crate::exit::Exit;
 use mdiag_core::chain::{self, chain_objects};
 use mdiag_core::model::{Snapshot, TargetSpec};
 use mdiag_source::live::{self, LogCaps};

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::exit::UsageError;
+use crate::error::UsageError;
 use mdiag_core::chain::{self, ControllerLocation, TargetNotFound, namespaces_holding};
 use mdiag_core::model::{Snapshot, TargetSpec};
 use mdiag_source::file::{Keep, read_snapshot_file_kept};

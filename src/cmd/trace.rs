@@ -4,7 +4,8 @@ use jiff::Timestamp;
 
 use super::source::{SourceRequest, explain_not_found};
 use crate::cli::{GlobalArgs, OutputFormat, TraceArgs};
-use crate::exit::{Exit, UsageError};
+use crate::error::UsageError;
+use crate::exit::Exit;
 use mdiag_core::analysis::{self, Diagnosis};
 use mdiag_core::catalogue::Lang;
 use mdiag_core::chain::{self, Chain};

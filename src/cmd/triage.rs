@@ -8,7 +8,8 @@ use jiff::Timestamp;
 
 use super::source::SourceRequest;
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
-use crate::exit::{Exit, UsageError};
+use crate::error::{NoWorkloads, UsageError};
+use crate::exit::Exit;
 use mdiag_core::analysis::outside::Covered;
 use mdiag_core::analysis::triage::{self, Triage};
 use mdiag_core::catalogue::Lang;
@@ -19,57 +20,6 @@ use mdiag_render::Style;
 use mdiag_render::report::RunInfo;
 use mdiag_render::triage::TriageReport;
 use mdiag_source::live::{self, Connection, LiveError, TraceRead};
-
-/// Triage found nothing to judge where it looked (exit 5, as a target
-/// that is not there).
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{}", self.message())]
-pub struct NoWorkloads {
-    /// `None`: every namespace (-A).
-    pub namespace: Option<String>,
-    pub selector: Option<String>,
-    /// The snapshot file, when read from one.
-    pub file: Option<String>,
-}
-
-impl NoWorkloads {
-    fn message(&self) -> String {
-        let place = match &self.namespace {
-            Some(ns) => format!("in namespace {ns:?}"),
-            None => "in any namespace".into(),
-        };
-        let place = match &self.file {
-            Some(file) => format!("{place} of {file}"),
-            None => place,
-        };
-        let scope = match &self.namespace {
-            Some(ns) => format!("-n {ns}"),
-            None => "-A".into(),
-        };
-        match (&self.selector, &self.file) {
-            (Some(sel), None) => format!(
-                "no workload or Service matches -l {sel} {place}; compare the selector with their labels: kubectl get msvc,deploy,sts,ds,svc {scope} --show-labels"
-            ),
-            (Some(sel), Some(_)) => format!(
-                "no workload or Service matches -l {sel} {place}; check the selector, or leave it out to see what the file holds"
-            ),
-            (None, None) if self.namespace.is_some() => format!(
-                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, ReplicaSet, Pod) and nothing failing {place}; check the namespace and the context (kubectl config current-context), or look in every namespace with -A"
-            ),
-            (None, None) => format!(
-                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, ReplicaSet, Pod) and nothing failing {place}; check the context (kubectl config current-context)"
-            ),
-            (None, Some(_)) if self.namespace.is_some() => format!(
-                "no workload (ModelService, Deployment, StatefulSet, DaemonSet, ReplicaSet, Pod) and nothing failing {place}; name another namespace, or use -A for all the file holds"
-            ),
-            (None, Some(_)) => {
-                format!(
-                    "no workload (ModelService, Deployment, StatefulSet, DaemonSet, ReplicaSet, Pod) and nothing failing {place}; it holds no workload to triage"
-                )
-            }
-        }
-    }
-}
 
 /// Set to print how long loading and analysis took (on stderr), for
 /// benchmarks.
