@@ -7,9 +7,9 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::Style;
-use super::human::step_id;
 use super::layout;
 use super::report::{RunInfo, SCHEMA, TraceReport, trace_report};
+use crate::words::step_id;
 use mdiag_core::alert::Alert;
 use mdiag_core::analysis::{Diagnosis, Step, format_duration};
 use mdiag_core::catalogue::{Arg, Lang, Message};

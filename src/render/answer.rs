@@ -46,7 +46,7 @@ pub fn explain(r: &ExplainReport, lang: Lang) -> String {
         .map(|e| {
             Message::new("answer.entry")
                 .arg("id", &e.id)
-                .arg("severity", super::human::severity_word(e.severity, lang))
+                .arg("severity", crate::words::severity_word(e.severity, lang))
                 .arg("title", &e.title)
                 .render(lang)
         })

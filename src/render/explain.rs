@@ -5,8 +5,8 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::Style;
-use super::human::severity_word;
 use super::report::SCHEMA;
+use crate::words::severity_word;
 use mdiag_core::catalogue::{Catalogue, Entry, Lang, Severity, as_run};
 use mdiag_core::model::TemplateVars;
 

@@ -300,7 +300,7 @@ pub fn human_report(
         && outcome != Outcome::Converged
     {
         out.push('\n');
-        out.push_str(&super::human::trace(d, run, style));
+        out.push_str(&crate::human::trace(d, run, style));
     }
     out
 }

@@ -134,7 +134,7 @@ fn current_count(d: &Diagnosis) -> i32 {
 /// A step as the headline names it: the id in English, the quoted
 /// Chinese name in Chinese.
 fn step(s: Step) -> Message {
-    Message::new("headline.step").arg("step", Message::new(super::human::step_id(s)))
+    Message::new("headline.step").arg("step", Message::new(crate::words::step_id(s)))
 }
 
 fn stopped(d: &Diagnosis) -> Message {

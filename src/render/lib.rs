@@ -14,6 +14,7 @@ pub mod report;
 pub mod summary;
 mod text;
 pub mod triage;
+pub mod words;
 
 use std::io::Write;
 

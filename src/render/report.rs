@@ -5,7 +5,8 @@
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::Style;
+use crate::Style;
+use crate::words::{detail_with_others, others};
 use mdiag_core::analysis::{Diagnosis, Finding, Replicas, State, Step};
 use mdiag_core::catalogue::{Lang, Severity, catalogue};
 use mdiag_core::model::{Clock, ClockSource, Gap, ObjectRef, Origin, OriginKind};
@@ -328,26 +329,6 @@ pub fn report_finding(f: &Finding, lang: Lang) -> ReportFinding {
         fix: text(|e| &e.fix),
         verify: text(|e| &e.verify),
     }
-}
-
-/// The finding's detail, with how many other Pods share it.
-pub fn detail_with_others(f: &Finding, lang: Lang) -> String {
-    let detail = f.detail.render(lang);
-    match others(f) {
-        0 => detail,
-        n => {
-            let more = mdiag_core::catalogue::Message::new("finding.others").arg("n", n);
-            format!("{detail}{}", more.render(lang))
-        }
-    }
-}
-
-/// How many other Pods share the finding.
-fn others(f: &Finding) -> usize {
-    f.vars
-        .get("also")
-        .and_then(|n| n.parse::<usize>().ok())
-        .unwrap_or(0)
 }
 
 /// The one-line verdict, in the user's language: the headline.

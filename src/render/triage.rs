@@ -228,13 +228,13 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
         };
         out.push_str(&style.good(&format!("{}{hint}\n", what.render(style.lang))));
     }
-    out.push_str(&super::human::gap_lines(gaps, style));
+    out.push_str(&crate::words::gap_lines(gaps, style));
     out
 }
 
 fn workload_cells(d: &Diagnosis, style: &Style) -> [String; 7] {
     let lang = style.lang;
-    let step_name = |s| super::human::step_name(s, lang);
+    let step_name = |s| crate::words::step_name(s, lang);
     let step = match d.verdict.missing {
         None => step_name(d.verdict.last_step),
         Some(m) => format!("{} → {}", step_name(d.verdict.last_step), step_name(m)),
@@ -315,7 +315,7 @@ fn outside_cells(o: &Outside, style: &Style) -> [String; 7] {
 fn lead_cell(f: &mdiag_core::analysis::Finding, lang: Lang) -> String {
     Message::new("triage.lead")
         .arg("id", f.id.as_str())
-        .arg("severity", super::human::severity_word(f.severity, lang))
+        .arg("severity", crate::words::severity_word(f.severity, lang))
         .render(lang)
 }
 

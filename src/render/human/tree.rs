@@ -1,0 +1,434 @@
+//! The chain tree: the workload, its revisions and Services, and its Pods
+//! (alike Pods folded into one line).
+
+use super::*;
+
+/// Pods that read the same in the tree: one line stands for all.
+pub(super) struct PodGroup<'a> {
+    /// The Pod named: the one the lead finding is about, if it is here.
+    pub(super) shown: &'a PodState,
+    pub(super) count: usize,
+    pub(super) nodes: usize,
+    pub(super) restarts: (i32, i32),
+}
+
+/// Folds Pods of the same revision, state, last step and reason (the lead
+/// finding's Pod names its group), keeping the order they came in.
+pub(super) fn fold<'a>(pods: &[&'a PodState], lead_pod: Option<&str>) -> Vec<PodGroup<'a>> {
+    type Key<'k> = (Option<i64>, bool, bool, Step, Option<&'k str>, bool, bool);
+    let key = |p: &'a PodState| -> Key<'a> {
+        (
+            p.revision,
+            p.current,
+            p.terminating,
+            p.last_step,
+            p.state_reason.as_deref(),
+            p.serving,
+            p.draining,
+        )
+    };
+    let mut keys: Vec<Key> = Vec::new();
+    let mut members: Vec<Vec<&PodState>> = Vec::new();
+    for p in pods {
+        let k = key(p);
+        match keys.iter().position(|x| *x == k) {
+            Some(i) => members[i].push(p),
+            None => {
+                keys.push(k);
+                members.push(vec![p]);
+            }
+        }
+    }
+    members
+        .into_iter()
+        .map(|m| {
+            let shown = m
+                .iter()
+                .find(|p| Some(p.name.as_str()) == lead_pod)
+                .copied()
+                .unwrap_or(m[0]);
+            let mut nodes: Vec<Option<&str>> = m.iter().map(|p| p.node.as_deref()).collect();
+            nodes.sort();
+            nodes.dedup();
+            let restarts = m.iter().map(|p| p.restarts);
+            PodGroup {
+                shown,
+                count: m.len(),
+                nodes: nodes.len(),
+                restarts: (
+                    restarts.clone().min().unwrap_or(0),
+                    restarts.max().unwrap_or(0),
+                ),
+            }
+        })
+        .collect()
+}
+
+pub(super) fn lead_pod(d: &Diagnosis) -> Option<&str> {
+    d.lead()
+        .filter(|f| f.subject.kind == "Pod")
+        .map(|f| f.subject.name.as_str())
+}
+
+pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
+    let l = style.labels();
+    let c = &d.chain;
+    let _ = writeln!(out, "{}", style.bold(l.chain));
+    let lead = lead_pod(d);
+    let mut lines: Vec<(usize, String)> = Vec::new();
+    let mut depth = 0;
+    if let Some(m) = &c.model_service {
+        let generation = m.generation;
+        let state = match m.observed {
+            Some(o) if o >= generation => style.good(&tr(
+                style,
+                Message::new("tree.generation_observed").arg("generation", generation),
+            )),
+            Some(o) => style.bad(&tr(
+                style,
+                Message::new("tree.generation_behind")
+                    .arg("generation", generation)
+                    .arg("observed", o),
+            )),
+            None => style.warn(&tr(
+                style,
+                Message::new("tree.generation_unobserved").arg("generation", generation),
+            )),
+        };
+        lines.push((depth, format!("ModelService {}  {state}", m.name)));
+        depth += 1;
+    }
+    if let Some(dep) = &c.deployment {
+        let progressing = dep
+            .progressing
+            .as_ref()
+            .map(|(status, reason)| format!(" · Progressing={status} {reason}"))
+            .unwrap_or_default();
+        lines.push((
+            depth,
+            format!(
+                "Deployment {}  {}{progressing}",
+                dep.name,
+                workload_counts(style, dep.ready, dep.desired, dep.updated, dep.available),
+            ),
+        ));
+        depth += 1;
+    }
+    if let Some(set) = &c.pod_set {
+        let revision = set
+            .update_revision
+            .as_ref()
+            .map(|(n, name)| {
+                tr(
+                    style,
+                    Message::new("tree.update_revision")
+                        .arg("revision", *n)
+                        .arg("name", name),
+                )
+            })
+            .unwrap_or_default();
+        lines.push((
+            depth,
+            format!(
+                "{} {}  {}{revision} · {}",
+                set.kind,
+                set.name,
+                workload_counts(style, set.ready, set.desired, set.updated, set.available),
+                set.strategy,
+            ),
+        ));
+        depth += 1;
+    }
+    for rs in &c.replica_sets {
+        let rev = rs.revision.map_or("?".into(), |v| v.to_string());
+        let pods: Vec<&PodState> = d
+            .pods
+            .iter()
+            .filter(|p| rs.pod_uids.contains(&p.uid))
+            .collect();
+        if !rs.current && pods.is_empty() && rs.replicas == 0 {
+            continue;
+        }
+        let tag = if rs.current {
+            style.bold(&tr(style, Message::new("tree.current")))
+        } else {
+            String::new()
+        };
+        lines.push((
+            depth,
+            format!(
+                "ReplicaSet {}  {}",
+                rs.name,
+                tr(
+                    style,
+                    Message::new("tree.replicaset")
+                        .arg("revision", rev)
+                        .arg("current", tag)
+                        .arg("ready", rs.ready)
+                        .arg("desired", rs.desired),
+                ),
+            ),
+        ));
+        for g in fold(&pods, lead) {
+            lines.push((depth + 1, pod_line(&g, style)));
+        }
+    }
+    if c.replica_sets.is_empty() {
+        let pods: Vec<&PodState> = d.pods.iter().collect();
+        for g in fold(&pods, lead) {
+            lines.push((depth, pod_line(&g, style)));
+        }
+    }
+    // Ready endpoints of every revision: an old revision still serving counts.
+    let endpoints = d
+        .verdict
+        .serving
+        .ready_endpoints
+        .map_or("?".to_string(), |n| n.to_string());
+    for svc in &c.services {
+        lines.push((
+            depth,
+            format!(
+                "Service {}  {}",
+                svc.name,
+                tr(
+                    style,
+                    Message::new("tree.service")
+                        .arg("ports", svc.ports.join(","))
+                        .arg("endpoints", endpoints.as_str())
+                        .arg("desired", d.replicas.desired),
+                ),
+            ),
+        ));
+        for slice in &svc.slices {
+            lines.push((
+                depth + 1,
+                format!(
+                    "EndpointSlice {}  {}",
+                    slice.name,
+                    tr(
+                        style,
+                        Message::new("tree.slice")
+                            .arg("ready", slice.ready)
+                            .arg("endpoints", slice.endpoints),
+                    ),
+                ),
+            ));
+        }
+    }
+    let services_unread = d
+        .verdict
+        .serving
+        .unread
+        .iter()
+        .any(|(r, _)| r == "services");
+    if c.wants_service && c.services.is_empty() {
+        // Unread is not absent: a gap below says why.
+        if services_unread {
+            lines.push((
+                depth,
+                style.warn(&tr(style, Message::new("tree.service_unread"))),
+            ));
+        } else {
+            lines.push((
+                depth,
+                style.bad(&tr(style, Message::new("tree.service_none"))),
+            ));
+        }
+    }
+    draw_tree(out, &lines, style.width);
+    // By default the controller is shown only when something is wrong
+    // with it: a stale or missing lease, or fewer ready than desired.
+    let controller = c.controller.as_ref().filter(|ctl| {
+        style.verbose
+            || ctl.replicas.is_none_or(|(ready, desired)| ready < desired)
+            || ctl
+                .lease
+                .as_ref()
+                .is_none_or(|l| l.stale || l.renewed.is_none())
+    });
+    if let Some(ctl) = controller {
+        let mut facts = Vec::new();
+        if let Some((ready, desired)) = ctl.replicas {
+            facts.push(tr(
+                style,
+                Message::new("tree.controller_ready")
+                    .arg("ready", ready)
+                    .arg("desired", desired),
+            ));
+        }
+        if let Some(lease) = &ctl.lease {
+            let text = match lease.renewed {
+                Some(at) => tr(
+                    style,
+                    Message::new("tree.lease_renewed").arg("ago", format_duration(secs(at, d.now))),
+                ),
+                None => tr(style, Message::new("tree.lease_never")),
+            };
+            facts.push(if lease.stale {
+                style.bad(&tr(style, Message::new("tree.stale").arg("text", text)))
+            } else {
+                text
+            });
+        }
+        if facts.is_empty() {
+            facts.push(style.dim(&tr(style, Message::new("tree.not_in_snapshot"))));
+        }
+        let line = format!(
+            "{} {}/{}: {}",
+            style.dim(&tr(style, Message::new("tree.controller"))),
+            ctl.namespace,
+            ctl.name,
+            facts.join(", ")
+        );
+        push_lines(out, wrap(&line, style.width, "  ", "    "));
+    }
+    out.push('\n');
+}
+
+pub(super) fn pod_line(g: &PodGroup, style: &Style) -> String {
+    let l = style.labels();
+    let p = g.shown;
+    let mut name = format!("Pod {}", p.name);
+    if g.count > 1 {
+        name.push(' ');
+        name.push_str(&tr(style, Message::new("pod.alike").arg("n", g.count - 1)));
+    }
+    let mut parts = vec![if g.nodes > 1 {
+        tr(style, Message::new("pod.nodes").arg("n", g.nodes))
+    } else {
+        p.node
+            .clone()
+            .unwrap_or_else(|| tr(style, Message::new("pod.no_node")))
+    }];
+    if p.last_step != Step::Serving {
+        parts.push(step_name(p.last_step, style.lang));
+    }
+    if let Some(r) = &p.state_reason {
+        parts.push(style.bad(r));
+    }
+    let (low, high) = g.restarts;
+    if high > 0 {
+        let count = if low == high {
+            high.to_string()
+        } else {
+            format!("{low}-{high}")
+        };
+        // One restart is singular only when every Pod of the group has one.
+        let n = if low == high { high } else { 2 };
+        parts.push(tr(
+            style,
+            Message::new("pod.restarts").arg("count", count).arg("n", n),
+        ));
+    }
+    if p.held {
+        let revision = p.revision.map_or(String::new(), |r| format!(" {r}"));
+        parts.push(style.dim(&tr(
+            style,
+            Message::new("pod.held").arg("revision", revision),
+        )));
+    }
+    if p.terminating {
+        parts.push(style.dim(&tr(style, Message::new("pod.terminating"))));
+    }
+    parts.push(if p.serving {
+        style.good(l.serving_yes)
+    } else if p.draining {
+        style.dim(&tr(style, Message::new("pod.draining")))
+    } else {
+        style.dim(l.serving_no)
+    });
+    format!("{name}  {}", parts.join(" · "))
+}
+
+pub(super) fn draw_tree(out: &mut String, lines: &[(usize, String)], columns: usize) {
+    // For each line, whether later lines continue at each depth.
+    for (i, (depth, text)) in lines.iter().enumerate() {
+        let mut prefix = String::from("  ");
+        let mut cont = String::from("  ");
+        for level in 1..=*depth {
+            let continues_after = lines[i + 1..]
+                .iter()
+                .take_while(|(d, _)| *d >= level)
+                .any(|(d, _)| *d == level);
+            if level == *depth {
+                prefix.push_str(if continues_after {
+                    "├─ "
+                } else {
+                    "└─ "
+                });
+            } else {
+                prefix.push_str(if continues_after { "│  " } else { "   " });
+            }
+            cont.push_str(if continues_after { "│  " } else { "   " });
+        }
+        cont.push_str("   ");
+        push_lines(out, wrap(text, columns, &prefix, &cont));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold;
+    use mdiag_core::analysis::{Moment, Moments, PodState, Step};
+
+    fn pod(name: &str, node: &str, reason: Option<&str>, restarts: i32) -> PodState {
+        let m = Moment {
+            reached: true,
+            at: None,
+        };
+        PodState {
+            name: name.into(),
+            uid: name.into(),
+            revision: Some(3),
+            current: true,
+            held: false,
+            terminating: false,
+            node: Some(node.into()),
+            phase: Some("Running".into()),
+            moments: Moments {
+                stored: m,
+                bound: m,
+                started: Moment {
+                    reached: false,
+                    at: None,
+                },
+                ready: Moment {
+                    reached: false,
+                    at: None,
+                },
+            },
+            serving: false,
+            draining: false,
+            last_step: Step::Bound,
+            restarts,
+            state_reason: reason.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn alike_pods_fold_into_one_line_named_after_the_lead() {
+        let mut pods: Vec<PodState> = (0..5529)
+            .map(|i| {
+                pod(
+                    &format!("web-{i}"),
+                    &format!("node-{}", i % 7),
+                    Some("CrashLoopBackOff"),
+                    3 + i % 2,
+                )
+            })
+            .collect();
+        pods.push(pod("web-odd", "node-0", Some("ImagePullBackOff"), 0));
+        let refs: Vec<&PodState> = pods.iter().collect();
+        let groups = fold(&refs, Some("web-17"));
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].count, 5529);
+        assert_eq!(groups[0].shown.name, "web-17");
+        assert_eq!(groups[0].nodes, 7);
+        assert_eq!(groups[0].restarts, (3, 4));
+        assert_eq!(groups[1].count, 1);
+        assert_eq!(groups[1].shown.name, "web-odd");
+        // Without a lead Pod in the group, the first one names it.
+        assert_eq!(fold(&refs, None)[0].shown.name, "web-0");
+    }
+}
