@@ -10,10 +10,10 @@ use std::rc::Rc;
 use anyhow::Context;
 use jiff::Timestamp;
 
-use super::source::SourceRequest;
-use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
+use crate::cli::OutputFormat;
 use crate::error::UsageError;
 use crate::exit::Exit;
+use crate::request::{SourceRequest, TriageRequest};
 use mdiag_core::alert::{self, Alert, Subject};
 use mdiag_core::analysis::{self, Diagnosis};
 use mdiag_core::catalogue::Message;
@@ -44,19 +44,13 @@ struct Traced {
     alerts: Vec<usize>,
 }
 
-pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow::Result<Exit> {
-    if global.all_namespaces || global.selector.is_some() {
-        return Err(UsageError(
-            "--alert finds the namespace and workload in the alert's labels; drop -A and -l".into(),
-        )
-        .into());
-    }
+pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
     let alerts = alert::parse(&read_alert(path)?)?;
     let subjects: Vec<Subject> = alerts
         .iter()
-        .map(|a| alert::subject(a, global.namespace.as_deref()))
+        .map(|a| alert::subject(a, request.source.namespace.as_deref()))
         .collect();
-    let at = super::parse_at(global)?;
+    let at = request.at;
     // One wall clock for the whole command: the workload an alert picks and
     // the report are judged at the same time.
     let wall = Timestamp::now();
@@ -65,7 +59,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
     let mut namespaces: Vec<String> = subjects.iter().filter_map(alert::namespace_of).collect();
     namespaces.sort();
     namespaces.dedup();
-    let source = SourceRequest::from_global(global)?;
+    let source = &request.source;
     // A file is one snapshot shared by every namespace it holds.
     let mut snapshots: Vec<(String, Rc<Snapshot>, Option<u32>)> = Vec::new();
     if source.snapshot_file.is_some() {
@@ -78,7 +72,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
         for ns in &namespaces {
             let scoped = SourceRequest {
                 namespace: Some(ns.clone()),
-                ..SourceRequest::from_global(global)?
+                ..source.clone()
             };
             let loaded = scoped.load(None).await?;
             let requests = loaded.connection.as_ref().map(|c| c.requests());
@@ -134,8 +128,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
         .into());
     }
 
-    let lang = super::lang(global);
-    let color = super::color(global);
+    let (lang, color) = (request.lang, request.color);
     let mut diagnoses: Vec<(Diagnosis, &Traced, &Snapshot, Option<u32>)> = Vec::new();
     for t in &traced {
         let Some((_, snapshot, requests)) = snapshot_of(&t.namespace) else {
@@ -157,7 +150,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
         ));
     }
 
-    let text = match args.output {
+    let text = match request.output {
         OutputFormat::Table => {
             let mut out = String::new();
             for (d, t, snapshot, requests) in &diagnoses {
@@ -166,8 +159,8 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
                     lang,
                     color,
                     now: clock.now,
-                    width: super::width(&args.view),
-                    verbose: args.view.verbose,
+                    width: request.width,
+                    verbose: request.verbose,
                 };
                 let about: Vec<(&Alert, Option<&Message>)> = t
                     .alerts
@@ -202,7 +195,7 @@ pub async fn run(global: &GlobalArgs, args: &TriageArgs, path: &Path) -> anyhow:
                 })
                 .collect();
             let report = alert_report(&alerts, &items, &notes, &unmapped, lang);
-            match args.output.encoding() {
+            match request.output.encoding() {
                 Some(encoding) => mdiag_render::encode(&report, encoding)?,
                 None => mdiag_render::html::alert(&report, lang),
             }

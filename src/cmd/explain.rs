@@ -4,10 +4,10 @@
 
 use jiff::Timestamp;
 
-use super::source::{SourceRequest, explain_not_found};
-use crate::cli::{ExplainArgs, GlobalArgs};
+use super::source::explain_not_found;
 use crate::error::UsageError;
 use crate::exit::Exit;
+use crate::request::ExplainRequest;
 use mdiag_core::analysis;
 use mdiag_core::catalogue::Lang;
 use mdiag_core::catalogue::{Entry, catalogue, program};
@@ -15,24 +15,16 @@ use mdiag_core::chain;
 use mdiag_core::model::{Clock, TargetKind, TargetSpec, TemplateVars};
 use mdiag_render::{Style, explain};
 
-pub async fn run(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Exit> {
-    // The output formats are shared with trace and triage; the HTML page is
-    // a report of a diagnosis, which explain does not make.
-    if args.output == crate::cli::OutputFormat::Html {
-        return Err(crate::error::UsageError(
-            "explain has no HTML page; use -o table, json or yaml".into(),
-        )
-        .into());
-    }
+pub async fn run(request: &ExplainRequest) -> anyhow::Result<Exit> {
     let style = Style {
-        lang: super::lang(global),
-        color: super::color(global),
+        lang: request.lang,
+        color: request.color,
         now: Timestamp::now(),
-        width: super::width(&crate::cli::ViewArgs::default()),
+        width: request.width,
         verbose: true,
     };
-    let explained = look_up(global, args).await?;
-    let text = match args.output.encoding() {
+    let explained = look_up(request).await?;
+    let text = match request.output.encoding() {
         Some(encoding) => mdiag_render::encode(&explained.report(style.lang), encoding)?,
         None if explained.query.is_none() => explain::list(catalogue(), &style),
         None => {
@@ -74,9 +66,9 @@ impl Explained {
 /// Looks the query up in the catalogue and, with a target, reads it (live
 /// or from `--snapshot`) for its real names: everything of `explain` but
 /// the printing (the CLI's and `mdiag mcp`'s).
-pub async fn look_up(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Explained> {
+pub async fn look_up(request: &ExplainRequest) -> anyhow::Result<Explained> {
     let cat = catalogue();
-    let Some(query) = args.symptom.as_deref().filter(|_| !args.list) else {
+    let Some(query) = request.query.as_deref() else {
         return Ok(Explained {
             query: None,
             target: None,
@@ -87,14 +79,9 @@ pub async fn look_up(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<
     if entries.is_empty() {
         return Err(UsageError(not_found_message(query)).into());
     }
-    let target = args
-        .target
-        .as_deref()
-        .map(|t| TargetSpec::parse(t, global.namespace.as_deref()))
-        .transpose()?;
-    let names: Vec<Option<TemplateVars>> = match &target {
+    let names: Vec<Option<TemplateVars>> = match &request.target {
         None => entries.iter().map(|_| None).collect(),
-        Some(target) => target_names(global, target, &entries)
+        Some((_, target)) => target_names(request, target, &entries)
             .await?
             .into_iter()
             .map(Some)
@@ -102,7 +89,7 @@ pub async fn look_up(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<
     };
     Ok(Explained {
         query: Some(query.to_string()),
-        target: args.target.clone(),
+        target: request.target.as_ref().map(|(text, _)| text.clone()),
         entries: entries.into_iter().zip(names).collect(),
     })
 }
@@ -143,17 +130,11 @@ fn or_list(items: &[String]) -> String {
 /// finding with that id when it has one (the Pod it is about, its node and
 /// container), else the chain's, with the Pod's when the target is a Pod.
 async fn target_names(
-    global: &GlobalArgs,
+    request: &ExplainRequest,
     target: &TargetSpec,
     entries: &[&Entry],
 ) -> anyhow::Result<Vec<TemplateVars>> {
-    if global.all_namespaces || global.selector.is_some() {
-        return Err(UsageError(
-            "explain fills in one target in one namespace; use -n NS, not -A or -l".into(),
-        )
-        .into());
-    }
-    let source = SourceRequest::from_global(global)?;
+    let source = &request.source;
     let loaded = source.load(Some(target)).await?;
     let snapshot = &loaded.snapshot;
     let chain = chain::walk(
@@ -163,7 +144,7 @@ async fn target_names(
         source.controller.as_ref(),
     )
     .map_err(|not_found| explain_not_found(snapshot, not_found))?;
-    let clock = Clock::choose(&snapshot.origin, super::parse_at(global)?, Timestamp::now());
+    let clock = Clock::choose(&snapshot.origin, request.at, Timestamp::now());
     let diagnosis = analysis::analyze(snapshot, &chain, clock.now);
     let mut base = analysis::chain_vars(&chain);
     if target.kind == TargetKind::Pod

@@ -6,24 +6,22 @@
 //! each change is judged on a fresh snapshot by the pure analysis
 //! ([`mdiag_core::analysis::gate`]), and the render module shows and writes it.
 
-use std::collections::BTreeSet;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Instant;
 
 use jiff::Timestamp;
 
 use super::signals::Stop;
-use super::source::SourceRequest;
-use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
-use crate::error::UsageError;
+use crate::cli::OutputFormat;
 use crate::exit::Exit;
+use crate::request::GateRequest;
 use mdiag_core::analysis::crashes::CrashHistory;
-use mdiag_core::analysis::gate::{self, Decision, GatePolicy, HelmRelease, Outcome};
+use mdiag_core::analysis::gate::{self, Decision, HelmRelease, Outcome};
 use mdiag_core::analysis::{self, Diagnosis};
-use mdiag_core::catalogue::{FindingId, Lang, Message};
+use mdiag_core::catalogue::Message;
 use mdiag_core::chain;
-use mdiag_core::model::{Clock, ClockSource, Origin, Snapshot, TargetKind, TargetSpec};
+use mdiag_core::model::{Clock, ClockSource, Origin, Snapshot, TargetSpec};
 use mdiag_render::gate::{
     GateDetails, GateReport, Progress, ReportCheck, ReportHelm, human_report, junit,
     waiting_message, waiting_text,
@@ -31,104 +29,8 @@ use mdiag_render::gate::{
 use mdiag_render::report::{ReportTarget, RunInfo, trace_report};
 use mdiag_render::{Encoding, Style};
 use mdiag_source::live::{self, Connection, LogCaps};
-use mdiag_source::redact::Redactor;
 use mdiag_source::watch::{Feed, FeedEvent};
 use mdiag_source::write::{to_file, write_atomic, write_file};
-
-/// The flags as a plain request.
-pub struct GateRequest {
-    pub target: TargetSpec,
-    pub source: SourceRequest,
-    pub timeout: Duration,
-    pub policy: GatePolicy,
-    pub report: Option<PathBuf>,
-    pub junit: Option<PathBuf>,
-    /// The self-contained HTML page of the report.
-    pub html: Option<PathBuf>,
-    pub evidence: Option<PathBuf>,
-    /// What the evidence keeps out (built up front, so a bad `--redact`
-    /// is a usage error before the wait, not after it).
-    pub redactor: Redactor,
-    pub helm_release: Option<String>,
-    pub output: OutputFormat,
-    pub lang: Lang,
-    pub color: bool,
-    /// Columns and detail of the final human report.
-    pub width: usize,
-    pub verbose: bool,
-}
-
-impl GateRequest {
-    pub fn from_args(global: &GlobalArgs, args: &GateArgs) -> anyhow::Result<Self> {
-        if global.snapshot.is_some() || global.at.is_some() {
-            return Err(UsageError(
-                "gate waits on a live cluster; to judge a file use trace --snapshot FILE".into(),
-            )
-            .into());
-        }
-        if global.all_namespaces || global.selector.is_some() {
-            return Err(UsageError(
-                "gate waits on one workload in one namespace; use -n NS".into(),
-            )
-            .into());
-        }
-        let target = TargetSpec::parse(&args.target, global.namespace.as_deref())?;
-        if matches!(target.kind, TargetKind::Pod | TargetKind::ReplicaSet) {
-            return Err(UsageError(format!(
-                "gate waits on a rollout: name a ModelService, deploy/NAME, sts/NAME or ds/NAME, not a {} (it does not roll out)",
-                target.kind
-            ))
-            .into());
-        }
-        if args.max_restarts < 1 {
-            return Err(UsageError("--max-restarts must be at least 1".into()).into());
-        }
-        let fail_on = match &args.fail_on {
-            None => GatePolicy::default().fail_on,
-            Some(ids) if ids.iter().any(|i| i == "none") => {
-                if ids.len() > 1 {
-                    return Err(UsageError("--fail-on none stands alone".into()).into());
-                }
-                BTreeSet::new()
-            }
-            Some(ids) => {
-                let known = analysis::rule_ids();
-                let mut set = BTreeSet::new();
-                for id in ids.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
-                    let Some(id) = FindingId::parse(id).filter(|i| known.contains(i)) else {
-                        return Err(UsageError(format!(
-                            "--fail-on: {id:?} is not a finding id; `{} explain` lists them",
-                            mdiag_core::catalogue::program()
-                        ))
-                        .into());
-                    };
-                    set.insert(id);
-                }
-                set
-            }
-        };
-        Ok(GateRequest {
-            target,
-            source: SourceRequest::from_global(global)?,
-            timeout: args.timeout,
-            policy: GatePolicy {
-                fail_on,
-                max_restarts: args.max_restarts,
-            },
-            report: args.report.clone(),
-            junit: args.junit.clone(),
-            html: args.html.clone(),
-            evidence: args.evidence.clone(),
-            redactor: Redactor::new(&args.redaction.redact, !args.redaction.no_default_redaction)?,
-            helm_release: args.helm_release.clone(),
-            output: args.output,
-            lang: super::lang(global),
-            color: super::color(global),
-            width: super::width(&args.view),
-            verbose: args.view.verbose,
-        })
-    }
-}
 
 /// What the wait ended with.
 struct Ended {
@@ -179,8 +81,7 @@ struct Judged {
     decision: Decision,
 }
 
-pub async fn run(global: &GlobalArgs, args: &GateArgs) -> anyhow::Result<Exit> {
-    let request = GateRequest::from_args(global, args)?;
+pub async fn run(request: &GateRequest) -> anyhow::Result<Exit> {
     let started = Instant::now();
     // Ctrl-C or SIGTERM (a CI job cancelled) ends the gate like its
     // timeout does: the report and JUnit still say what was last seen.

@@ -19,8 +19,12 @@ use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::cli::{ExplainArgs, GlobalArgs, LangArg, McpArgs, OutputFormat, TraceArgs, ViewArgs};
+use jiff::Timestamp;
+
+use crate::cli::{GlobalArgs, LangArg, McpArgs};
 use crate::exit::Exit;
+use crate::request::{self, ExplainRequest, SourceRequest, TraceRequest, TriageRequest};
+use mdiag_core::catalogue::Lang;
 
 /// Serves until the client closes stdin (or a signal ends the process).
 pub async fn run(global: &GlobalArgs, _args: &McpArgs) -> anyhow::Result<Exit> {
@@ -142,15 +146,13 @@ impl Mdiag {
         open_world_hint = true
     ))]
     async fn trace(&self, Parameters(p): Parameters<TraceParams>) -> CallToolResult {
-        let global = self.global(&p.source);
-        let args = TraceArgs {
-            target: p.target,
-            output: OutputFormat::Json,
-            logs: p.logs,
-            view: ViewArgs::default(),
-        };
+        let tool = self.tool(&p.source);
         answer(move || async move {
-            let request = super::trace::TraceRequest::from_args(&global, &args)?;
+            let (source, at, lang) = tool?;
+            let request = TraceRequest {
+                lang,
+                ..TraceRequest::of(&p.target, source, at, p.logs)?
+            };
             let traced = super::trace::diagnose(&request).await?;
             Ok((
                 serde_json::to_value(traced.report(request.lang))?,
@@ -170,14 +172,16 @@ impl Mdiag {
         open_world_hint = true
     ))]
     async fn triage(&self, Parameters(p): Parameters<TriageParams>) -> CallToolResult {
-        let mut global = self.global(&p.source);
-        global.all_namespaces |= p.all_namespaces;
-        if p.selector.is_some() {
-            global.selector = p.selector;
-        }
+        let tool = self.tool(&p.source);
+        let all_namespaces = p.all_namespaces || self.defaults.all_namespaces;
+        let selector = p.selector.or_else(|| self.defaults.selector.clone());
         answer(move || async move {
-            let judged = super::triage::assess(&global).await?;
-            let lang = super::lang(&global);
+            let (source, at, lang) = tool?;
+            let request = TriageRequest {
+                lang,
+                ..TriageRequest::scope(source, all_namespaces, selector, at)?
+            };
+            let judged = super::triage::assess(&request).await?;
             Ok((
                 serde_json::to_value(judged.report(lang))?,
                 mdiag_render::answer::triage(&judged.items, lang),
@@ -196,22 +200,14 @@ impl Mdiag {
         open_world_hint = true
     ))]
     async fn explain(&self, Parameters(p): Parameters<ExplainParams>) -> CallToolResult {
-        let global = self.global(&p.source);
-        let args = ExplainArgs {
-            symptom: p.query,
-            target: p.target,
-            list: false,
-            output: OutputFormat::Json,
-        };
+        let tool = self.tool(&p.source);
         answer(move || async move {
-            if args.target.is_some() && args.symptom.is_none() {
-                return Err(crate::error::UsageError(
-                    "a target fills in the commands of one entry: add a query".into(),
-                )
-                .into());
-            }
-            let explained = super::explain::look_up(&global, &args).await?;
-            let lang = super::lang(&global);
+            let (source, at, lang) = tool?;
+            let request = ExplainRequest {
+                lang,
+                ..ExplainRequest::lookup(p.query, p.target, source, at)?
+            };
+            let explained = super::explain::look_up(&request).await?;
             let report = explained.report(lang);
             let text = mdiag_render::answer::explain(&report, lang);
             Ok((serde_json::to_value(report)?, text))
@@ -224,20 +220,19 @@ impl Mdiag {
     /// redacted, and the triage of every workload in it.
     #[tool(annotations(title = "Summarise a snapshot file", read_only_hint = true))]
     async fn snapshot_summary(&self, Parameters(p): Parameters<SummaryParams>) -> CallToolResult {
+        let path = PathBuf::from(&p.snapshot);
         let source = Source {
             snapshot: Some(p.snapshot),
             at: p.at,
             lang: p.lang,
             ..Source::default()
         };
-        let global = self.global(&source);
+        let tool = self.tool(&source);
         answer(move || async move {
-            let path = global.snapshot.clone().unwrap_or_default();
-            let at = super::parse_at(&global)?;
+            let (_, at, lang) = tool?;
             let snapshot = mdiag_source::read_snapshot_file(&path)?;
             let contents = mdiag_core::analysis::contents::contents(&snapshot);
             let judged = super::triage::of_snapshot(snapshot, at);
-            let lang = super::lang(&global);
             let text = mdiag_render::answer::summary(&contents, &judged.items, lang);
             let report = mdiag_render::summary::report(&contents, judged.report(lang));
             Ok((serde_json::to_value(report)?, text))
@@ -247,6 +242,18 @@ impl Mdiag {
 }
 
 impl Mdiag {
+    /// A tool's source, clock and language: the server's flags with the
+    /// tool's arguments laid over them. An error is the tool's, answered
+    /// as its result.
+    fn tool(&self, s: &Source) -> anyhow::Result<(SourceRequest, Option<Timestamp>, Lang)> {
+        let global = self.global(s);
+        Ok((
+            SourceRequest::from_cli(&global)?,
+            request::parse_at(&global)?,
+            request::lang(&global),
+        ))
+    }
+
     /// The server's flags with a tool's source arguments laid over them.
     fn global(&self, s: &Source) -> GlobalArgs {
         let mut g = self.defaults.clone();

@@ -7,38 +7,23 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use jiff::Timestamp;
 
-use super::source::{SourceRequest, explain_not_found};
-use crate::cli::{GlobalArgs, SnapshotArgs};
-use crate::error::UsageError;
+use super::source::explain_not_found;
 use crate::exit::Exit;
+use crate::request::SnapshotRequest;
 use mdiag_core::chain::{self, chain_objects};
-use mdiag_core::model::{Snapshot, TargetSpec};
+use mdiag_core::model::Snapshot;
 use mdiag_source::live::{self, LogCaps};
-use mdiag_source::redact::Redactor;
 use mdiag_source::write::{to_file, write_file};
 
-pub async fn run(global: &GlobalArgs, args: &SnapshotArgs) -> anyhow::Result<Exit> {
+pub async fn run(request: &SnapshotRequest) -> anyhow::Result<Exit> {
     let started = Instant::now();
-    if global.all_namespaces {
-        return Err(
-            UsageError("snapshot captures one namespace or one target; use -n NS".into()).into(),
-        );
-    }
-    if args.log_bytes <= 0 || args.log_lines <= 0 {
-        return Err(UsageError("--log-bytes and --log-lines must be positive".into()).into());
-    }
-    let target = args
-        .target
-        .as_deref()
-        .map(|t| TargetSpec::parse(t, global.namespace.as_deref()))
-        .transpose()?;
-    if target.is_none() && global.namespace.is_none() && global.snapshot.is_none() {
-        return Err(UsageError("name a target, or a whole namespace with -n NS".into()).into());
-    }
-    let redactor = Redactor::new(&args.redaction.redact, !args.redaction.no_default_redaction)?;
-    let mut source = SourceRequest::from_global(global)?;
-    // A file is written back out: every field of it.
-    source.keep = mdiag_source::file::Keep::Whole;
+    let SnapshotRequest {
+        target,
+        source,
+        file: path,
+        logs,
+        redactor,
+    } = request;
     let loaded = source.load(target.as_ref()).await?;
     let mut snapshot = loaded.snapshot;
 
@@ -52,12 +37,7 @@ pub async fn run(global: &GlobalArgs, args: &SnapshotArgs) -> anyhow::Result<Exi
     }
 
     if let Some(conn) = &loaded.connection {
-        let caps = LogCaps {
-            bytes: args.log_bytes,
-            lines: args.log_lines,
-            concurrency: args.concurrency,
-        };
-        add_logs(conn, &mut snapshot, &loaded.namespace, caps, true).await;
+        add_logs(conn, &mut snapshot, &loaded.namespace, *logs, true).await;
     } else if snapshot.origin.captured_at.is_none() {
         // Re-writing a dump: keep the clock the dump would be judged at.
         snapshot.origin.captured_at = snapshot.origin.newest_seen;
@@ -73,12 +53,12 @@ pub async fn run(global: &GlobalArgs, args: &SnapshotArgs) -> anyhow::Result<Exi
         t
     });
 
-    let file = to_file(&snapshot, &redactor);
-    let bytes = write_file(&args.file, &file)?;
+    let file = to_file(&snapshot, redactor);
+    let bytes = write_file(path, &file)?;
     summary(
         &snapshot,
         &file,
-        &args.file,
+        path,
         bytes,
         started,
         loaded.connection.as_ref().map(|c| c.requests()),

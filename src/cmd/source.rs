@@ -1,25 +1,13 @@
 //! Where a command's objects come from, decided from the global flags: a
 //! file (`--snapshot`) or the live cluster. Shared by every command.
 
-use std::path::PathBuf;
-
 use crate::error::UsageError;
-use mdiag_core::chain::{self, ControllerLocation, TargetNotFound, namespaces_holding};
+use mdiag_core::chain::{self, TargetNotFound, namespaces_holding};
 use mdiag_core::model::{Snapshot, TargetSpec};
-use mdiag_source::file::{Keep, read_snapshot_file_kept};
-use mdiag_source::live::{self, Connection, LiveOptions, TraceRead};
+use mdiag_source::file::read_snapshot_file_kept;
+use mdiag_source::live::{self, Connection, TraceRead};
 
-/// The source flags as a plain request.
-pub struct SourceRequest {
-    pub snapshot_file: Option<PathBuf>,
-    pub namespace: Option<String>,
-    pub live: LiveOptions,
-    pub resource: Option<String>,
-    pub controller: Option<ControllerLocation>,
-    /// What a file read keeps of each object (`snapshot` writes them back
-    /// whole; every other command reads what the analysis uses).
-    pub keep: Keep,
-}
+pub use crate::request::SourceRequest;
 
 /// What was loaded, and the connection when it was live.
 pub struct Loaded {
@@ -29,21 +17,6 @@ pub struct Loaded {
 }
 
 impl SourceRequest {
-    pub fn from_global(global: &crate::cli::GlobalArgs) -> anyhow::Result<Self> {
-        Ok(SourceRequest {
-            snapshot_file: global.snapshot.clone(),
-            namespace: global.namespace.clone(),
-            live: LiveOptions {
-                kubeconfig: global.kubeconfig.clone(),
-                context: global.context.clone(),
-                request_timeout: Some(global.request_timeout),
-            },
-            resource: global.resource.clone(),
-            controller: super::parse_controller(global)?,
-            keep: Keep::Analysed,
-        })
-    }
-
     /// Reads the namespace of `target` (or the `-n` namespace when there is
     /// no target) from the file or the cluster.
     pub async fn load(&self, target: Option<&TargetSpec>) -> anyhow::Result<Loaded> {

@@ -2,73 +2,20 @@
 
 use jiff::Timestamp;
 
-use super::source::{SourceRequest, explain_not_found};
-use crate::cli::{GlobalArgs, OutputFormat, TraceArgs};
+use super::source::explain_not_found;
+use crate::cli::OutputFormat;
 use crate::error::UsageError;
 use crate::exit::Exit;
+use crate::request::TraceRequest;
 use mdiag_core::analysis::{self, Diagnosis};
 use mdiag_core::catalogue::Lang;
 use mdiag_core::chain::{self, Chain};
-use mdiag_core::model::{Clock, Origin, Snapshot, TargetSpec};
+use mdiag_core::model::{Clock, Origin, Snapshot};
 use mdiag_render::report::{RunInfo, TraceReport, trace_report};
 use mdiag_render::{Style, human};
 use mdiag_source::live::LogCaps;
 
-/// Everything a trace needs, decided from the flags before any work.
-pub struct TraceRequest {
-    pub target: TargetSpec,
-    pub source: SourceRequest,
-    pub at: Option<Timestamp>,
-    pub output: OutputFormat,
-    pub lang: Lang,
-    pub color: bool,
-    /// Read the logs of the Pods the findings are about (live).
-    pub logs: bool,
-    pub width: usize,
-    pub verbose: bool,
-}
-
-impl TraceRequest {
-    pub fn from_args(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Self> {
-        if global.all_namespaces {
-            return Err(UsageError(
-                "trace follows one workload in one namespace; use -n NS (triage covers -A)".into(),
-            )
-            .into());
-        }
-        if global.selector.is_some() {
-            return Err(UsageError(
-                "trace takes one target; -l selects workloads for triage".into(),
-            )
-            .into());
-        }
-        if global.at.is_some() && global.snapshot.is_none() {
-            return Err(
-                UsageError("--at judges a snapshot file; add --snapshot FILE".into()).into(),
-            );
-        }
-        if args.logs && global.snapshot.is_some() {
-            return Err(UsageError(
-                "--logs reads logs from the cluster; a snapshot file shows the logs it holds (capture them with `mdiag snapshot`)".into(),
-            )
-            .into());
-        }
-        Ok(TraceRequest {
-            target: TargetSpec::parse(&args.target, global.namespace.as_deref())?,
-            source: SourceRequest::from_global(global)?,
-            at: super::parse_at(global)?,
-            output: args.output,
-            lang: super::lang(global),
-            color: super::color(global),
-            logs: args.logs,
-            width: super::width(&args.view),
-            verbose: args.view.verbose,
-        })
-    }
-}
-
-pub async fn run(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Exit> {
-    let request = TraceRequest::from_args(global, args)?;
+pub async fn run(request: &TraceRequest) -> anyhow::Result<Exit> {
     let traced = diagnose(&request).await?;
     let diagnosis = &traced.diagnosis;
     let run = traced.run_info();

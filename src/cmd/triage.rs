@@ -6,10 +6,10 @@ use anyhow::Context;
 
 use jiff::Timestamp;
 
-use super::source::SourceRequest;
-use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
-use crate::error::{NoWorkloads, UsageError};
+use crate::cli::OutputFormat;
+use crate::error::NoWorkloads;
 use crate::exit::Exit;
+use crate::request::TriageRequest;
 use mdiag_core::analysis::outside::Covered;
 use mdiag_core::analysis::triage::{self, Triage};
 use mdiag_core::catalogue::Lang;
@@ -38,60 +38,50 @@ fn pods_per_shard() -> usize {
         .unwrap_or(live::PODS_PER_SHARD)
 }
 
-pub async fn run(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Exit> {
-    if let Some(path) = &args.alert {
-        return super::alert::run(global, args, path).await;
+pub async fn run(request: &TriageRequest) -> anyhow::Result<Exit> {
+    if let Some(path) = &request.alert {
+        return super::alert::run(request, path).await;
     }
-    let judged = assess(global).await?;
-    let lang = super::lang(global);
-    if let Some(encoding) = args.output.encoding() {
+    let judged = assess(request).await?;
+    let lang = request.lang;
+    if let Some(encoding) = request.output.encoding() {
         // Streamed: the text of a big triage is never held whole.
         mdiag_render::write_encoded_stdout(&judged.report(lang), encoding)
             .context("cannot write to stdout")?;
         judged.print_timings();
         return Ok(crate::exit::for_triage(&judged.items));
     }
-    let text = if args.output == OutputFormat::Html {
+    let text = if request.output == OutputFormat::Html {
         mdiag_render::html::triage(&judged.report(lang), lang)
     } else {
         let style = Style {
             lang,
-            color: super::color(global),
+            color: request.color,
             now: judged.clock.now,
-            width: super::width(&args.view),
-            verbose: args.view.verbose,
+            width: request.width,
+            verbose: request.verbose,
         };
-        mdiag_render::triage::table(&judged.items, &judged.gaps(), args.all, &style)
+        mdiag_render::triage::table(&judged.items, &judged.gaps(), request.all, &style)
     };
     super::emit(&text)?;
     judged.print_timings();
     Ok(crate::exit::for_triage(&judged.items))
 }
 
-/// Checks the flags, reads the scope and judges every workload in it:
-/// everything of a triage but the printing (the CLI's and `mdiag mcp`'s).
-/// Nothing to judge is [`NoWorkloads`].
-pub async fn assess(global: &GlobalArgs) -> anyhow::Result<Judged> {
-    if global.all_namespaces && global.namespace.is_some() {
-        return Err(UsageError("use -n NS or -A, not both".into()).into());
-    }
-    let filter = global
-        .selector
-        .as_deref()
-        .map(LabelFilter::parse)
-        .transpose()
-        .map_err(|e| UsageError(e.to_string()))?;
-    let at = super::parse_at(global)?;
-    if at.is_some() && global.snapshot.is_none() {
-        return Err(UsageError("--at judges a snapshot file; add --snapshot FILE".into()).into());
-    }
-    let source = SourceRequest::from_global(global)?;
-    let judged = judge(&source, global, filter.as_ref(), at).await?;
+/// Reads the scope and judges every workload in it: everything of a
+/// triage but the printing (the CLI's and `mdiag mcp`'s). Nothing to judge
+/// is [`NoWorkloads`].
+pub async fn assess(request: &TriageRequest) -> anyhow::Result<Judged> {
+    let judged = judge(request).await?;
     if judged.items.is_empty() {
         return Err(NoWorkloads {
             namespace: judged.namespace,
-            selector: global.selector.clone(),
-            file: global.snapshot.as_ref().map(|p| p.display().to_string()),
+            selector: request.selector.clone(),
+            file: request
+                .source
+                .snapshot_file
+                .as_ref()
+                .map(|p| p.display().to_string()),
         }
         .into());
     }
@@ -160,16 +150,12 @@ const NAMESPACES_AT_ONCE: usize = 3;
 /// memory is bounded by what is kept, not by what was listed; otherwise
 /// (a file, `-n`, or namespaces that cannot be listed) the scope is read
 /// whole and judged.
-async fn judge(
-    source: &SourceRequest,
-    global: &GlobalArgs,
-    filter: Option<&LabelFilter>,
-    at: Option<Timestamp>,
-) -> anyhow::Result<Judged> {
-    let selector = global.selector.as_deref();
+async fn judge(request: &TriageRequest) -> anyhow::Result<Judged> {
+    let (source, filter, at) = (&request.source, request.filter.as_ref(), request.at);
+    let selector = request.selector.as_deref();
     let t_load = Instant::now();
     let (snapshot, namespace, connection) =
-        if global.all_namespaces && source.snapshot_file.is_none() {
+        if request.all_namespaces && source.snapshot_file.is_none() {
             let conn = live::connect(&source.live).await?;
             let read = TraceRead {
                 namespace: None,
@@ -201,7 +187,7 @@ async fn judge(
             return Ok(judged);
         } else {
             source
-                .load_scope_selected(global.all_namespaces, selector)
+                .load_scope_selected(request.all_namespaces, selector)
                 .await?
         };
     let load_time = t_load.elapsed();

@@ -1,0 +1,82 @@
+//! `mdiag explain [ID|SYMPTOM [TARGET]]` as a plain request.
+
+use jiff::Timestamp;
+
+use super::SourceRequest;
+use crate::cli::{ExplainArgs, GlobalArgs, OutputFormat, ViewArgs};
+use crate::error::UsageError;
+use mdiag_core::catalogue::Lang;
+use mdiag_core::model::TargetSpec;
+use mdiag_render::DEFAULT_WIDTH;
+
+pub struct ExplainRequest {
+    /// The id, symptom, word or exit code; `None` lists every entry.
+    pub query: Option<String>,
+    /// A target whose real names fill in the check commands, as written
+    /// and parsed.
+    pub target: Option<(String, TargetSpec)>,
+    pub source: SourceRequest,
+    pub at: Option<Timestamp>,
+    pub output: OutputFormat,
+    pub lang: Lang,
+    pub color: bool,
+    pub width: usize,
+}
+
+impl ExplainRequest {
+    /// The query and target, checked: what the CLI and `mdiag mcp` share.
+    pub fn lookup(
+        query: Option<String>,
+        target: Option<String>,
+        source: SourceRequest,
+        at: Option<Timestamp>,
+    ) -> anyhow::Result<Self> {
+        if target.is_some() && query.is_none() {
+            return Err(UsageError(
+                "a target fills in the commands of one entry: add a query".into(),
+            )
+            .into());
+        }
+        let target = target
+            .map(|t| TargetSpec::parse(&t, source.namespace.as_deref()).map(|spec| (t, spec)))
+            .transpose()?;
+        Ok(ExplainRequest {
+            query,
+            target,
+            source,
+            at,
+            output: OutputFormat::Json,
+            lang: Lang::En,
+            color: false,
+            width: DEFAULT_WIDTH,
+        })
+    }
+
+    pub fn from_cli(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Self> {
+        // The output formats are shared with trace and triage; the HTML page
+        // is a report of a diagnosis, which explain does not make.
+        if args.output == OutputFormat::Html {
+            return Err(
+                UsageError("explain has no HTML page; use -o table, json or yaml".into()).into(),
+            );
+        }
+        if args.target.is_some() && (global.all_namespaces || global.selector.is_some()) {
+            return Err(UsageError(
+                "explain fills in one target in one namespace; use -n NS, not -A or -l".into(),
+            )
+            .into());
+        }
+        let query = args.symptom.clone().filter(|_| !args.list);
+        let mut request = ExplainRequest::lookup(
+            query,
+            args.target.clone(),
+            SourceRequest::from_cli(global)?,
+            super::parse_at(global)?,
+        )?;
+        request.output = args.output;
+        request.lang = super::lang(global);
+        request.color = super::color(global);
+        request.width = super::width(&ViewArgs::default());
+        Ok(request)
+    }
+}
