@@ -90,14 +90,14 @@ pub async fn run(request: &GateRequest) -> anyhow::Result<Exit> {
     let conn = match stop.unless(live::connect(&request.source.live)).await {
         Err(signal) => {
             let ended = Ended::interrupted(signal);
-            finish(&request, None, &early_namespace, ended, None, started).await?;
+            finish(request, None, &early_namespace, ended, None, started).await?;
             return Ok(Exit::Interrupted);
         }
         Ok(Ok(c)) => c,
         Ok(Err(e)) => {
             let exit = crate::exit::for_live_error(&e);
             let ended = Ended::undecided(e.to_string());
-            finish(&request, None, &early_namespace, ended, None, started).await?;
+            finish(request, None, &early_namespace, ended, None, started).await?;
             return Ok(exit);
         }
     };
@@ -115,14 +115,14 @@ pub async fn run(request: &GateRequest) -> anyhow::Result<Exit> {
         {
             Err(signal) => {
                 let ended = Ended::interrupted(signal);
-                finish(&request, None, &namespace, ended, None, started).await?;
+                finish(request, None, &namespace, ended, None, started).await?;
                 return Ok(Exit::Interrupted);
             }
             Ok(Ok(release)) => Some(release),
             Ok(Err(e)) => {
                 let exit = crate::exit::for_live_error(&e);
                 finish(
-                    &request,
+                    request,
                     None,
                     &namespace,
                     Ended::undecided(e.to_string()),
@@ -135,13 +135,13 @@ pub async fn run(request: &GateRequest) -> anyhow::Result<Exit> {
         },
         None => None,
     };
-    let ended = wait(&request, &conn, &namespace, helm.as_ref(), started, &stop).await?;
+    let ended = wait(request, &conn, &namespace, helm.as_ref(), started, &stop).await?;
     let helm = match &ended.last {
         Some(j) => helm.map(|h| gate::helm_matches(h, &j.snapshot, &request.target, &namespace)),
         None => helm,
     };
     let exit = crate::exit::for_outcome(ended.outcome);
-    finish(&request, Some(&conn), &namespace, ended, helm, started).await?;
+    finish(request, Some(&conn), &namespace, ended, helm, started).await?;
     Ok(exit)
 }
 

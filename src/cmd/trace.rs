@@ -16,7 +16,7 @@ use mdiag_render::{Style, human};
 use mdiag_source::live::LogCaps;
 
 pub async fn run(request: &TraceRequest) -> anyhow::Result<Exit> {
-    let traced = diagnose(&request).await?;
+    let traced = diagnose(request).await?;
     let diagnosis = &traced.diagnosis;
     let run = traced.run_info();
     let text = match request.output.encoding() {
