@@ -16,10 +16,12 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
-use schemars::JsonSchema;
-use serde::Deserialize;
 
 use jiff::Timestamp;
+
+mod params;
+
+use params::{ExplainParams, Language, Source, SummaryParams, TraceParams, TriageParams};
 
 use crate::cli::{GlobalArgs, LangArg, McpArgs};
 use crate::exit::Exit;
@@ -46,85 +48,6 @@ pub async fn run(global: &GlobalArgs, _args: &McpArgs) -> anyhow::Result<Exit> {
 pub struct Mdiag {
     defaults: GlobalArgs,
     tool_router: ToolRouter<Self>,
-}
-
-/// The language of the answer's words (`title`, `cause`, `fix`, `verify`,
-/// `summary`); ids and states are the same in every language.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Language {
-    En,
-    Zh,
-}
-
-/// Where the objects come from: the cluster of a kubeconfig context, or a
-/// snapshot file. Every field is optional.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct Source {
-    /// Namespace (default: the context's, or the one a snapshot file captured).
-    pub namespace: Option<String>,
-    /// The kubeconfig context to use (default: its current context).
-    pub context: Option<String>,
-    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
-    pub kubeconfig: Option<String>,
-    /// Read objects from this file instead of a cluster: an mdiag snapshot,
-    /// or `kubectl get -o yaml|json` output (.gz is decompressed). A
-    /// relative path is read from the server's working directory.
-    pub snapshot: Option<String>,
-    /// Judge the snapshot file at this time (RFC 3339) instead of its capture time.
-    pub at: Option<String>,
-    /// Language of the explanations: en or zh (default: from LANG).
-    pub lang: Option<Language>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct TraceParams {
-    /// NAME (a ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME,
-    /// rs/NAME or pod/NAME.
-    pub target: String,
-    #[serde(flatten)]
-    pub source: Source,
-    /// Read the logs of the Pods the findings are about (live only): a
-    /// crash's own last lines are shown under its finding.
-    #[serde(default)]
-    pub logs: bool,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct TriageParams {
-    #[serde(flatten)]
-    pub source: Source,
-    /// Look in every namespace (not with `namespace`).
-    #[serde(default)]
-    pub all_namespaces: bool,
-    /// Label selector to filter workloads (as kubectl -l).
-    pub selector: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ExplainParams {
-    /// A finding id (`crash-loop`), a symptom or reason (`CrashLoopBackOff`,
-    /// `ErrImagePull`, `Pending`), a word for it (`crashloop`, `OOM`) or an
-    /// exit code (`137`). Without it, every entry of the catalogue.
-    pub query: Option<String>,
-    /// Fill the real names of this target into the check commands: NAME (a
-    /// ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME or
-    /// pod/NAME, read live or from `snapshot`. Needs `query`.
-    pub target: Option<String>,
-    #[serde(flatten)]
-    pub source: Source,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SummaryParams {
-    /// The snapshot file: an mdiag snapshot, or `kubectl get -o yaml|json`
-    /// output (.gz is decompressed). A relative path is read from the
-    /// server's working directory.
-    pub snapshot: String,
-    /// Judge it at this time (RFC 3339) instead of its capture time.
-    pub at: Option<String>,
-    /// Language of the explanations: en or zh (default: from LANG).
-    pub lang: Option<Language>,
 }
 
 #[tool_router]

@@ -1,0 +1,154 @@
+//! `mdiag gate TARGET --timeout D`: wait on watches until the rollout
+//! converges (0), fails on a definitive symptom (1), or times out (3); 4
+//! when the API cannot be reached or read, so no verdict either way.
+//!
+//! The loop only wires: the watches fill stores ([`mdiag_source::watch`]),
+//! each change is judged on a fresh snapshot by the pure analysis
+//! ([`mdiag_core::analysis::gate`]), and the render module shows and writes it.
+//! This file starts the gate; `wait` runs the loop, `finish` writes what
+//! it ended with.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Instant;
+
+use jiff::Timestamp;
+
+mod finish;
+mod wait;
+
+use finish::finish;
+use wait::wait;
+
+use super::signals::Stop;
+use crate::cli::OutputFormat;
+use crate::exit::Exit;
+use crate::request::GateRequest;
+use mdiag_core::analysis::crashes::CrashHistory;
+use mdiag_core::analysis::gate::{self, Decision, HelmRelease, Outcome};
+use mdiag_core::analysis::{self, Diagnosis};
+use mdiag_core::catalogue::Message;
+use mdiag_core::chain;
+use mdiag_core::model::{Clock, ClockSource, Origin, Snapshot, TargetSpec};
+use mdiag_render::gate::{
+    GateDetails, GateReport, Progress, ReportCheck, ReportHelm, human_report, junit,
+    waiting_message, waiting_text,
+};
+use mdiag_render::report::{ReportTarget, RunInfo, trace_report};
+use mdiag_render::{Encoding, Style};
+use mdiag_source::live::{self, Connection, LogCaps};
+use mdiag_source::watch::{Feed, FeedEvent};
+use mdiag_source::write::{to_file, write_atomic, write_file};
+
+/// What the wait ended with.
+struct Ended {
+    outcome: Outcome,
+    /// The last judged moment, if any.
+    last: Option<Judged>,
+    reason: Option<Message>,
+    relists: u32,
+    disconnects: u32,
+}
+
+/// Why the wait ended early: Ctrl-C, or SIGTERM from a cancelled CI job.
+/// (`elapsed_seconds` says when.)
+fn interrupted_reason(signal: &str, seen: bool) -> Message {
+    let id = if seen {
+        "gate.interrupted_seen"
+    } else {
+        "gate.interrupted_unseen"
+    };
+    Message::new(id).arg("signal", signal)
+}
+
+impl Ended {
+    fn interrupted(signal: &str) -> Self {
+        Ended {
+            outcome: Outcome::Interrupted,
+            reason: Some(interrupted_reason(signal, false)),
+            ..Ended::undecided(String::new())
+        }
+    }
+
+    /// No verdict, for the API's own words (an error).
+    fn undecided(reason: String) -> Self {
+        Ended {
+            outcome: Outcome::CouldNotDecide,
+            last: None,
+            reason: Some(Message::new("quote").arg("text", reason)),
+            relists: 0,
+            disconnects: 0,
+        }
+    }
+}
+
+/// One judged moment: the snapshot it was judged on and the verdicts.
+struct Judged {
+    snapshot: Snapshot,
+    diagnosis: Diagnosis,
+    decision: Decision,
+}
+
+pub async fn run(request: &GateRequest) -> anyhow::Result<Exit> {
+    let started = Instant::now();
+    // Ctrl-C or SIGTERM (a CI job cancelled) ends the gate like its
+    // timeout does: the report and JUnit still say what was last seen.
+    let stop = Stop::listen();
+    let early_namespace = request.target.namespace.clone().unwrap_or_default();
+    let conn = match stop.unless(live::connect(&request.source.live)).await {
+        Err(signal) => {
+            let ended = Ended::interrupted(signal);
+            finish(request, None, &early_namespace, ended, None, started).await?;
+            return Ok(Exit::Interrupted);
+        }
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            let exit = crate::exit::for_live_error(&e);
+            let ended = Ended::undecided(e.to_string());
+            finish(request, None, &early_namespace, ended, None, started).await?;
+            return Ok(exit);
+        }
+    };
+    let namespace = request
+        .target
+        .namespace
+        .clone()
+        .or_else(|| request.source.namespace.clone())
+        .unwrap_or_else(|| conn.default_namespace.clone());
+
+    let helm = match &request.helm_release {
+        Some(name) => match stop
+            .unless(live::read_helm_release(&conn, name, &namespace))
+            .await
+        {
+            Err(signal) => {
+                let ended = Ended::interrupted(signal);
+                finish(request, None, &namespace, ended, None, started).await?;
+                return Ok(Exit::Interrupted);
+            }
+            Ok(Ok(release)) => Some(release),
+            Ok(Err(e)) => {
+                let exit = crate::exit::for_live_error(&e);
+                finish(
+                    request,
+                    None,
+                    &namespace,
+                    Ended::undecided(e.to_string()),
+                    None,
+                    started,
+                )
+                .await?;
+                return Ok(exit);
+            }
+        },
+        None => None,
+    };
+    let ended = wait(request, &conn, &namespace, helm.as_ref(), started, &stop).await?;
+    let helm = match &ended.last {
+        Some(j) => helm.map(|h| gate::helm_matches(h, &j.snapshot, &request.target, &namespace)),
+        None => helm,
+    };
+    let exit = crate::exit::for_outcome(ended.outcome);
+    finish(request, Some(&conn), &namespace, ended, helm, started).await?;
+    Ok(exit)
+}
