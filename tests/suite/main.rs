@@ -8,6 +8,7 @@
 mod common;
 
 mod alerts;
+mod architecture;
 mod chain_pod_sets;
 mod chain_replica_sets;
 mod cli;
