@@ -23,7 +23,7 @@ pub async fn run(request: &ExplainRequest) -> anyhow::Result<Exit> {
         width: request.width,
         verbose: true,
     };
-    let explained = look_up(request).await?;
+    let explained = answer(request).await?;
     let text = match request.output.encoding() {
         Some(encoding) => mdiag_render::encode(&explained.report(style.lang), encoding)?,
         None if explained.query.is_none() => explain::list(catalogue(), &style),
@@ -66,7 +66,7 @@ impl Explained {
 /// Looks the query up in the catalogue and, with a target, reads it (live
 /// or from `--snapshot`) for its real names: everything of `explain` but
 /// the printing (the CLI's and `mdiag mcp`'s).
-pub async fn look_up(request: &ExplainRequest) -> anyhow::Result<Explained> {
+pub async fn answer(request: &ExplainRequest) -> anyhow::Result<Explained> {
     let cat = catalogue();
     let Some(query) = request.query.as_deref() else {
         return Ok(Explained {

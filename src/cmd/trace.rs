@@ -16,7 +16,7 @@ use mdiag_render::{Style, human};
 use mdiag_source::live::LogCaps;
 
 pub async fn run(request: &TraceRequest) -> anyhow::Result<Exit> {
-    let traced = diagnose(request).await?;
+    let traced = answer(request).await?;
     let diagnosis = &traced.diagnosis;
     let run = traced.run_info();
     let text = match request.output.encoding() {
@@ -64,9 +64,9 @@ impl Traced {
     }
 }
 
-/// Reads the target (live or from the file), walks its chain and judges
+/// Reads the target (live or from the file), walks its chain and analyzes
 /// it: everything of a trace but the printing.
-pub async fn diagnose(request: &TraceRequest) -> anyhow::Result<Traced> {
+pub async fn answer(request: &TraceRequest) -> anyhow::Result<Traced> {
     let mut loaded = request.source.load(Some(&request.target)).await?;
     let clock = Clock::choose(&loaded.snapshot.origin, request.at, Timestamp::now());
     if request.logs

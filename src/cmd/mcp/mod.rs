@@ -2,8 +2,8 @@
 //! official Rust SDK), so that an agent can call trace, triage, explain
 //! and a snapshot file's summary as tools. Each tool turns its arguments
 //! into the global and command flags the CLI would have parsed and runs
-//! the same code path (`trace::diagnose`, `triage::assess`,
-//! `explain::look_up`), so the two cannot tell different stories. A tool
+//! the same code path (`trace::diagnose`, `triage::answer`,
+//! `explain::answer`), so the two cannot tell different stories. A tool
 //! answers with the `mdiag/v1` report as structured content (what
 //! `-o json` prints) and a short text: the headline and the `next`
 //! command. A failure is a tool error carrying the message the CLI prints.
@@ -76,7 +76,7 @@ impl Mdiag {
                 lang,
                 ..TraceRequest::of(&p.target, source, at, p.logs)?
             };
-            let traced = super::trace::diagnose(&request).await?;
+            let traced = super::trace::answer(&request).await?;
             Ok((
                 serde_json::to_value(traced.report(request.lang))?,
                 mdiag_render::answer::trace(&traced.diagnosis, request.lang),
@@ -104,7 +104,7 @@ impl Mdiag {
                 lang,
                 ..TriageRequest::scope(source, all_namespaces, selector, at)?
             };
-            let judged = super::triage::assess(&request).await?;
+            let judged = super::triage::answer(&request).await?;
             Ok((
                 serde_json::to_value(judged.report(lang))?,
                 mdiag_render::answer::triage(&judged.items, lang),
@@ -130,7 +130,7 @@ impl Mdiag {
                 lang,
                 ..ExplainRequest::lookup(p.query, p.target, source, at)?
             };
-            let explained = super::explain::look_up(&request).await?;
+            let explained = super::explain::answer(&request).await?;
             let report = explained.report(lang);
             let text = mdiag_render::answer::explain(&report, lang);
             Ok((serde_json::to_value(report)?, text))

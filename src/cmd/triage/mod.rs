@@ -8,7 +8,7 @@ use jiff::Timestamp;
 
 mod read;
 
-use read::judge;
+use read::read_and_analyze;
 pub use read::of_snapshot;
 
 use crate::cli::OutputFormat;
@@ -39,7 +39,7 @@ pub async fn run(request: &TriageRequest) -> anyhow::Result<Exit> {
     if let Some(path) = &request.alert {
         return super::alert::run(request, path).await;
     }
-    let judged = assess(request).await?;
+    let judged = answer(request).await?;
     let lang = request.lang;
     if let Some(encoding) = request.output.encoding() {
         // Streamed: the text of a big triage is never held whole.
@@ -68,8 +68,8 @@ pub async fn run(request: &TriageRequest) -> anyhow::Result<Exit> {
 /// Reads the scope and judges every workload in it: everything of a
 /// triage but the printing (the CLI's and `mdiag mcp`'s). Nothing to judge
 /// is [`NoWorkloads`].
-pub async fn assess(request: &TriageRequest) -> anyhow::Result<Judged> {
-    let judged = judge(request).await?;
+pub async fn answer(request: &TriageRequest) -> anyhow::Result<Triaged> {
+    let judged = read_and_analyze(request).await?;
     if judged.items.is_empty() {
         return Err(NoWorkloads {
             namespace: judged.namespace,
@@ -85,7 +85,7 @@ pub async fn assess(request: &TriageRequest) -> anyhow::Result<Judged> {
     Ok(judged)
 }
 
-impl Judged {
+impl Triaged {
     pub fn run_info(&self) -> RunInfo<'_> {
         RunInfo {
             origin: &self.snapshot.origin,
@@ -126,7 +126,7 @@ impl Judged {
 
 /// A triage's diagnoses, with what they were read from: the whole snapshot,
 /// or (a live `-A` read a namespace at a time) its origin and gaps only.
-pub struct Judged {
+pub struct Triaged {
     snapshot: Snapshot,
     namespace: Option<String>,
     connection: Option<Connection>,

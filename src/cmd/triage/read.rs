@@ -15,12 +15,12 @@ pub(super) fn pods_per_shard() -> usize {
 /// its memory (their objects are dropped once judged).
 pub(super) const NAMESPACES_AT_ONCE: usize = 3;
 
-/// Reads and judges. A live `-A` goes a namespace at a time when the
+/// Reads and analyzes. A live `-A` goes a namespace at a time when the
 /// namespaces may be listed, keeping only each one's diagnoses and gaps, so
 /// memory is bounded by what is kept, not by what was listed; otherwise
 /// (a file, `-n`, or namespaces that cannot be listed) the scope is read
 /// whole and judged.
-pub(super) async fn judge(request: &TriageRequest) -> anyhow::Result<Judged> {
+pub(super) async fn read_and_analyze(request: &TriageRequest) -> anyhow::Result<Triaged> {
     let (source, filter, at) = (&request.source, request.filter.as_ref(), request.at);
     let selector = request.selector.as_deref();
     let t_load = Instant::now();
@@ -61,7 +61,7 @@ pub(super) async fn judge(request: &TriageRequest) -> anyhow::Result<Judged> {
                 .await?
         };
     let load_time = t_load.elapsed();
-    let mut judged = judge_read(snapshot, namespace, filter, source.controller.as_ref(), at);
+    let mut judged = analyze_read(snapshot, namespace, filter, source.controller.as_ref(), at);
     judged.connection = connection;
     judged.load_time = load_time;
     Ok(judged)
@@ -69,13 +69,13 @@ pub(super) async fn judge(request: &TriageRequest) -> anyhow::Result<Judged> {
 
 /// Judges every workload of a snapshot already read (in `namespace`, or
 /// all of them), at `at` or the snapshot's own clock.
-pub(super) fn judge_read(
+pub(super) fn analyze_read(
     snapshot: Snapshot,
     namespace: Option<String>,
     filter: Option<&LabelFilter>,
     controller: Option<&ControllerLocation>,
     at: Option<Timestamp>,
-) -> Judged {
+) -> Triaged {
     let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
     let t_analysis = Instant::now();
     let items = triage::triage(
@@ -85,7 +85,7 @@ pub(super) fn judge_read(
         controller,
         clock.now,
     );
-    Judged {
+    Triaged {
         objects: snapshot.objects.len(),
         snapshot,
         namespace,
@@ -100,8 +100,8 @@ pub(super) fn judge_read(
 /// The triage of a whole snapshot file already read, as `triage -A
 /// --snapshot FILE [--at TIME]` judges it (for `mdiag mcp`'s summary of a
 /// file, which reads it once). It may hold no workload.
-pub fn of_snapshot(snapshot: Snapshot, at: Option<Timestamp>) -> Judged {
-    judge_read(snapshot, None, None, None, at)
+pub fn of_snapshot(snapshot: Snapshot, at: Option<Timestamp>) -> Triaged {
+    analyze_read(snapshot, None, None, None, at)
 }
 
 /// One namespace's diagnoses, its own gaps, the objects read and the
@@ -118,7 +118,7 @@ pub(super) async fn by_namespace(
     names: &[String],
     selector: Option<&str>,
     filter: Option<&LabelFilter>,
-) -> anyhow::Result<Judged> {
+) -> anyhow::Result<Triaged> {
     use futures::stream::{self, StreamExt};
     let t_load = Instant::now();
     let common = live::read_common(&conn, read).await?;
@@ -181,7 +181,7 @@ pub(super) async fn by_namespace(
         analysis_time += took;
     }
     items.rank();
-    Ok(Judged {
+    Ok(Triaged {
         snapshot,
         namespace: None,
         connection: Some(conn),
