@@ -176,7 +176,7 @@ pub fn for_live_error(err: &LiveError) -> Exit {
     }
 }
 
-/// One workload (SPEC sections 3 and 6): a warning or error finding is 1,
+/// One workload (docs/contract.md#exit-codes): a warning or error finding is 1,
 /// whatever the state; otherwise the state decides: serving 0,
 /// progressing 3, unknown (a gap hides what serving depends on) 4, and
 /// not-serving 1 (no ready endpoint is a problem even before a rule says

@@ -299,7 +299,7 @@ fn dump(ns: &str) -> Result<PathBuf, Failed> {
     Ok(path)
 }
 
-/// The exit code SPEC sections 3 and 6 give a trace report: 1 whenever a
+/// The exit code docs/contract.md#exit-codes give a trace report: 1 whenever a
 /// finding is a warning or an error; otherwise by `verdict.state`:
 /// serving 0, progressing 3, unknown 4, not-serving (and degraded) 1.
 fn exit_for(report: &Value) -> i32 {

@@ -102,7 +102,7 @@ impl From<&Check> for ReportCheck {
     }
 }
 
-/// SPEC section 7: the trace report plus `outcome` and `elapsed_seconds`.
+/// docs/json.md: the trace report plus `outcome` and `elapsed_seconds`.
 /// Without a view of the rollout (the API never answered), only the target,
 /// the outcome and the reason.
 #[derive(Debug, Serialize)]

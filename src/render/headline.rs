@@ -1,4 +1,4 @@
-//! The headline (SPEC section 3): what users get now, then where the
+//! The headline (docs/contract.md#states): what users get now, then where the
 //! rollout stands, with the lead finding's id. Trace, triage, the gate and
 //! `triage --alert` all print it from here, so they say the same thing.
 //! Its words are the `headline.*` messages of `messages.yaml`.

@@ -1,4 +1,4 @@
-//! The machine-readable report (schema `mdiag/v1`, SPEC section 7). These
+//! The machine-readable report (schema `mdiag/v1`, docs/json.md). These
 //! types are the contract: they are built from the analysis, never the
 //! internal structs serialized as they happen to be.
 

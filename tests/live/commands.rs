@@ -1,7 +1,7 @@
 //! The catalogue's jsonpath commands, filled with the real names of a
 //! serving ModelService, run by the cluster's own kubectl: each must exit 0
 //! (kubectl rejects a malformed jsonpath, such as doubled braces, with exit
-//! 1). tests/commands.rs checks their shape without a cluster.
+//! 1). tests/suite/commands.rs checks their shape without a cluster.
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! that hands over the viewer's certificate is used as kubectl would use
 //! it; one that hands over a token the apiserver does not know is denied;
 //! one that fails, or never answers, is named in one line with exit 4,
-//! within `--request-timeout`. tests/credentials.rs covers the same without
+//! within `--request-timeout`. tests/suite/credentials.rs covers the same without
 //! a cluster.
 
 use std::path::{Path, PathBuf};

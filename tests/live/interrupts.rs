@@ -1,7 +1,7 @@
 //! A gate cancelled mid-wait, as a CI job is: SIGTERM after the gate has
 //! judged the rollout at least once. It exits 130 and still writes its
 //! report and JUnit with outcome `interrupted` and the last state it saw.
-//! tests/interrupts.rs covers the same before anything was seen, SIGINT,
+//! tests/suite/interrupts.rs covers the same before anything was seen, SIGINT,
 //! and a snapshot interrupted before its write, without a cluster.
 
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! lines (`--log-secrets`), carries a password in a plain-named env value
 //! and a Bearer token in an annotation. `mdiag snapshot` writes none of
 //! them, keeps the lines around them, and lists where it redacted;
-//! `--no-default-redaction` keeps the log's shapes. tests/redaction.rs
+//! `--no-default-redaction` keeps the log's shapes. tests/suite/redaction.rs
 //! covers the full corpus without a cluster.
 
 use std::time::{Duration, Instant};

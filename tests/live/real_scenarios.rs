@@ -256,7 +256,7 @@ fn pod_versions(ns: &str) -> Result<String, Failed> {
 }
 
 /// The replayed trace quotes the crash's words under the lead finding, as
-/// log evidence about the Pod that `next` names (issue 13 item 3, against
+/// log evidence about the Pod that `next` names (against
 /// what a real kubelet keeps: the crashed run's log may be the current one).
 fn log_evidence_names_next(s: &Scenario, report: &Value) -> Result<(), Failed> {
     let lead = &report["findings"][0];

@@ -4,7 +4,7 @@
 //! manifest applied with `--dry-run=server --validate=strict`, the Job
 //! templates also as plain Jobs, and the RBAC applied for real and used: a
 //! `mdiag gate` as its ServiceAccount converges with nothing it could not
-//! read, and one without it cannot decide. tests/recipes.rs checks the same
+//! read, and one without it cannot decide. tests/suite/recipes.rs checks the same
 //! files without a cluster.
 //!
 //! Kargo's Stage is not applied: github.com/akuity/kargo is not served by

@@ -1,6 +1,7 @@
 //! Ring 1: the pure analysis on every demo fixture, against what
 //! fixtures/demo/expected.yaml says a correct diagnosis is (written from the
-//! SPEC by the fixture author, not from program output).
+//! contract (docs/contract.md) by the fixture author, not from program
+//! output).
 
 use crate::common;
 

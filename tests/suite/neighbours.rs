@@ -1,6 +1,6 @@
 //! Ring 1: close neighbours. Each test takes a demo fixture, changes the one
 //! fact that separates two causes, and checks the right one fires and the
-//! neighbour does not (SPEC section 4, judging rules).
+//! neighbour does not (docs/contract.md#findings).
 
 use crate::common;
 

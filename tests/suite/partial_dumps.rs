@@ -1,4 +1,4 @@
-//! Ring 2: the binary on dumps that hold only some kinds (SPEC section 4:
+//! Ring 2: the binary on dumps that hold only some kinds (docs/contract.md#findings:
 //! a kind a kubectl dump was not asked for is unknown, not empty), and
 //! triage on every bundled healthy fixture.
 

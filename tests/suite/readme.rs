@@ -1,6 +1,5 @@
-//! README's demo output is what the binary prints (issue 13, "README's
-//! demo output is updated"): the crash-loop demo's default view, byte for
-//! byte, and the `oom-killed` headline it quotes. And docs/json.md
+//! README's demo output is what the binary prints: the crash-loop demo's
+//! default view, byte for byte, and the `oom-killed` headline it quotes. And docs/json.md
 //! documents every field of the verdict and every state.
 
 use crate::common;

@@ -1,4 +1,4 @@
-//! Every fixture replayed to JSON, byte for byte (issue 16): the reports of
+//! Every fixture replayed to JSON, byte for byte: the reports of
 //! `trace -o json` and `triage -A -o json` are pinned as insta snapshots,
 //! so a change to how files are read (streamed, trimmed as they arrive)
 //! cannot change a single byte of what users get. Each fixture is also read

@@ -1,4 +1,4 @@
-//! The default human view of `trace` (issue 13 items 2 and 3), through the
+//! The default human view of `trace`, through the
 //! binary: it fits the width for every fixture, in both languages; the
 //! crash loop fits a screen; the crash's own log is shown and `next`
 //! names the Pod it came from; the slow step is the one that waited.

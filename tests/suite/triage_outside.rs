@@ -1,4 +1,4 @@
-//! Triage of what fails on its own, outside any workload (issue 14): ring 1
+//! Triage of what fails on its own, outside any workload: ring 1
 //! on the analysis (`triage::triage`), ring 2 on the binary, both against
 //! fixtures/triage/expected.yaml.
 

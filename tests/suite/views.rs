@@ -1,4 +1,4 @@
-//! Snapshots of what users see besides `trace` (tests/trace_view.rs):
+//! Snapshots of what users see besides `trace` (tests/suite/trace_view.rs):
 //! the triage table, `triage --alert`, `explain` and `--help`, through the
 //! binary, with no terminal, no colour and no COLUMNS from the caller.
 //! Each is reviewed like code: a change in one is a change in the product.
@@ -174,7 +174,7 @@ fn triage_tables() {
             )
         })
         .collect();
-    inputs.push(("mix".into(), mix, "MIX (see tests/views.rs)".into()));
+    inputs.push(("mix".into(), mix, "MIX (see tests/suite/views.rs)".into()));
     for (name, file, shown) in &inputs {
         for lang in ["en", "zh"] {
             for width in [80usize, 120] {

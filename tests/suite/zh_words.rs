@@ -1,4 +1,4 @@
-//! `--lang zh` is Chinese throughout (issue 13 item 4): no English word is
+//! `--lang zh` is Chinese throughout: no English word is
 //! left in the human trace views of any demo or fixture, except what is not
 //! mdiag's to translate: the cluster's own words (object names, reasons,
 //! event and log messages, label values: every string of the input file),

@@ -1,6 +1,6 @@
-//! `cargo xtask bench dump`: reading a big kubectl dump (issue 16, SPEC
-//! section 8). A corpus-style dump is made from the demo scenarios, copied
-//! with fresh names, UIDs and namespaces until it reaches the asked size,
+//! `cargo xtask bench dump`: reading a big kubectl dump (the target in
+//! docs/contract.md#performance-targets). A corpus-style dump is made from
+//! the demo scenarios, copied with fresh names, UIDs and namespaces until it reaches the asked size,
 //! and written as a YAML `List`, the same objects as JSON, and the YAML
 //! gzipped. `mdiag triage -A --snapshot FILE -o json` (load and judge, the
 //! `--release` build) is timed against the anchor measured in the same

@@ -1,5 +1,5 @@
 //! `cargo xtask bench scale`: how the cost of `trace`, `gate`, `triage -n`
-//! and `triage -A` grows with the cluster (issue 16), each beside the
+//! and `triage -A` grows with the cluster, each beside the
 //! `kubectl get` that reads what it reads, in the same run.
 //!
 //! The steps are cumulative: each loads the Pods that bring the cluster to

@@ -8,8 +8,8 @@ use jiff::Timestamp;
 
 mod read;
 
-use read::read_and_analyze;
 pub use read::of_snapshot;
+use read::read_and_analyze;
 
 use crate::cli::OutputFormat;
 use crate::error::NoWorkloads;
