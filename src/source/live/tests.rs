@@ -950,7 +950,7 @@ fn serve_objects(fake: &Fake, objects: Vec<Value>) {
 
 /// The items of fixture files, every document and list flattened.
 fn fixture_objects(files: &[&str]) -> Vec<Value> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut out = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(root.join(file)).unwrap();
@@ -1012,9 +1012,12 @@ fn query_pairs(query: &str) -> std::collections::BTreeMap<String, String> {
 
 /// The clock a fixture's replay judges at, as `trace --snapshot` takes it.
 fn fixture_now(file: &str) -> jiff::Timestamp {
-    let snapshot =
-        crate::read_snapshot_file(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
-            .unwrap();
+    let snapshot = crate::read_snapshot_file(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(file),
+    )
+    .unwrap();
     mdiag_core::model::Clock::choose(&snapshot.origin, None, jiff::Timestamp::UNIX_EPOCH).now
 }
 
@@ -1230,12 +1233,12 @@ async fn a_targeted_read_brings_only_the_chain_and_judges_as_the_namespace_read(
 /// its Pods, and judged as it is whole, row for row.
 #[tokio::test]
 async fn a_namespace_read_in_parts_is_judged_as_it_is_whole() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files: Vec<String> = std::fs::read_dir(root.join("fixtures/demo"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+        .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
         .filter(|p| !p.ends_with("expected.yaml") && !p.contains("snapshot-"))
         .collect();
     files.sort();
