@@ -105,7 +105,9 @@ mod tests {
     #[test]
     fn a_written_snapshot_reads_back_with_its_objects_logs_and_gaps() {
         let original = read_snapshot_file(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/demo/snapshot-crash-loop.yaml"),
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../..")
+                .join("fixtures/demo/snapshot-crash-loop.yaml"),
         )
         .unwrap();
         let file = to_file(&original, &Redactor::new(&[], true).unwrap());
