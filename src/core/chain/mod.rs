@@ -1,0 +1,41 @@
+//! The object graph of one workload, walked by owner UID (never by name
+//! prefix): ModelService -> Deployment -> ReplicaSets -> Pods, and the
+//! Service with its EndpointSlices beside them. Pure: it only reads the
+//! snapshot.
+//!
+//! One file per job: `types.rs` (what a chain is), `owners.rs` (what an
+//! object's metadata says), `index.rs`, `walk.rs` and `pod_sets.rs` (the
+//! walk), `workloads.rs` (finding what to walk), `extract.rs` (a snapshot
+//! of one chain), and [`shard`].
+
+mod extract;
+mod index;
+mod owners;
+mod pod_sets;
+mod types;
+mod walk;
+mod workloads;
+
+pub mod shard;
+
+pub use extract::chain_objects;
+pub use index::Index;
+pub(crate) use owners::{
+    CONTROLLER_REVISION_HASH, DAEMONSET_TEMPLATE_GENERATION, POD_TEMPLATE_GENERATION, ordinal,
+    pod_revision_hash, revision_of,
+};
+pub use owners::{
+    SERVICE_NAME_LABEL, generation_observed, label_selector_matches, observed_generation,
+    revision_matches, selector_matches,
+};
+pub use types::{
+    CONTROLLER_NAME, CONTROLLER_NAMESPACE, Chain, ChainPod, ControllerLocation, ControllerParts,
+    PodSet, RevisionSet, SetRevision, SetStrategy, TargetNotFound,
+};
+pub use walk::walk;
+pub use workloads::{
+    Workload, available_targets, lone_replica_sets, namespaces_holding, replica_set_stands_alone,
+    workloads,
+};
+
+use owners::{controller_ref, name, ns_of, owned_by, owner_uid_of_kind, runs_template, uid};

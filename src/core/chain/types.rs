@@ -1,0 +1,325 @@
+//! What a chain is: the walked graph of one workload ([`Chain`]), its
+//! revisions, Pods and pod set, where the controller lives, and the error
+//! when the target is not there.
+
+use k8s_openapi::api::apps::v1::{
+    ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
+};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube_core::DynamicObject;
+
+use super::{generation_observed, name, revision_matches};
+use crate::model::{TargetKind, TargetSpec};
+
+/// Where the ModelService controller is looked for after the target namespace.
+pub const CONTROLLER_NAMESPACE: &str = "modeldock-system";
+pub const CONTROLLER_NAME: &str = "modeldock-controller";
+
+/// The target named something that is not in the snapshot.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{kind} {name:?} not found {}{}", place(.namespace), hint(.available))]
+pub struct TargetNotFound {
+    pub kind: TargetKind,
+    /// `None`: in no namespace of a file.
+    pub namespace: Option<String>,
+    pub name: String,
+    /// Targets that do exist there, as `msvc/NAME` or `deploy/NAME`.
+    pub available: Vec<String>,
+}
+
+fn place(namespace: &Option<String>) -> String {
+    match namespace {
+        Some(ns) => format!("in namespace {ns:?}"),
+        None => "in any namespace of the file".into(),
+    }
+}
+
+fn hint(available: &[String]) -> String {
+    if available.is_empty() {
+        "; there is nothing to trace there: check the namespace (-n) and the context".into()
+    } else {
+        format!("; trace one of these instead: {}", available.join(", "))
+    }
+}
+
+/// Where the ModelService controller lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControllerLocation {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ControllerLocation {
+    /// Where to look for the controller: where `--controller` says, else
+    /// `modeldock-controller` in the target namespace (when there is one),
+    /// then in `modeldock-system`.
+    pub fn spots(chosen: Option<&ControllerLocation>, namespace: Option<&str>) -> Vec<Self> {
+        if let Some(c) = chosen {
+            return vec![c.clone()];
+        }
+        let at = |ns: &str| ControllerLocation {
+            namespace: ns.to_string(),
+            name: CONTROLLER_NAME.into(),
+        };
+        namespace
+            .filter(|ns| *ns != CONTROLLER_NAMESPACE)
+            .map(at)
+            .into_iter()
+            .chain(std::iter::once(at(CONTROLLER_NAMESPACE)))
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Chain<'a> {
+    pub namespace: String,
+    pub target: TargetSpec,
+    pub model_service: Option<&'a DynamicObject>,
+    pub deployment: Option<&'a Deployment>,
+    /// Newest revision first.
+    pub replica_sets: Vec<RevisionSet<'a>>,
+    /// A StatefulSet or DaemonSet target: its Pods are owned directly.
+    pub pod_set: Option<PodSet<'a>>,
+    /// The pod set's ControllerRevisions, newest first.
+    pub set_revisions: Vec<SetRevision<'a>>,
+    pub pods: Vec<ChainPod<'a>>,
+    pub services: Vec<&'a Service>,
+    pub endpoint_slices: Vec<&'a EndpointSlice>,
+    pub controller: Option<ControllerParts<'a>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RevisionSet<'a> {
+    pub replica_set: &'a ReplicaSet,
+    pub revision: Option<i64>,
+    /// Its template is the Deployment's current one.
+    pub current: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ChainPod<'a> {
+    pub pod: &'a Pod,
+    pub revision: Option<i64>,
+    /// Owned by the ReplicaSet of the current revision; for a pod set, at
+    /// its update revision or held where its update strategy leaves it.
+    pub current: bool,
+    /// A pod set's Pod its update strategy keeps on an older revision on
+    /// purpose (an ordinal below the partition, or OnDelete): it counts as
+    /// the declaration in effect.
+    pub held: bool,
+}
+
+/// A StatefulSet or a DaemonSet: it owns its Pods, keeps its revisions in
+/// ControllerRevisions, and has no ReplicaSet between.
+#[derive(Debug, Clone, Copy)]
+pub enum PodSet<'a> {
+    StatefulSet(&'a StatefulSet),
+    DaemonSet(&'a DaemonSet),
+}
+
+/// How a pod set replaces its Pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetStrategy {
+    /// Replaced by the controller; a StatefulSet's ordinals below
+    /// `partition` stay on their revision.
+    RollingUpdate { partition: i32 },
+    /// Replaced only when someone deletes them.
+    OnDelete,
+}
+
+impl<'a> PodSet<'a> {
+    pub fn meta(&self) -> &'a ObjectMeta {
+        match self {
+            PodSet::StatefulSet(s) => &s.metadata,
+            PodSet::DaemonSet(d) => &d.metadata,
+        }
+    }
+
+    pub fn kind(&self) -> TargetKind {
+        match self {
+            PodSet::StatefulSet(_) => TargetKind::StatefulSet,
+            PodSet::DaemonSet(_) => TargetKind::DaemonSet,
+        }
+    }
+
+    pub fn name(&self) -> &'a str {
+        name(self.meta())
+    }
+
+    pub fn observed_generation(&self) -> Option<i64> {
+        match self {
+            PodSet::StatefulSet(s) => s.status.as_ref().and_then(|st| st.observed_generation),
+            PodSet::DaemonSet(d) => d.status.as_ref().and_then(|st| st.observed_generation),
+        }
+    }
+
+    /// The set's controller observed its current generation.
+    pub fn observed(&self) -> bool {
+        generation_observed(self.meta().generation, self.observed_generation())
+    }
+
+    pub fn template_labels(&self) -> Option<&'a std::collections::BTreeMap<String, String>> {
+        match self {
+            PodSet::StatefulSet(s) => s.spec.as_ref()?.template.metadata.as_ref()?.labels.as_ref(),
+            PodSet::DaemonSet(d) => d.spec.as_ref()?.template.metadata.as_ref()?.labels.as_ref(),
+        }
+    }
+
+    pub fn strategy(&self) -> SetStrategy {
+        let (kind, partition) = match self {
+            PodSet::StatefulSet(s) => {
+                let u = s.spec.as_ref().and_then(|s| s.update_strategy.as_ref());
+                (
+                    u.and_then(|u| u.type_.clone()),
+                    u.and_then(|u| u.rolling_update.as_ref())
+                        .and_then(|r| r.partition)
+                        .unwrap_or(0),
+                )
+            }
+            PodSet::DaemonSet(d) => (
+                d.spec
+                    .as_ref()
+                    .and_then(|s| s.update_strategy.as_ref())
+                    .and_then(|u| u.type_.clone()),
+                0,
+            ),
+        };
+        match kind.as_deref() {
+            Some("OnDelete") => SetStrategy::OnDelete,
+            _ => SetStrategy::RollingUpdate {
+                partition: partition.max(0),
+            },
+        }
+    }
+
+    /// Desired Pods: a StatefulSet's replicas (default 1); the nodes a
+    /// DaemonSet's controller says should run one.
+    pub fn desired(&self) -> i32 {
+        match self {
+            PodSet::StatefulSet(s) => s.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1),
+            PodSet::DaemonSet(d) => d.status.as_ref().map_or(0, |s| s.desired_number_scheduled),
+        }
+    }
+
+    /// Pods the update strategy expects at the update revision: a
+    /// partitioned StatefulSet only the ordinals at or above the partition;
+    /// OnDelete none (the controller replaces nothing by itself).
+    pub fn expected_updated(&self) -> i32 {
+        match self.strategy() {
+            SetStrategy::OnDelete => 0,
+            SetStrategy::RollingUpdate { partition } => {
+                let desired = self.desired();
+                match self {
+                    PodSet::StatefulSet(_) => (desired - partition).max(0),
+                    PodSet::DaemonSet(_) => desired,
+                }
+            }
+        }
+    }
+}
+
+/// One ControllerRevision of a pod set.
+#[derive(Debug, Clone)]
+pub struct SetRevision<'a> {
+    pub object: &'a ControllerRevision,
+    pub revision: i64,
+    /// The update revision: a StatefulSet's `status.updateRevision`, a
+    /// DaemonSet's newest revision.
+    pub current: bool,
+}
+
+impl SetRevision<'_> {
+    pub fn name(&self) -> &str {
+        name(&self.object.metadata)
+    }
+
+    /// Whether a Pod's `controller-revision-hash` label names this revision:
+    /// the revision's name (StatefulSet) or its hash (DaemonSet).
+    pub fn matches(&self, set_name: &str, pod_hash: &str) -> bool {
+        revision_matches(&self.object.metadata, set_name, pod_hash)
+    }
+}
+
+impl ChainPod<'_> {
+    /// Being deleted, or ended for good (phase Failed or Succeeded, as an
+    /// evicted Pod is): not part of the rollout any more. The ReplicaSet
+    /// controller does not count such a Pod as a replica and creates another.
+    pub fn terminating(&self) -> bool {
+        self.pod.metadata.deletion_timestamp.is_some() || self.ended()
+    }
+
+    /// In a terminal phase: nothing will restart its containers.
+    pub fn ended(&self) -> bool {
+        matches!(
+            self.pod.status.as_ref().and_then(|s| s.phase.as_deref()),
+            Some("Failed" | "Succeeded")
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ControllerParts<'a> {
+    pub location: ControllerLocation,
+    pub deployment: Option<&'a Deployment>,
+    pub lease: Option<&'a Lease>,
+}
+
+impl<'a> Chain<'a> {
+    pub fn current_replica_set(&self) -> Option<&RevisionSet<'a>> {
+        self.replica_sets.iter().find(|r| r.current)
+    }
+
+    pub fn current_pods(&self) -> impl Iterator<Item = &ChainPod<'a>> {
+        self.pods.iter().filter(|p| p.current && !p.terminating())
+    }
+
+    /// A ReplicaSet walked as a workload of its own: no Deployment of the
+    /// snapshot owns it (see
+    /// [`replica_set_stands_alone`](super::replica_set_stands_alone)).
+    pub fn lone_replica_set(&self) -> Option<&'a ReplicaSet> {
+        if self.model_service.is_some() || self.deployment.is_some() || self.pod_set.is_some() {
+            return None;
+        }
+        self.replica_sets.first().map(|r| r.replica_set)
+    }
+
+    /// A Pod target with nothing above it: no ReplicaSet, set or
+    /// Deployment in the snapshot owns it.
+    pub fn bare_pod(&self) -> bool {
+        self.target.kind == TargetKind::Pod
+            && self.model_service.is_none()
+            && self.deployment.is_none()
+            && self.pod_set.is_none()
+            && self.replica_sets.is_empty()
+    }
+
+    /// Desired replicas: the Deployment's (or the pod set's, or the lone
+    /// ReplicaSet's), else the ModelService's, else 1.
+    pub fn desired_replicas(&self) -> i32 {
+        if let Some(set) = self.pod_set {
+            return set.desired();
+        }
+        if let Some(rs) = self.lone_replica_set() {
+            return rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+        }
+        if let Some(d) = self.deployment {
+            return d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+        }
+        self.model_service
+            .and_then(|m| m.data["spec"]["replicas"].as_i64())
+            .map(|r| r.clamp(0, i64::from(i32::MAX)) as i32)
+            .unwrap_or(1)
+    }
+
+    pub fn primary_service(&self) -> Option<&'a Service> {
+        self.services.first().copied()
+    }
+
+    /// The pod set's update revision, when one is known.
+    pub fn current_set_revision(&self) -> Option<&SetRevision<'a>> {
+        self.set_revisions.iter().find(|r| r.current)
+    }
+}

@@ -1,0 +1,255 @@
+//! Finding the workloads of a snapshot: every one triage looks at, the
+//! ReplicaSets that stand alone, what could be traced in a namespace, and
+//! the namespaces that hold a named target.
+
+use std::collections::HashSet;
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use super::{controller_ref, name, ns_of, owner_uid_of_kind, uid};
+use crate::model::{Snapshot, TargetKind, TargetSpec};
+
+/// Whether a ReplicaSet is a workload of its own: no Deployment of the
+/// snapshot owns it, and either nothing controls it (created by hand, or
+/// orphaned by `kubectl delete deployment --cascade=orphan`, which removes
+/// the ownerReference), or its controller is a Deployment the snapshot does
+/// not hold although it read the Deployments of its namespace (deleted,
+/// its ReplicaSets not yet collected). A ReplicaSet whose Deployment was
+/// not read is that unknown Deployment's, and one controlled by another
+/// kind (an Argo Rollout) belongs to a workload mdiag does not read: neither
+/// is a workload here.
+pub fn replica_set_stands_alone(
+    snapshot: &Snapshot,
+    rs: &ReplicaSet,
+    deployment_present: impl Fn(&str) -> bool,
+) -> bool {
+    let meta = &rs.metadata;
+    let owned = meta
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|o| o.kind == "Deployment" && deployment_present(&o.uid));
+    if owned {
+        return false;
+    }
+    match controller_ref(meta) {
+        None => true,
+        Some(o) if o.kind == "Deployment" => !snapshot
+            .gaps
+            .iter()
+            .any(|g| g.hides("deployments", ns_of(meta))),
+        Some(_) => false,
+    }
+}
+
+/// A ReplicaSet that wants no Pod and has none (an old revision left at
+/// zero): nothing to judge, so no triage row; `trace rs/NAME` still walks it.
+fn idle_replica_set(rs: &ReplicaSet, has_pods: bool) -> bool {
+    let wants = rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    let has = rs.status.as_ref().map_or(0, |s| s.replicas);
+    wants == 0 && has == 0 && !has_pods
+}
+
+/// The ReplicaSets of a namespace (or of all) that are workloads of their
+/// own and want or have Pods, in the snapshot's order.
+pub fn lone_replica_sets<'a>(
+    snapshot: &'a Snapshot,
+    namespace: Option<&str>,
+) -> Vec<&'a ReplicaSet> {
+    if snapshot.objects.replica_sets.is_empty() {
+        return Vec::new();
+    }
+    let deployments: HashSet<&str> = snapshot
+        .objects
+        .deployments
+        .iter()
+        .map(|d| uid(&d.metadata))
+        .filter(|u| !u.is_empty())
+        .collect();
+    let pod_owners: HashSet<&str> = snapshot
+        .objects
+        .pods
+        .iter()
+        .flat_map(|p| p.metadata.owner_references.iter().flatten())
+        .map(|o| o.uid.as_str())
+        .collect();
+    snapshot
+        .objects
+        .replica_sets
+        .iter()
+        .filter(|rs| namespace.is_none_or(|ns| ns_of(&rs.metadata) == ns))
+        .filter(|rs| replica_set_stands_alone(snapshot, rs, |u| deployments.contains(u)))
+        .filter(|rs| {
+            let id = uid(&rs.metadata);
+            !idle_replica_set(rs, !id.is_empty() && pod_owners.contains(id))
+        })
+        .collect()
+}
+
+/// Targets a user could trace in a namespace, for "not found" messages.
+pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<String> {
+    let mut out: Vec<String> = snapshot
+        .objects
+        .model_services
+        .iter()
+        .filter(|m| ns_of(&m.metadata) == namespace_name)
+        .map(|m| format!("msvc/{}", name(&m.metadata)))
+        .collect();
+    out.extend(
+        snapshot
+            .objects
+            .deployments
+            .iter()
+            .filter(|d| ns_of(&d.metadata) == namespace_name)
+            .map(|d| format!("deploy/{}", name(&d.metadata))),
+    );
+    out.extend(
+        snapshot
+            .objects
+            .stateful_sets
+            .iter()
+            .filter(|s| ns_of(&s.metadata) == namespace_name)
+            .map(|s| format!("sts/{}", name(&s.metadata))),
+    );
+    out.extend(
+        snapshot
+            .objects
+            .daemon_sets
+            .iter()
+            .filter(|d| ns_of(&d.metadata) == namespace_name)
+            .map(|d| format!("ds/{}", name(&d.metadata))),
+    );
+    // Only the ReplicaSets that are workloads: a Deployment's are traced
+    // through it.
+    out.extend(
+        lone_replica_sets(snapshot, Some(namespace_name))
+            .into_iter()
+            .map(|rs| format!("rs/{}", name(&rs.metadata))),
+    );
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The namespaces a file holds the named target in (to default `-n`).
+pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<String> {
+    let metas: Vec<&ObjectMeta> = match target.kind {
+        TargetKind::ModelService => snapshot
+            .objects
+            .model_services
+            .iter()
+            .map(|m| &m.metadata)
+            .collect(),
+        TargetKind::Deployment => snapshot
+            .objects
+            .deployments
+            .iter()
+            .map(|d| &d.metadata)
+            .collect(),
+        TargetKind::StatefulSet => snapshot
+            .objects
+            .stateful_sets
+            .iter()
+            .map(|s| &s.metadata)
+            .collect(),
+        TargetKind::DaemonSet => snapshot
+            .objects
+            .daemon_sets
+            .iter()
+            .map(|d| &d.metadata)
+            .collect(),
+        TargetKind::ReplicaSet => snapshot
+            .objects
+            .replica_sets
+            .iter()
+            .map(|r| &r.metadata)
+            .collect(),
+        TargetKind::Pod => snapshot.objects.pods.iter().map(|p| &p.metadata).collect(),
+    };
+    let mut out: Vec<String> = metas
+        .into_iter()
+        .filter(|m| name(m) == target.name)
+        .map(|m| ns_of(m).to_string())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A workload triage looks at.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub target: TargetSpec,
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// Every workload of a namespace (or of all): each ModelService, each
+/// Deployment, StatefulSet and DaemonSet that no ModelService owns, each
+/// ReplicaSet no Deployment owns (see [`lone_replica_sets`]), and each Pod
+/// with no owner.
+pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> {
+    let wanted = |meta: &ObjectMeta| namespace.is_none_or(|ns| ns_of(meta) == ns);
+    let target = |kind, meta: &ObjectMeta| Workload {
+        target: TargetSpec {
+            kind,
+            namespace: Some(ns_of(meta).to_string()),
+            name: name(meta).to_string(),
+        },
+        labels: meta.labels.clone().unwrap_or_default(),
+    };
+    let mut out: Vec<Workload> = snapshot
+        .objects
+        .model_services
+        .iter()
+        .filter(|m| wanted(&m.metadata))
+        .map(|m| target(TargetKind::ModelService, &m.metadata))
+        .collect();
+    out.extend(
+        snapshot
+            .objects
+            .deployments
+            .iter()
+            .filter(|d| wanted(&d.metadata))
+            .filter(|d| owner_uid_of_kind(&d.metadata, "ModelService").is_none())
+            .map(|d| target(TargetKind::Deployment, &d.metadata)),
+    );
+    let sets = snapshot
+        .objects
+        .stateful_sets
+        .iter()
+        .map(|s| (TargetKind::StatefulSet, &s.metadata))
+        .chain(
+            snapshot
+                .objects
+                .daemon_sets
+                .iter()
+                .map(|d| (TargetKind::DaemonSet, &d.metadata)),
+        );
+    out.extend(
+        sets.filter(|(_, meta)| wanted(meta))
+            .filter(|(_, meta)| owner_uid_of_kind(meta, "ModelService").is_none())
+            .map(|(kind, meta)| target(kind, meta)),
+    );
+    out.extend(
+        lone_replica_sets(snapshot, namespace)
+            .into_iter()
+            .map(|rs| target(TargetKind::ReplicaSet, &rs.metadata)),
+    );
+    // A Pod nobody owns fails on its own: nothing will replace it.
+    out.extend(
+        snapshot
+            .objects
+            .pods
+            .iter()
+            .filter(|p| wanted(&p.metadata))
+            .filter(|p| {
+                p.metadata
+                    .owner_references
+                    .as_ref()
+                    .is_none_or(Vec::is_empty)
+            })
+            .map(|p| target(TargetKind::Pod, &p.metadata)),
+    );
+    out
+}

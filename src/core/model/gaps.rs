@@ -1,0 +1,130 @@
+//! What a snapshot does not hold as it was: what could not be read (gaps)
+//! and where values were replaced (redactions).
+
+use serde::{Deserialize, Serialize};
+
+/// Values replaced in one place of a snapshot: where (an object's field or
+/// a container's log), by which rule (the name its marker carries,
+/// `<redacted:RULE>`), and how many times. Never the value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "RedactionEntry")]
+pub struct Redaction {
+    pub path: String,
+    pub rule: String,
+    pub count: u32,
+}
+
+/// A redaction as files hold it: format version 1 listed paths only.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RedactionEntry {
+    Path(String),
+    Full(RedactionFields),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RedactionFields {
+    path: String,
+    rule: String,
+    #[serde(default = "one")]
+    count: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl From<RedactionEntry> for Redaction {
+    fn from(entry: RedactionEntry) -> Self {
+        match entry {
+            RedactionEntry::Full(f) => Redaction {
+                path: f.path,
+                rule: f.rule,
+                count: f.count,
+            },
+            // Version 1 redacted three things, each recognisable by its path.
+            RedactionEntry::Path(path) => {
+                let rule = if path.contains("last-applied-configuration") {
+                    "last-applied"
+                } else if path.contains("env[name=") && path.ends_with("].value") {
+                    "env-name"
+                } else {
+                    "redact"
+                };
+                Redaction {
+                    path,
+                    rule: rule.to_string(),
+                    count: 1,
+                }
+            }
+        }
+    }
+}
+
+/// Something that could not be read, and why. A forbidden list is not an
+/// empty list: rules that need it stay silent and the gap is reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gap {
+    /// The resource (plural, as kubectl names it), e.g. `pods` or `pods/log`.
+    pub resource: String,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    #[serde(default = "default_verb")]
+    pub verb: String,
+    /// The object, for a `get` of one name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub reason: String,
+    /// The command that would fill the gap, when one would (a kind a
+    /// kubectl dump was not asked for: the `kubectl get` that adds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete_with: Option<String>,
+}
+
+fn default_verb() -> String {
+    "list".into()
+}
+
+impl Gap {
+    /// Why a kind a kubectl dump does not hold is a gap.
+    pub const NOT_IN_DUMP: &'static str =
+        "not in the file (a kubectl dump holds only the kinds it was asked for)";
+
+    /// Whether this gap hides objects of `resource` in `namespace`.
+    pub fn hides(&self, resource: &str, namespace: &str) -> bool {
+        let resource_matches = self.resource == resource
+            || self.resource.split('.').next() == Some(resource)
+            || self.resource == "*";
+        let namespace_matches = match &self.namespace {
+            None => true,
+            Some(ns) => ns == namespace,
+        };
+        resource_matches && namespace_matches
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gap_hides_only_its_resource_and_namespace() {
+        let gap = Gap {
+            resource: "pods".into(),
+            namespace: Some("lab".into()),
+            verb: "list".into(),
+            name: None,
+            reason: "forbidden".into(),
+            complete_with: None,
+        };
+        assert!(gap.hides("pods", "lab"));
+        assert!(!gap.hides("pods", "other"));
+        assert!(!gap.hides("services", "lab"));
+        let cluster_wide = Gap {
+            namespace: None,
+            ..gap
+        };
+        assert!(cluster_wide.hides("pods", "anything"));
+    }
+}

@@ -1,0 +1,37 @@
+//! The in-memory snapshot every data source produces, and the small value
+//! types the rest of the crate shares. No IO here.
+//!
+//! `snapshot.rs` holds the snapshot, its origin and the clock; `events.rs`
+//! the Events; `gaps.rs` what could not be read and what was redacted;
+//! `targets.rs` the target and object references; `selectors.rs` kubectl's
+//! label selectors.
+
+use std::collections::BTreeMap;
+
+mod events;
+mod gaps;
+mod selectors;
+mod snapshot;
+mod targets;
+
+pub use events::{BriefEvent, EventRecord, EventSubject};
+pub use gaps::{Gap, Redaction};
+pub use selectors::{LabelFilter, SelectorError};
+pub use snapshot::{
+    Clock, ClockSource, HelmRelease, LogRecord, Objects, Origin, OriginKind, Snapshot,
+};
+pub use targets::{ObjectRef, TargetKind, TargetParseError, TargetSpec};
+
+/// Values used to fill catalogue command templates (`{pod}`, `{namespace}`...).
+pub type TemplateVars = BTreeMap<String, String>;
+
+/// A port or a port name, as written.
+pub(crate) fn int_or_string(
+    v: &k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+) -> String {
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    match v {
+        IntOrString::Int(i) => i.to_string(),
+        IntOrString::String(s) => s.clone(),
+    }
+}

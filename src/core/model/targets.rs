@@ -1,0 +1,208 @@
+//! Naming objects: the target the user asked about, as kubectl names it,
+//! and the object references of findings and reports.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// What the user asked about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetSpec {
+    pub kind: TargetKind,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum TargetKind {
+    ModelService,
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+    /// A ReplicaSet no Deployment in the snapshot owns: a workload of its
+    /// own. One a Deployment owns is traced through that Deployment.
+    ReplicaSet,
+    Pod,
+}
+
+impl TargetKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::ModelService => "ModelService",
+            TargetKind::Deployment => "Deployment",
+            TargetKind::StatefulSet => "StatefulSet",
+            TargetKind::DaemonSet => "DaemonSet",
+            TargetKind::ReplicaSet => "ReplicaSet",
+            TargetKind::Pod => "Pod",
+        }
+    }
+
+    /// The short name kubectl prints and accepts (`deploy`, `sts`, `ds`).
+    pub fn short(self) -> &'static str {
+        match self {
+            TargetKind::ModelService => "msvc",
+            TargetKind::Deployment => "deploy",
+            TargetKind::StatefulSet => "sts",
+            TargetKind::DaemonSet => "ds",
+            TargetKind::ReplicaSet => "rs",
+            TargetKind::Pod => "pod",
+        }
+    }
+
+    /// The kind named as [`Self::as_str`] writes it (`StatefulSet`).
+    pub fn from_name(kind: &str) -> Option<TargetKind> {
+        [
+            TargetKind::ModelService,
+            TargetKind::Deployment,
+            TargetKind::StatefulSet,
+            TargetKind::DaemonSet,
+            TargetKind::ReplicaSet,
+            TargetKind::Pod,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == kind)
+    }
+
+    /// A StatefulSet or a DaemonSet: Pods owned directly, revisions kept
+    /// in ControllerRevisions, no ReplicaSet between.
+    pub fn is_pod_set(self) -> bool {
+        matches!(self, TargetKind::StatefulSet | TargetKind::DaemonSet)
+    }
+}
+
+impl fmt::Display for TargetKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A bad target argument.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "cannot read target {given:?}: {why} (use NAME, msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME or pod/NAME)"
+)]
+pub struct TargetParseError {
+    pub given: String,
+    pub why: &'static str,
+}
+
+impl TargetSpec {
+    /// Parses `NAME`, `msvc/NAME`, `deploy/NAME`, `sts/NAME`, `ds/NAME`,
+    /// `rs/NAME`, `pod/NAME` (and the long kind names kubectl accepts).
+    pub fn parse(text: &str, namespace: Option<&str>) -> Result<Self, TargetParseError> {
+        let err = |why| TargetParseError {
+            given: text.to_string(),
+            why,
+        };
+        let (kind, name) = match text.split_once('/') {
+            None => (TargetKind::ModelService, text),
+            Some((kind, name)) => {
+                let kind = match kind.to_ascii_lowercase().as_str() {
+                    "msvc" | "modelservice" | "modelservices" => TargetKind::ModelService,
+                    "deploy" | "deployment" | "deployments" | "deployment.apps"
+                    | "deployments.apps" => TargetKind::Deployment,
+                    "sts" | "statefulset" | "statefulsets" | "statefulset.apps"
+                    | "statefulsets.apps" => TargetKind::StatefulSet,
+                    "ds" | "daemonset" | "daemonsets" | "daemonset.apps" | "daemonsets.apps" => {
+                        TargetKind::DaemonSet
+                    }
+                    "rs" | "replicaset" | "replicasets" | "replicaset.apps"
+                    | "replicasets.apps" => TargetKind::ReplicaSet,
+                    "po" | "pod" | "pods" => TargetKind::Pod,
+                    _ => return Err(err("unknown kind")),
+                };
+                (kind, name)
+            }
+        };
+        if name.is_empty() {
+            return Err(err("the name is empty"));
+        }
+        if name.contains('/') {
+            return Err(err("too many '/'"));
+        }
+        if !is_dns_subdomain(name) {
+            return Err(err("not a valid Kubernetes object name"));
+        }
+        Ok(TargetSpec {
+            kind,
+            namespace: namespace.map(str::to_string),
+            name: name.to_string(),
+        })
+    }
+}
+
+/// RFC 1123 subdomain, as object names must be.
+fn is_dns_subdomain(name: &str) -> bool {
+    name.len() <= 253
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+/// A reference to an object in a finding or a report.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObjectRef {
+    pub kind: String,
+    pub name: String,
+    pub uid: String,
+}
+
+impl ObjectRef {
+    pub fn new(
+        kind: &str,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    ) -> Self {
+        ObjectRef {
+            kind: kind.to_string(),
+            name: meta.name.clone().unwrap_or_default(),
+            uid: meta.uid.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.kind.to_ascii_lowercase(), self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_as_kubectl_names_them() {
+        let t = TargetSpec::parse("chart-demo", Some("lab")).unwrap();
+        assert_eq!(
+            (t.kind, t.name.as_str()),
+            (TargetKind::ModelService, "chart-demo")
+        );
+        assert_eq!(t.namespace.as_deref(), Some("lab"));
+        for (text, kind) in [
+            ("msvc/a", TargetKind::ModelService),
+            ("deploy/a", TargetKind::Deployment),
+            ("deployment.apps/a", TargetKind::Deployment),
+            ("sts/a", TargetKind::StatefulSet),
+            ("statefulset/a", TargetKind::StatefulSet),
+            ("statefulsets.apps/a", TargetKind::StatefulSet),
+            ("ds/a", TargetKind::DaemonSet),
+            ("daemonset/a", TargetKind::DaemonSet),
+            ("DaemonSets.apps/a", TargetKind::DaemonSet),
+            ("rs/a", TargetKind::ReplicaSet),
+            ("replicaset/a", TargetKind::ReplicaSet),
+            ("ReplicaSets.apps/a", TargetKind::ReplicaSet),
+            ("pod/a", TargetKind::Pod),
+            ("po/a", TargetKind::Pod),
+        ] {
+            assert_eq!(TargetSpec::parse(text, None).unwrap().kind, kind, "{text}");
+        }
+        for bad in [
+            "", "svc/a", "job/a", "sts/", "ds/A", "deploy/", "a/b/c", "Upper", "-lead", "x_y",
+        ] {
+            assert!(TargetSpec::parse(bad, None).is_err(), "{bad:?} accepted");
+        }
+    }
+}
