@@ -9,12 +9,12 @@ pub mod gate;
 pub mod headline;
 pub mod html;
 pub mod human;
-pub mod layout;
+pub(crate) mod layout;
 pub mod report;
 pub mod summary;
 mod text;
 pub mod triage;
-pub mod words;
+pub(crate) mod words;
 
 use std::io::Write;
 
