@@ -1,18 +1,18 @@
 //! The snapshot indexed once for walking: its objects by UID, by namespace
 //! and name, and by owner, and the index's lookups of Services and slices.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
 };
-use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::DynamicObject;
 
 use super::{SERVICE_NAME_LABEL, name, ns_of, uid};
-use crate::model::{EventRecord, LogRecord, Snapshot};
+use crate::model::Snapshot;
 
 /// Pushes `item` unless it is the last one pushed (an object naming the
 /// same owner twice).
@@ -50,12 +50,6 @@ pub struct Index<'a> {
     pub(super) uncontrolled_pods: HashMap<&'a str, Vec<&'a Pod>>,
     pub(super) services_by_ns: HashMap<&'a str, Vec<&'a Service>>,
     pub(super) slices_by_ns: HashMap<&'a str, Vec<&'a EndpointSlice>>,
-    pub(super) events_by_uid: HashMap<&'a str, Vec<&'a EventRecord>>,
-    /// Events that name no UID, by (kind, name).
-    pub(super) events_by_name: HashMap<(String, String), Vec<&'a EventRecord>>,
-    pub(super) node_by_name: HashMap<&'a str, &'a Node>,
-    pub(super) logs_by_pod: HashMap<(&'a str, &'a str), Vec<&'a LogRecord>>,
-    pub(super) hpa_namespaces: HashSet<&'a str>,
 }
 
 impl<'a> Index<'a> {
@@ -83,11 +77,6 @@ impl<'a> Index<'a> {
             uncontrolled_pods: HashMap::new(),
             services_by_ns: HashMap::new(),
             slices_by_ns: HashMap::new(),
-            events_by_uid: HashMap::new(),
-            events_by_name: HashMap::new(),
-            node_by_name: HashMap::new(),
-            logs_by_pod: HashMap::new(),
-            hpa_namespaces: HashSet::new(),
         };
         let owners = |meta: &'a ObjectMeta| {
             meta.owner_references
@@ -171,31 +160,6 @@ impl<'a> Index<'a> {
                 .entry(ns_of(&s.metadata))
                 .or_default()
                 .push(s);
-        }
-        for e in &o.events {
-            let s = e.subject();
-            if s.uid.is_empty() {
-                ix.events_by_name
-                    .entry((s.kind, s.name))
-                    .or_default()
-                    .push(e);
-            } else {
-                if let Some(key) = e.subject_uid() {
-                    ix.events_by_uid.entry(key).or_default().push(e);
-                }
-            }
-        }
-        for n in &o.nodes {
-            ix.node_by_name.entry(name(&n.metadata)).or_insert(n);
-        }
-        for l in &snapshot.logs {
-            ix.logs_by_pod
-                .entry((l.namespace.as_str(), l.pod.as_str()))
-                .or_default()
-                .push(l);
-        }
-        for h in &o.hpas {
-            ix.hpa_namespaces.insert(ns_of(&h.metadata));
         }
         ix
     }
