@@ -34,7 +34,7 @@ use tokio::task::JoinHandle;
 use tokio::time::sleep;
 
 use crate::events::{ObjRef, Recorder};
-use crate::sim::behavior::SIM_ANNOTATION_PREFIX;
+use crate::names::SIM_ANNOTATION_PREFIX;
 use crate::util::{fmt_time, is_conflict, now, trunc_secs, uuid4};
 
 /// The controller's field manager, Lease and Deployment name.
@@ -86,7 +86,7 @@ struct Ctl {
 
 /// Starts the controller's tasks on the current runtime.
 pub async fn start(client: Client, opts: ControllerOptions) -> anyhow::Result<Vec<JoinHandle<()>>> {
-    crate::helpers::ensure_namespace(&client, CONTROLLER_NAMESPACE).await?;
+    crate::util::ensure_namespace(&client, CONTROLLER_NAMESPACE).await?;
     if opts.create_deployment {
         apply_own_deployment(&client).await?;
     }

@@ -11,13 +11,13 @@ use anyhow::{Context, bail};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::time::{Instant, sleep};
 
 use crate::controller::{CONTROL_CONFIGMAP, CONTROLLER_NAMESPACE, modelservice_resource};
-use crate::sim::{BEHAVIOR_ANNOTATION, STOPPED_ANNOTATION};
-use crate::util::is_conflict;
+use crate::names::{BEHAVIOR_ANNOTATION, STOPPED_ANNOTATION};
+pub use crate::util::ensure_namespace;
 
 /// The ModelService CRD (fixtures/crd/modelservice.yaml).
 pub const MODELSERVICE_CRD_YAML: &str = include_str!("../../fixtures/crd/modelservice.yaml");
@@ -96,17 +96,6 @@ pub async fn install_crd(client: &Client) -> anyhow::Result<()> {
         }
     })
     .await
-}
-
-/// Creates a namespace (fine when it exists).
-pub async fn ensure_namespace(client: &Client, ns: &str) -> anyhow::Result<()> {
-    let api: Api<Namespace> = Api::all(client.clone());
-    let obj: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}}))?;
-    match api.create(&PostParams::default(), &obj).await {
-        Ok(_) => Ok(()),
-        Err(e) if is_conflict(&e) => Ok(()),
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// Deletes a namespace (does not wait).

@@ -41,6 +41,7 @@ pub mod helm;
 pub mod helpers;
 pub mod images;
 pub mod load;
+pub mod names;
 pub mod node;
 pub mod scenarios;
 pub mod sim;

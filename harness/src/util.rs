@@ -1,11 +1,17 @@
 //! Small helpers: time formatting as the apiserver stores it, random ids,
-//! Go-style durations, error classification.
+//! Go-style durations, error classification, a pid's start time,
+//! creating a namespace.
 
 use std::collections::hash_map::RandomState;
+use std::fs;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use jiff::Timestamp;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Client;
+use kube::api::{Api, PostParams};
+use serde_json::json;
 
 /// The current time.
 pub fn now() -> Timestamp {
@@ -132,6 +138,38 @@ pub fn is_conflict(e: &kube::Error) -> bool {
 pub fn scaled(d: Duration, scale: f64, min: Duration) -> Duration {
     let s = d.as_secs_f64() * scale;
     Duration::from_secs_f64(s.max(min.as_secs_f64()))
+}
+
+/// The process state letter and start time (in clock ticks after boot) of a
+/// pid, from `/proc/<pid>/stat`.
+pub fn proc_stat(pid: i32) -> Option<(char, u64)> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may itself hold spaces or ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (state); starttime is field 22.
+    let state = fields.first()?.chars().next()?;
+    let start = fields.get(19)?.parse().ok()?;
+    Some((state, start))
+}
+
+/// The start time of `pid` while it is alive (not a zombie).
+pub fn start_time_if_alive(pid: i32) -> Option<u64> {
+    match proc_stat(pid) {
+        Some((state, start)) if state != 'Z' && state != 'X' => Some(start),
+        _ => None,
+    }
+}
+
+/// Creates a namespace (fine when it exists).
+pub async fn ensure_namespace(client: &Client, ns: &str) -> anyhow::Result<()> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let obj: Namespace = serde_json::from_value(json!({"metadata": {"name": ns}}))?;
+    match api.create(&PostParams::default(), &obj).await {
+        Ok(_) => Ok(()),
+        Err(e) if is_conflict(&e) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[cfg(test)]

@@ -2,11 +2,6 @@
 //! Run as `cargo xtask <command>`.
 
 mod bench;
-mod bench_dump;
-mod bench_gate;
-mod bench_gate_real;
-mod bench_release;
-mod bench_scale;
 mod cluster;
 mod generate;
 mod msrv;

@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use rustix::process::{Pid, Signal, kill_process};
 
+use crate::util::proc_stat;
+pub use crate::util::start_time_if_alive;
+
 /// One started process, as written to the state dir's `pids` file.
 #[derive(Clone, Debug)]
 pub struct Record {
@@ -64,27 +67,6 @@ impl Record {
                 Err(e).with_context(|| format!("signalling {} (pid {})", self.name, self.pid))
             }
         }
-    }
-}
-
-/// The process state letter and start time (in clock ticks after boot) of a
-/// pid, from `/proc/<pid>/stat`.
-fn proc_stat(pid: i32) -> Option<(char, u64)> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may itself hold spaces or ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // `rest` starts at field 3 (state); starttime is field 22.
-    let state = fields.first()?.chars().next()?;
-    let start = fields.get(19)?.parse().ok()?;
-    Some((state, start))
-}
-
-/// The start time of `pid` while it is alive (not a zombie).
-pub fn start_time_if_alive(pid: i32) -> Option<u64> {
-    match proc_stat(pid) {
-        Some((state, start)) if state != 'Z' && state != 'X' => Some(start),
-        _ => None,
     }
 }
 

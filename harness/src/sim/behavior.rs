@@ -6,12 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-/// The Pod annotation that picks the behaviour of every container.
-pub const BEHAVIOR_ANNOTATION: &str = "sim.mdiag.dev/behavior";
-
-/// Every annotation with this prefix is copied from a ModelService to its
-/// pod template by the stand-in controller.
-pub const SIM_ANNOTATION_PREFIX: &str = "sim.mdiag.dev/";
+pub use crate::names::{BEHAVIOR_ANNOTATION, SIM_ANNOTATION_PREFIX};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Behavior {

@@ -8,6 +8,7 @@ pub mod node;
 pub mod pod;
 pub mod server;
 pub mod state;
+pub mod tasks;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -115,7 +116,7 @@ pub async fn launch(client: Client, opts: SimOptions) -> anyhow::Result<Running>
         tasks: Vec::new(),
     };
     for (i, spec) in opts.nodes.iter().enumerate() {
-        let (ctx, tasks) = node::start(
+        let (ctx, tasks) = tasks::start(
             client.clone(),
             spec.clone(),
             (i + 1) as u8,

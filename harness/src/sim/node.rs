@@ -1,32 +1,25 @@
 //! One fake node: registers the Node, heartbeats its status and Lease like a
 //! kubelet, runs a worker per bound Pod, serves container logs, and can be
 //! stopped and started again through the Node annotation
-//! `sim.mdiag.dev/stopped`.
+//! `sim.mdiag.dev/stopped`. Its tasks are started in [`super::tasks`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::Client;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
-use kube::runtime::WatchStreamExt;
-use kube::runtime::watcher::{self, Event};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+
+pub use crate::names::STOPPED_ANNOTATION;
 
 use super::SimOptions;
-use super::pod::{self, PodHandle};
 use super::state::PodSim;
 use crate::events::{ObjRef, Recorder};
 use crate::util::{fmt_micro, fmt_time, is_conflict, is_not_found, now, stable_hex, trunc_secs};
-
-/// The Node annotation that stops (`"true"`) a fake node.
-pub const STOPPED_ANNOTATION: &str = "sim.mdiag.dev/stopped";
 
 /// The namespace of node heartbeat Leases.
 const NODE_LEASE_NS: &str = "kube-node-lease";
@@ -108,9 +101,9 @@ pub enum HostnameAddress {
 }
 
 /// Free addresses of a node's pod range 10.244.<index>.0/24.
-struct IpPool {
-    used: BTreeSet<u8>,
-    next: u8,
+pub(super) struct IpPool {
+    pub(super) used: BTreeSet<u8>,
+    pub(super) next: u8,
 }
 
 /// (namespace, name) -> the state of a Pod on the node.
@@ -127,19 +120,19 @@ pub struct NodeCtx {
     pub opts: Arc<SimOptions>,
     pub recorder: Arc<Recorder>,
     pub stopped: watch::Receiver<bool>,
-    stopped_tx: watch::Sender<bool>,
+    pub(super) stopped_tx: watch::Sender<bool>,
     pub pulled: Mutex<HashSet<String>>,
-    ips: Mutex<IpPool>,
+    pub(super) ips: Mutex<IpPool>,
     /// (namespace, name) -> state, for the log server.
     pub pods: Mutex<PodRegistry>,
-    spec: NodeSpec,
+    pub(super) spec: NodeSpec,
     /// lastTransitionTime of each node condition, and the last heartbeat.
-    conds: Mutex<NodeConds>,
-    kubelet_version: String,
+    pub(super) conds: Mutex<NodeConds>,
+    pub(super) kubelet_version: String,
 }
 
 #[derive(Default)]
-struct NodeConds {
+pub(super) struct NodeConds {
     ready: String,
     ready_since: Option<Timestamp>,
     others_since: Option<Timestamp>,
@@ -308,7 +301,7 @@ impl NodeCtx {
     }
 
     /// Creates the Node, or takes over an existing one of the same name.
-    async fn register(&self) -> anyhow::Result<()> {
+    pub(super) async fn register(&self) -> anyhow::Result<()> {
         let api: Api<Node> = Api::all(self.client.clone());
         {
             let mut c = self.conds.lock().expect("node conds");
@@ -379,7 +372,7 @@ impl NodeCtx {
         Ok(())
     }
 
-    async fn heartbeat(&self) {
+    pub(super) async fn heartbeat(&self) {
         {
             let mut c = self.conds.lock().expect("node conds");
             c.heartbeat = Some(now());
@@ -499,7 +492,7 @@ impl NodeCtx {
         }
     }
 
-    async fn renew_lease(&self) {
+    pub(super) async fn renew_lease(&self) {
         let api: Api<Lease> = Api::namespaced(self.client.clone(), NODE_LEASE_NS);
         let t = fmt_micro(now());
         let patch = json!({"spec": {
@@ -557,7 +550,7 @@ impl NodeCtx {
         }
     }
 
-    async fn set_stopped(&self, stopped: bool) {
+    pub(super) async fn set_stopped(&self, stopped: bool) {
         if self.is_stopped() == stopped {
             return;
         }
@@ -574,169 +567,6 @@ impl NodeCtx {
             self.renew_lease().await;
             self.stopped_tx.send_replace(false);
         }
-    }
-}
-
-/// Starts one node: registers it, and spawns its heartbeat, node watch, pod
-/// watch and log server. Returns when the Node is registered.
-pub async fn start(
-    client: Client,
-    spec: NodeSpec,
-    index: u8,
-    opts: Arc<SimOptions>,
-    kubelet_version: String,
-) -> anyhow::Result<(Arc<NodeCtx>, Vec<JoinHandle<()>>)> {
-    let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
-    let port = listener.local_addr()?.port();
-    let (stopped_tx, stopped) = watch::channel(false);
-    let recorder = Recorder::with_pause(
-        client.clone(),
-        "kubelet",
-        &spec.name,
-        Some(&spec.name),
-        stopped.clone(),
-    );
-    let ctx = Arc::new(NodeCtx {
-        client: client.clone(),
-        name: spec.name.clone(),
-        index,
-        host_ip: "127.0.0.1".to_owned(),
-        port,
-        opts: opts.clone(),
-        recorder,
-        stopped,
-        stopped_tx,
-        pulled: Mutex::new(HashSet::new()),
-        ips: Mutex::new(IpPool {
-            used: BTreeSet::new(),
-            next: 2,
-        }),
-        pods: Mutex::new(HashMap::new()),
-        spec,
-        conds: Mutex::new(NodeConds::default()),
-        kubelet_version,
-    });
-    ctx.register().await?;
-    let tls = super::server::tls_acceptor(&ctx.name)?;
-    let tasks = vec![
-        tokio::spawn(super::server::serve(ctx.clone(), listener, tls)),
-        tokio::spawn(heartbeat_loop(ctx.clone())),
-        tokio::spawn(node_watch(ctx.clone())),
-        tokio::spawn(pod_watch(ctx.clone())),
-    ];
-    Ok((ctx, tasks))
-}
-
-async fn heartbeat_loop(ctx: Arc<NodeCtx>) {
-    let mut tick = tokio::time::interval(ctx.opts.heartbeat);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    tick.tick().await;
-    loop {
-        tick.tick().await;
-        if ctx.is_stopped() {
-            continue;
-        }
-        ctx.heartbeat().await;
-        ctx.renew_lease().await;
-    }
-}
-
-async fn node_watch(ctx: Arc<NodeCtx>) {
-    let api: Api<Node> = Api::all(ctx.client.clone());
-    let cfg = watcher::Config::default().fields(&format!("metadata.name={}", ctx.name));
-    let mut stream = watcher::watcher(api, cfg).default_backoff().boxed();
-    while let Some(ev) = stream.next().await {
-        let node = match ev {
-            Ok(Event::Apply(n)) | Ok(Event::InitApply(n)) => n,
-            Ok(_) => continue,
-            Err(e) => {
-                eprintln!("mdiag-sim: {}: watching the node: {e}", ctx.name);
-                continue;
-            }
-        };
-        let stopped = node
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(STOPPED_ANNOTATION))
-            .is_some_and(|v| v == "true");
-        ctx.set_stopped(stopped).await;
-    }
-}
-
-async fn pod_watch(ctx: Arc<NodeCtx>) {
-    let api: Api<Pod> = Api::all(ctx.client.clone());
-    let cfg = watcher::Config::default().fields(&format!("spec.nodeName={}", ctx.name));
-    let mut stream = watcher::watcher(api, cfg).default_backoff().boxed();
-    let mut pods: HashMap<String, PodHandle> = HashMap::new();
-    let mut listed: HashSet<String> = HashSet::new();
-    while let Some(ev) = stream.next().await {
-        let ev = match ev {
-            Ok(ev) => ev,
-            Err(e) => {
-                eprintln!("mdiag-sim: {}: watching pods: {e}", ctx.name);
-                continue;
-            }
-        };
-        match ev {
-            Event::Init => listed.clear(),
-            Event::InitApply(p) | Event::Apply(p) => {
-                let uid = p.metadata.uid.clone().unwrap_or_default();
-                listed.insert(uid.clone());
-                if let Some(h) = pods.get(&uid) {
-                    h.live.send_replace(p);
-                    continue;
-                }
-                let phase = p.status.as_ref().and_then(|s| s.phase.clone());
-                let terminal = matches!(phase.as_deref(), Some("Succeeded") | Some("Failed"));
-                if terminal && p.metadata.deletion_timestamp.is_none() {
-                    continue;
-                }
-                let key = (
-                    p.metadata.namespace.clone().unwrap_or_default(),
-                    p.metadata.name.clone().unwrap_or_default(),
-                );
-                let h = pod::spawn(ctx.clone(), p);
-                ctx.pods.lock().expect("pods").insert(key, h.state.clone());
-                pods.insert(uid, h);
-            }
-            Event::InitDone => {
-                let gone: Vec<String> = pods
-                    .keys()
-                    .filter(|u| !listed.contains(*u))
-                    .cloned()
-                    .collect();
-                for uid in gone {
-                    forget(&ctx, &mut pods, &uid).await;
-                }
-            }
-            Event::Delete(p) => {
-                let uid = p.metadata.uid.clone().unwrap_or_default();
-                forget(&ctx, &mut pods, &uid).await;
-            }
-        }
-    }
-}
-
-async fn forget(ctx: &NodeCtx, pods: &mut HashMap<String, PodHandle>, uid: &str) {
-    if let Some(h) = pods.remove(uid) {
-        h.task.abort();
-        let (key, ip) = {
-            let s = h.state.lock().expect("pod state");
-            ((s.namespace.clone(), s.name.clone()), s.pod_ip.clone())
-        };
-        {
-            let mut reg = ctx.pods.lock().expect("pods");
-            if reg.get(&key).is_some_and(|st| Arc::ptr_eq(st, &h.state)) {
-                reg.remove(&key);
-            }
-        }
-        if let Some(ip) = ip
-            && ip != ctx.host_ip
-        {
-            ctx.release_ip(&ip);
-        }
-        ctx.recorder.forget(uid).await;
     }
 }
 

@@ -124,7 +124,7 @@ pub fn run(args: &ScaleBench) -> anyhow::Result<()> {
         .iter()
         .map(|s| parse_step(s))
         .collect::<anyhow::Result<_>>()?;
-    let mdiag = crate::bench::mdiag_binary()?;
+    let mdiag = super::measure::mdiag_binary()?;
     let bin = layout.bin_dir().context("no BIN_DIR")?;
     let kubectl_bin = bin.join("kubectl");
     let admin = layout.admin_kubeconfig();

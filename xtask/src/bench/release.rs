@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clap::Args;
 
-use crate::bench::{median, pairs};
+use super::measure::{median, pairs};
 
 #[derive(Args)]
 pub struct ReleaseBench {
@@ -41,7 +41,7 @@ const COMMANDS: [(&str, &[&str], i32); 2] = [
 pub fn run(args: &ReleaseBench) -> anyhow::Result<()> {
     let root = crate::generate::repo_root();
     let t = Instant::now();
-    let ours = crate::bench::mdiag_binary()?;
+    let ours = super::measure::mdiag_binary()?;
     eprintln!(
         "cargo build --release: {:.1} s (0 when nothing changed)",
         t.elapsed().as_secs_f64()

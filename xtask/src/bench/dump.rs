@@ -62,7 +62,7 @@ pub fn run(args: &DumpBench) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| root.join("target/bench-dump"));
     std::fs::create_dir_all(&dir)?;
-    let mdiag = crate::bench::mdiag_binary()?;
+    let mdiag = super::measure::mdiag_binary()?;
     let anchor = anchor_binary()?;
 
     let t = Instant::now();
@@ -119,8 +119,8 @@ pub fn run(args: &DumpBench) -> anyhow::Result<()> {
                     mdiag_run()?;
                 }
             }
-            let m = crate::bench::median(mdiag_times);
-            let a = crate::bench::median(anchor_times);
+            let m = super::measure::median(mdiag_times);
+            let a = super::measure::median(anchor_times);
             let kb = median_u64(rss);
             let bytes = size(file);
             println!(
@@ -265,7 +265,7 @@ fn fresh_uid(copy: usize, i: usize) -> String {
 
 /// The anchor: a bare `serde_json` parse, built `--release`.
 fn anchor_binary() -> anyhow::Result<PathBuf> {
-    crate::bench::release_binary("xtask", "json-anchor")
+    super::measure::release_binary("xtask", "json-anchor")
 }
 
 /// Wall time and max RSS (KiB) of `mdiag triage -A --snapshot FILE -o json`.

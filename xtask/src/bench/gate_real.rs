@@ -43,7 +43,7 @@ use mdiag_harness::images::Images;
 use mdiag_harness::node::{self, ns};
 use mdiag_harness::scenarios::{self, Change, Scenario};
 
-use crate::bench_gate::{GateBench, Verdict, cell, gate, spawn_kubectl, time_child, timed};
+use super::gate_common::{GateBench, Verdict, cell, gate, spawn_kubectl, time_child, timed};
 
 /// The mdiag binary the inner run uses (built by the outer one).
 const MDIAG_ENV: &str = "MDIAG_BENCH_MDIAG";
@@ -60,7 +60,7 @@ pub fn run(args: &GateBench) -> anyhow::Result<()> {
             "no real-node cluster is running here; start it first: cargo xtask cluster up --real-node",
         )?;
         // No network inside: build (or find) everything first.
-        let mdiag = crate::bench::mdiag_binary()?;
+        let mdiag = super::measure::mdiag_binary()?;
         let helm3 = helm::binary()?;
         let helm4 = helm::binary_v4()?;
         eprintln!(
