@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::plan::{LAST_APPLIED, ManagedFields, Planned};
-use mdiag_core::model::{EventRecord, Objects};
+use mdiag_core::model::{EventRecord, Kind, Objects};
 
 /// An object whose fields do not fit its kind.
 #[derive(Debug, thiserror::Error)]
@@ -68,50 +68,64 @@ pub fn sort_object_kept(
     let api_version = value["apiVersion"].as_str().unwrap_or("").to_string();
     let group = group_of(&api_version);
     let trim = keep == Keep::Analysed;
-    match (group, kind.as_str()) {
-        (_, "ModelService") => {
+    // Secrets are never kept, whoever handed them to us.
+    if (group, kind.as_str()) == ("", "Secret") {
+        return Ok(());
+    }
+    let typed_kind = match (group, kind.as_str()) {
+        // Found by discovery in any group.
+        (_, "ModelService") => Some(Kind::ModelService),
+        // Its other shape, told apart below.
+        ("events.k8s.io", "Event") => Some(Kind::Event),
+        // Only autoscaling/v2 is typed; older versions are kept as they are.
+        ("autoscaling", "HorizontalPodAutoscaler") if api_version != "autoscaling/v2" => None,
+        (group, kind) => Kind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.group() == group && k.name() == kind),
+    };
+    let Some(typed_kind) = typed_kind else {
+        // v1 Endpoints become EndpointSlices later (`slices_from_endpoints`):
+        // kept whole, as nothing else reads them.
+        if (group, kind.as_str()) == ("", "Endpoints") {
+            objects.other.push(value);
+        } else {
+            objects
+                .other
+                .push(trimmed(value, trim, ManagedFields::Drop));
+        }
+        return Ok(());
+    };
+    match typed_kind {
+        Kind::ModelService => {
             objects
                 .model_services
                 .push(typed(trimmed(value, trim, ManagedFields::Writes))?)
         }
-        ("apps", "Deployment") => objects.deployments.extend(planned(value, trim)?),
-        ("apps", "ReplicaSet") => objects.replica_sets.extend(planned(value, trim)?),
-        ("apps", "StatefulSet") => objects.stateful_sets.extend(planned(value, trim)?),
-        ("apps", "DaemonSet") => objects.daemon_sets.extend(planned(value, trim)?),
-        ("apps", "ControllerRevision") => {
-            objects.controller_revisions.extend(planned(value, trim)?)
-        }
-        ("", "Pod") => objects.pods.extend(planned(value, trim)?),
-        ("", "Service") => objects.services.extend(planned(value, trim)?),
-        ("discovery.k8s.io", "EndpointSlice") => {
-            objects.endpoint_slices.extend(planned(value, trim)?)
-        }
-        ("", "Event") => objects.events.extend(
+        Kind::Deployment => objects.deployments.extend(planned(value, trim)?),
+        Kind::ReplicaSet => objects.replica_sets.extend(planned(value, trim)?),
+        Kind::StatefulSet => objects.stateful_sets.extend(planned(value, trim)?),
+        Kind::DaemonSet => objects.daemon_sets.extend(planned(value, trim)?),
+        Kind::ControllerRevision => objects.controller_revisions.extend(planned(value, trim)?),
+        Kind::Pod => objects.pods.extend(planned(value, trim)?),
+        Kind::Service => objects.services.extend(planned(value, trim)?),
+        Kind::EndpointSlice => objects.endpoint_slices.extend(planned(value, trim)?),
+        Kind::Event if group == "events.k8s.io" => objects.events.push(EventRecord::New(Box::new(
+            typed(trimmed(value, trim, ManagedFields::Drop))?,
+        ))),
+        Kind::Event => objects.events.extend(
             planned::<k8s_openapi::api::core::v1::Event>(value, trim)?
                 .map(|e| EventRecord::Core(Box::new(e))),
         ),
-        ("events.k8s.io", "Event") => objects.events.push(EventRecord::New(Box::new(typed(
-            trimmed(value, trim, ManagedFields::Drop),
-        )?))),
-        ("", "Node") => objects.nodes.extend(planned(value, trim)?),
-        ("coordination.k8s.io", "Lease") => objects.leases.extend(planned(value, trim)?),
-        ("autoscaling", "HorizontalPodAutoscaler") if api_version == "autoscaling/v2" => {
-            objects.hpas.extend(planned(value, trim)?)
-        }
-        ("policy", "PodDisruptionBudget") => objects.pdbs.extend(planned(value, trim)?),
-        ("gateway.networking.k8s.io", "HTTPRoute") => {
+        Kind::Node => objects.nodes.extend(planned(value, trim)?),
+        Kind::Lease => objects.leases.extend(planned(value, trim)?),
+        Kind::HorizontalPodAutoscaler => objects.hpas.extend(planned(value, trim)?),
+        Kind::PodDisruptionBudget => objects.pdbs.extend(planned(value, trim)?),
+        Kind::HttpRoute => {
             objects
                 .http_routes
                 .push(typed(trimmed(value, trim, ManagedFields::Writes))?)
         }
-        // Secrets are never kept, whoever handed them to us.
-        ("", "Secret") => {}
-        // v1 Endpoints become EndpointSlices later (`slices_from_endpoints`):
-        // kept whole, as nothing else reads them.
-        ("", "Endpoints") => objects.other.push(value),
-        _ => objects
-            .other
-            .push(trimmed(value, trim, ManagedFields::Drop)),
     }
     Ok(())
 }
@@ -156,28 +170,53 @@ fn trimmed(mut value: Value, trim: bool, managed: ManagedFields) -> Value {
     value
 }
 
-/// Every object back as JSON values, in a stable order (for writing files).
+/// Every object back as JSON values, in a stable order (for writing files):
+/// the order of [`Kind::ALL`], then the kinds nothing reads.
 pub fn all_values(objects: &Objects) -> Vec<Value> {
     fn push<T: serde::Serialize>(out: &mut Vec<Value>, items: &[T]) {
         out.extend(items.iter().filter_map(|i| serde_json::to_value(i).ok()));
     }
+    // Taken apart with no `..`: a new kind does not build until it is
+    // written back out too.
+    let Objects {
+        model_services,
+        deployments,
+        replica_sets,
+        stateful_sets,
+        daemon_sets,
+        controller_revisions,
+        pods,
+        services,
+        endpoint_slices,
+        events,
+        nodes,
+        leases,
+        hpas,
+        pdbs,
+        http_routes,
+        other,
+    } = objects;
     let mut out = Vec::with_capacity(objects.len());
-    push(&mut out, &objects.model_services);
-    push(&mut out, &objects.deployments);
-    push(&mut out, &objects.replica_sets);
-    push(&mut out, &objects.stateful_sets);
-    push(&mut out, &objects.daemon_sets);
-    push(&mut out, &objects.controller_revisions);
-    push(&mut out, &objects.pods);
-    push(&mut out, &objects.services);
-    push(&mut out, &objects.endpoint_slices);
-    out.extend(objects.events.iter().map(EventRecord::to_value));
-    push(&mut out, &objects.nodes);
-    push(&mut out, &objects.leases);
-    push(&mut out, &objects.hpas);
-    push(&mut out, &objects.pdbs);
-    push(&mut out, &objects.http_routes);
-    out.extend(objects.other.iter().cloned());
+    for kind in Kind::ALL {
+        match kind {
+            Kind::ModelService => push(&mut out, model_services),
+            Kind::Deployment => push(&mut out, deployments),
+            Kind::ReplicaSet => push(&mut out, replica_sets),
+            Kind::StatefulSet => push(&mut out, stateful_sets),
+            Kind::DaemonSet => push(&mut out, daemon_sets),
+            Kind::ControllerRevision => push(&mut out, controller_revisions),
+            Kind::Pod => push(&mut out, pods),
+            Kind::Service => push(&mut out, services),
+            Kind::EndpointSlice => push(&mut out, endpoint_slices),
+            Kind::Event => out.extend(events.iter().map(EventRecord::to_value)),
+            Kind::Node => push(&mut out, nodes),
+            Kind::Lease => push(&mut out, leases),
+            Kind::HorizontalPodAutoscaler => push(&mut out, hpas),
+            Kind::PodDisruptionBudget => push(&mut out, pdbs),
+            Kind::HttpRoute => push(&mut out, http_routes),
+        }
+    }
+    out.extend(other.iter().cloned());
     out
 }
 

@@ -347,12 +347,28 @@ impl Planned for CoreEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mdiag_core::model::Kind;
 
     struct Names(Vec<(&'static str, Where)>);
     impl Visit for Names {
         fn visit<K: Planned>(&mut self, at: Where) {
             self.0.push((K::RESOURCE, at));
         }
+    }
+
+    /// Every kind of the model's table is read: by the plan, or (the
+    /// ModelService and HTTPRoutes, whose group only the cluster knows)
+    /// through discovery.
+    #[test]
+    fn the_plan_and_discovery_read_every_kind_of_the_model() {
+        let mut names = Names(Vec::new());
+        each_list(&mut names);
+        let mut read: Vec<&str> = names.0.iter().map(|(r, _)| *r).collect();
+        read.extend([Kind::ModelService.resource(), Kind::HttpRoute.resource()]);
+        read.sort();
+        let mut model: Vec<&str> = Kind::ALL.iter().map(|k| k.resource()).collect();
+        model.sort();
+        assert_eq!(read, model);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use jiff::Timestamp;
 use mdiag_core::analysis::triage::{controller_context, triage, triage_unranked};
 use mdiag_core::analysis::{self, Diagnosis};
 use mdiag_core::chain::{self, workloads};
-use mdiag_core::model::{Clock, Snapshot};
+use mdiag_core::model::{Clock, Kind, Snapshot, TargetKind};
 use mdiag_source::read_snapshot_file;
 
 fn fixture_files() -> Vec<PathBuf> {
@@ -107,19 +107,8 @@ fn all_fixtures_in_one_snapshot_are_judged_the_same_through_the_index() {
         if i == 0 {
             merged.origin = s.origin.clone();
         }
-        let o = &mut merged.objects;
-        let from = &mut s.objects;
-        o.model_services.append(&mut from.model_services);
-        o.deployments.append(&mut from.deployments);
-        o.replica_sets.append(&mut from.replica_sets);
-        o.pods.append(&mut from.pods);
-        o.services.append(&mut from.services);
-        o.endpoint_slices.append(&mut from.endpoint_slices);
-        o.events.append(&mut from.events);
-        o.nodes.append(&mut from.nodes);
-        o.leases.append(&mut from.leases);
-        o.hpas.append(&mut from.hpas);
-        o.pdbs.append(&mut from.pdbs);
+        // Every kind, the sets and their revisions included.
+        merged.objects.append(std::mem::take(&mut s.objects));
         merged.logs.append(&mut s.logs);
         // A kind one dump lacks is in another: the merged one lacks none.
         merged
@@ -127,8 +116,23 @@ fn all_fixtures_in_one_snapshot_are_judged_the_same_through_the_index() {
             .extend(s.gaps.drain(..).filter(|g| g.complete_with.is_none()));
     }
     let now = now.unwrap();
+    // The merge takes every kind (Objects::append is exhaustive); the
+    // fixtures hold every kind but HTTPRoutes, which none has yet.
+    for kind in Kind::ALL.iter().filter(|k| **k != Kind::HttpRoute) {
+        assert!(
+            merged.objects.count(*kind) > 0,
+            "no {} in the fixtures",
+            kind.name()
+        );
+    }
     let want = plain(&merged, now);
     assert!(want.len() > 20);
+    for kind in [TargetKind::StatefulSet, TargetKind::DaemonSet] {
+        assert!(
+            want.iter().any(|d| d.target.kind == kind.as_str()),
+            "no {kind} judged in the merged snapshot"
+        );
+    }
     assert_eq!(triage(&merged, None, None, None, now).items, want);
     assert_eq!(with_analyzer(&merged, now), want);
     assert_eq!(by_namespace(&merged, now), want);

@@ -2,7 +2,7 @@
 //! carries, for a summary of a file (`mdiag mcp`'s `snapshot_summary`).
 //! Pure: it reads the snapshot and nothing else.
 
-use crate::model::{Gap, Origin, Redaction, Snapshot};
+use crate::model::{Gap, Kind, Origin, Redaction, Snapshot};
 
 /// A snapshot's contents, without the objects themselves.
 #[derive(Debug, Clone)]
@@ -34,27 +34,11 @@ pub struct LogFacts {
 
 pub fn contents(snapshot: &Snapshot) -> Contents {
     let o = &snapshot.objects;
-    let mut objects: Vec<(String, usize)> = [
-        ("ModelService", o.model_services.len()),
-        ("Deployment", o.deployments.len()),
-        ("ReplicaSet", o.replica_sets.len()),
-        ("StatefulSet", o.stateful_sets.len()),
-        ("DaemonSet", o.daemon_sets.len()),
-        ("ControllerRevision", o.controller_revisions.len()),
-        ("Pod", o.pods.len()),
-        ("Service", o.services.len()),
-        ("EndpointSlice", o.endpoint_slices.len()),
-        ("Event", o.events.len()),
-        ("Node", o.nodes.len()),
-        ("Lease", o.leases.len()),
-        ("HorizontalPodAutoscaler", o.hpas.len()),
-        ("PodDisruptionBudget", o.pdbs.len()),
-        ("HTTPRoute", o.http_routes.len()),
-    ]
-    .into_iter()
-    .filter(|(_, n)| *n > 0)
-    .map(|(kind, n)| (kind.to_string(), n))
-    .collect();
+    let mut objects: Vec<(String, usize)> = Kind::ALL
+        .iter()
+        .map(|k| (k.name().to_string(), o.count(*k)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
     let mut other: std::collections::BTreeMap<String, usize> = Default::default();
     for v in &o.other {
         let kind = v["kind"].as_str().unwrap_or("(no kind)");

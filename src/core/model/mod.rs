@@ -1,6 +1,7 @@
 //! The in-memory snapshot every data source produces, and the small value
 //! types the rest of the crate shares. No IO here.
 //!
+//! `kinds.rs` declares every kind a snapshot holds typed, once;
 //! `snapshot.rs` holds the snapshot, its origin and the clock; `events.rs`
 //! the Events; `gaps.rs` what could not be read and what was redacted;
 //! `targets.rs` the target and object references; `selectors.rs` kubectl's
@@ -10,12 +11,14 @@ use std::collections::BTreeMap;
 
 mod events;
 mod gaps;
+mod kinds;
 mod selectors;
 mod snapshot;
 mod targets;
 
 pub use events::{BriefEvent, EventRecord, EventSubject};
 pub use gaps::{Gap, Redaction};
+pub use kinds::Kind;
 pub use selectors::{LabelFilter, SelectorError};
 pub use snapshot::{
     Clock, ClockSource, HelmRelease, LogRecord, Objects, Origin, OriginKind, Snapshot,

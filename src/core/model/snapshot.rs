@@ -80,31 +80,6 @@ pub struct Objects {
     pub other: Vec<serde_json::Value>,
 }
 
-impl Objects {
-    pub fn len(&self) -> usize {
-        self.model_services.len()
-            + self.deployments.len()
-            + self.replica_sets.len()
-            + self.stateful_sets.len()
-            + self.daemon_sets.len()
-            + self.controller_revisions.len()
-            + self.pods.len()
-            + self.services.len()
-            + self.endpoint_slices.len()
-            + self.events.len()
-            + self.nodes.len()
-            + self.leases.len()
-            + self.hpas.len()
-            + self.pdbs.len()
-            + self.http_routes.len()
-            + self.other.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
 /// A container log read at capture time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogRecord {

@@ -4,26 +4,26 @@
 use jiff::Timestamp;
 use serde_json::Value;
 
-use mdiag_core::model::{Gap, Origin, Snapshot};
+use mdiag_core::model::{Gap, Kind, Origin, Snapshot};
 
 /// The kinds of typed lists a dump holds (`PodList`, even with no item):
 /// what the API was asked for, so an empty one is really empty.
 #[derive(Default)]
 pub(crate) struct Listed(pub(crate) std::collections::BTreeSet<String>);
 
-/// The kinds whose absence changes a judgement, with the resource kubectl
-/// names them by. A kubectl dump holds only what it was asked for, so a kind
-/// with no object (and no typed list) in it is unknown, not empty (SPEC
-/// section 4): rules that would need its absence stay silent.
-const JUDGED_KINDS: &[(&str, &str)] = &[
-    ("ModelService", "modelservices"),
-    ("Deployment", "deployments"),
-    ("ReplicaSet", "replicasets"),
-    ("Pod", "pods"),
-    ("Service", "services"),
-    ("EndpointSlice", "endpointslices"),
-    ("Event", "events"),
-    ("Lease", "leases"),
+/// The kinds whose absence changes a judgement. A kubectl dump holds only
+/// what it was asked for, so a kind with no object (and no typed list) in
+/// it is unknown, not empty (docs/contract.md#findings): rules that would
+/// need its absence stay silent.
+const JUDGED_KINDS: &[Kind] = &[
+    Kind::ModelService,
+    Kind::Deployment,
+    Kind::ReplicaSet,
+    Kind::Pod,
+    Kind::Service,
+    Kind::EndpointSlice,
+    Kind::Event,
+    Kind::Lease,
 ];
 
 /// What a dump with every judged kind in it is made with.
@@ -34,16 +34,9 @@ pub const COMPLETE_DUMP_RESOURCES: &str =
 /// each with the `kubectl get` that would add it.
 pub(crate) fn unlisted_kinds(snapshot: &Snapshot, listed: &Listed) -> Vec<Gap> {
     let o = &snapshot.objects;
-    let present = |kind: &str| match kind {
-        "ModelService" => !o.model_services.is_empty(),
-        "Deployment" => !o.deployments.is_empty(),
-        "ReplicaSet" => !o.replica_sets.is_empty(),
-        "Pod" => !o.pods.is_empty(),
-        "Service" => !o.services.is_empty(),
-        "EndpointSlice" => !o.endpoint_slices.is_empty() || listed.0.contains("Endpoints"),
-        "Event" => !o.events.is_empty(),
-        "Lease" => !o.leases.is_empty(),
-        _ => true,
+    // A Service's v1 Endpoints stand for its slices.
+    let present = |kind: Kind| {
+        o.count(kind) > 0 || (kind == Kind::EndpointSlice && listed.0.contains("Endpoints"))
     };
     let scope = match dump_namespaces(o).as_slice() {
         [one] => format!("-n {one}"),
@@ -51,8 +44,9 @@ pub(crate) fn unlisted_kinds(snapshot: &Snapshot, listed: &Listed) -> Vec<Gap> {
     };
     JUDGED_KINDS
         .iter()
-        .filter(|(kind, _)| !present(kind) && !listed.0.contains(*kind))
-        .map(|(_, resource)| Gap {
+        .filter(|kind| !present(**kind) && !listed.0.contains(kind.name()))
+        .map(|kind| kind.resource())
+        .map(|resource| Gap {
             resource: resource.to_string(),
             namespace: None,
             verb: "list".into(),
@@ -152,5 +146,25 @@ status:
             s.origin.newest_seen.map(|t| t.to_string()),
             Some("2026-11-28T10:00:05Z".to_string())
         );
+    }
+}
+
+#[cfg(test)]
+mod judged_kinds_tests {
+    use super::*;
+
+    /// The `kubectl get` a partial dump is told to complete itself with
+    /// names every judged kind (the ModelService by its short name).
+    #[test]
+    fn the_complete_dump_names_every_judged_kind() {
+        let named: Vec<&str> = COMPLETE_DUMP_RESOURCES.split(',').collect();
+        for kind in JUDGED_KINDS {
+            let resource = match kind {
+                Kind::ModelService => "msvc",
+                other => other.resource(),
+            };
+            assert!(named.contains(&resource), "{resource} missing");
+        }
+        assert_eq!(named.len(), JUDGED_KINDS.len());
     }
 }

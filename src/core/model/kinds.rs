@@ -1,0 +1,172 @@
+//! Every kind a snapshot holds typed, declared once. The rest is derived
+//! from this table or checked against it by the compiler: [`Objects`]'s
+//! counts and merge match on [`Kind`] or take the struct apart field by
+//! field, so a kind added here or there does not build until every place
+//! that lists kinds has it (the file reader, the writer, the read plan,
+//! `mdiag snapshot`'s inventory).
+
+use super::Objects;
+
+macro_rules! kinds {
+    ($($kind:ident => $name:literal, $group:literal, $resource:literal;)*) => {
+        /// A kind of object the analysis reads.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Kind {
+            $($kind,)*
+        }
+
+        impl Kind {
+            /// Every kind, in the order files are written and counts shown.
+            pub const ALL: &[Kind] = &[$(Kind::$kind,)*];
+
+            /// The kind as the API names it (`Deployment`).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Kind::$kind => $name,)*
+                }
+            }
+
+            /// Its API group (`""` for the core group). The ModelService's
+            /// is whatever discovery finds; `modeldock` names the usual one.
+            pub fn group(self) -> &'static str {
+                match self {
+                    $(Kind::$kind => $group,)*
+                }
+            }
+
+            /// Its plural resource, as gaps, `kubectl get` and watches name it.
+            pub fn resource(self) -> &'static str {
+                match self {
+                    $(Kind::$kind => $resource,)*
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    ModelService => "ModelService", "modeldock.io", "modelservices";
+    Deployment => "Deployment", "apps", "deployments";
+    ReplicaSet => "ReplicaSet", "apps", "replicasets";
+    StatefulSet => "StatefulSet", "apps", "statefulsets";
+    DaemonSet => "DaemonSet", "apps", "daemonsets";
+    ControllerRevision => "ControllerRevision", "apps", "controllerrevisions";
+    Pod => "Pod", "", "pods";
+    Service => "Service", "", "services";
+    EndpointSlice => "EndpointSlice", "discovery.k8s.io", "endpointslices";
+    Event => "Event", "", "events";
+    Node => "Node", "", "nodes";
+    Lease => "Lease", "coordination.k8s.io", "leases";
+    HorizontalPodAutoscaler => "HorizontalPodAutoscaler", "autoscaling", "horizontalpodautoscalers";
+    PodDisruptionBudget => "PodDisruptionBudget", "policy", "poddisruptionbudgets";
+    HttpRoute => "HTTPRoute", "gateway.networking.k8s.io", "httproutes";
+}
+
+impl Objects {
+    /// How many objects of one kind the snapshot holds.
+    pub fn count(&self, kind: Kind) -> usize {
+        match kind {
+            Kind::ModelService => self.model_services.len(),
+            Kind::Deployment => self.deployments.len(),
+            Kind::ReplicaSet => self.replica_sets.len(),
+            Kind::StatefulSet => self.stateful_sets.len(),
+            Kind::DaemonSet => self.daemon_sets.len(),
+            Kind::ControllerRevision => self.controller_revisions.len(),
+            Kind::Pod => self.pods.len(),
+            Kind::Service => self.services.len(),
+            Kind::EndpointSlice => self.endpoint_slices.len(),
+            Kind::Event => self.events.len(),
+            Kind::Node => self.nodes.len(),
+            Kind::Lease => self.leases.len(),
+            Kind::HorizontalPodAutoscaler => self.hpas.len(),
+            Kind::PodDisruptionBudget => self.pdbs.len(),
+            Kind::HttpRoute => self.http_routes.len(),
+        }
+    }
+
+    /// Every object, typed or not.
+    pub fn len(&self) -> usize {
+        Kind::ALL.iter().map(|k| self.count(*k)).sum::<usize>() + self.other.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Moves every object of `more` in after this snapshot's own, kind by
+    /// kind (two snapshots read apart, judged as one).
+    pub fn append(&mut self, more: Objects) {
+        // Taken apart field by field, with no `..`: a new kind does not
+        // build until it is merged here too.
+        let Objects {
+            model_services,
+            deployments,
+            replica_sets,
+            stateful_sets,
+            daemon_sets,
+            controller_revisions,
+            pods,
+            services,
+            endpoint_slices,
+            events,
+            nodes,
+            leases,
+            hpas,
+            pdbs,
+            http_routes,
+            other,
+        } = more;
+        self.model_services.extend(model_services);
+        self.deployments.extend(deployments);
+        self.replica_sets.extend(replica_sets);
+        self.stateful_sets.extend(stateful_sets);
+        self.daemon_sets.extend(daemon_sets);
+        self.controller_revisions.extend(controller_revisions);
+        self.pods.extend(pods);
+        self.services.extend(services);
+        self.endpoint_slices.extend(endpoint_slices);
+        self.events.extend(events);
+        self.nodes.extend(nodes);
+        self.leases.extend(leases);
+        self.hpas.extend(hpas);
+        self.pdbs.extend(pdbs);
+        self.http_routes.extend(http_routes);
+        self.other.extend(other);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_one_name_and_one_resource() {
+        let mut names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+        let mut resources: Vec<&str> = Kind::ALL.iter().map(|k| k.resource()).collect();
+        names.sort();
+        names.dedup();
+        resources.sort();
+        resources.dedup();
+        assert_eq!(names.len(), Kind::ALL.len());
+        assert_eq!(resources.len(), Kind::ALL.len());
+        for k in Kind::ALL {
+            assert_eq!(k.resource(), format!("{}s", k.name().to_lowercase()));
+        }
+    }
+
+    #[test]
+    fn a_merge_keeps_every_object_of_both() {
+        let mut a = Objects::default();
+        a.pods.push(Default::default());
+        a.other.push(serde_json::json!({"kind": "ConfigMap"}));
+        let mut b = Objects::default();
+        b.stateful_sets.push(Default::default());
+        b.daemon_sets.push(Default::default());
+        b.pods.push(Default::default());
+        a.append(b);
+        assert_eq!(a.count(Kind::Pod), 2);
+        assert_eq!(a.count(Kind::StatefulSet), 1);
+        assert_eq!(a.count(Kind::DaemonSet), 1);
+        assert_eq!(a.len(), 5);
+    }
+}
