@@ -1,4 +1,4 @@
-//! mdiag's own snapshot file format (SPEC section 5): versioned, with the
+//! mdiag's own snapshot file format (docs/contract.md#snapshot-file): versioned, with the
 //! capture metadata, every object in full, logs, gaps and redactions.
 
 use jiff::Timestamp;

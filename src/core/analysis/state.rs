@@ -1,4 +1,4 @@
-//! The headline state (SPEC section 3, "The headline"): what users get
+//! The headline state (docs/contract.md#states): what users get
 //! now, decided from ready endpoints counted per revision, before the
 //! ladder says where the rollout stopped.
 
@@ -87,7 +87,7 @@ pub struct StateInputs {
     pub problems: bool,
 }
 
-/// SPEC's table, in order: unknown when what serving depends on is
+/// The table of docs/contract.md#states, in order: unknown when what serving depends on is
 /// unread; serving when the current declaration is fully in effect;
 /// not-serving when nothing serves; then degraded when a problem says why
 /// the rest does not, else progressing.

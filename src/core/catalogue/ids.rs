@@ -1,6 +1,6 @@
 //! The finding ids, typed: a rule can only emit an id listed here, and a
 //! test checks that this list and the catalogue's entries are the same set.
-//! The ids are the contract (SPEC section 4): never rename one.
+//! The ids are the contract (docs/contract.md#findings): never rename one.
 
 use serde::Serialize;
 

@@ -464,7 +464,7 @@ mod tests {
         assert_eq!(Lang::from_locale("C"), Lang::En);
     }
 
-    /// The finding ids SPEC section 4 makes a contract.
+    /// The finding ids docs/contract.md#findings makes a contract.
     const SPEC_IDS: &[&str] = &[
         "pod-unschedulable",
         "scheduler-silent",

@@ -1,4 +1,4 @@
-//! One namespace judged in shards (issue 16 item 3): a namespace of 10,000
+//! One namespace judged in shards: a namespace of 10,000
 //! Pods need not be held whole to be triaged. Every Pod and Event of a
 //! workload lands in the same shard, so each shard holds what its
 //! workloads' chains walk and gives the diagnoses the whole namespace gives.

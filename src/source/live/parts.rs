@@ -1,4 +1,4 @@
-//! One namespace read in parts for triage (issue 16 item 3): a namespace
+//! One namespace read in parts for triage: a namespace
 //! of 10,000 Pods is judged a shard at a time, so what is held is one
 //! shard's Pods and Events, not the namespace's.
 //!

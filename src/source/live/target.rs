@@ -1,4 +1,4 @@
-//! The read of one target's chain (issue 16 item 2): a trace in a
+//! The read of one target's chain: a trace in a
 //! namespace of 10,000 other Pods should cost what its own objects cost.
 //!
 //! Instead of every list of the namespace, two waves of small requests:

@@ -28,7 +28,7 @@ pub(crate) enum WatchScope {
     /// Everything the plan lists: a target whose workload is not there yet,
     /// or whose Pods no selector brings (a Pod or ReplicaSet target).
     Namespace,
-    /// One workload's chain (issue 16 item 2).
+    /// One workload's chain.
     Chain(ChainScope),
 }
 

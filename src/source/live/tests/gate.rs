@@ -20,7 +20,7 @@ async fn gate_view(
     }
 }
 
-/// A gate watches only its target's chain (issue 16 item 2): its workload
+/// A gate watches only its target's chain: its workload
 /// by name, its ReplicaSets or revisions and its Pods by their selector,
 /// and keeps only the chain's Events; its view judges as the namespace
 /// read does, byte for byte. The last case moves a Pod out of its

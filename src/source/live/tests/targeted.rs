@@ -4,7 +4,7 @@
 use super::*;
 
 /// The trace of a target reads only its chain, in two sequential waves
-/// when its selector requires one of the guessed labels (SPEC section 8),
+/// when its selector requires one of the guessed labels (docs/contract.md#performance-targets),
 /// and tells what the namespace read tells, byte for byte.
 #[tokio::test(start_paused = true)]
 async fn a_targeted_read_brings_only_the_chain_and_judges_as_the_namespace_read() {
