@@ -327,9 +327,8 @@ fn target_absent(snapshot: &Snapshot, ns: &str, kind: &str, target: &str) -> boo
         _ => return false,
     };
     // A kubectl dump records a gap only for the kinds absence is judged on
-    // (mdiag-source's file/bookkeeping.rs, JUDGED_KINDS); StatefulSets are not
-    // among them, so a dump
-    // with none of them was not asked for them.
+    // (mdiag-source's file/bookkeeping.rs, JUDGED_KINDS); StatefulSets are
+    // not among them, so a dump with none of them was not asked for them.
     let unrecorded = snapshot.origin.kind == OriginKind::KubectlDump
         && kind == "StatefulSet"
         && metas.is_empty();
