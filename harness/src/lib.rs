@@ -33,19 +33,33 @@
 //!
 //! See harness/SIM.md for the behaviours and the knobs.
 
-pub mod audit;
-pub mod cluster;
-pub mod controller;
-pub mod events;
+//! The control plane, the real node, the simulator and the controller are
+//! crates of their own (harness/README.md), re-exported here under the
+//! module names they had, so `mdiag_harness::cluster::...` and the rest keep
+//! their paths:
+//!
+//! ```text
+//! mdiag-harness            helpers, helm, load, scenarios, the bins
+//!   -> cluster             control plane, audit      -> node, util
+//!   -> node                real node, images         -> util
+//!   -> sim                 fake kubelets             -> controller, util
+//!   -> controller          ModelService stand-in     -> util
+//!   -> util                util, names, events
+//! ```
+
+pub use mdiag_harness_cluster as cluster;
+pub use mdiag_harness_cluster::audit;
+pub use mdiag_harness_controller as controller;
+pub use mdiag_harness_node as node;
+pub use mdiag_harness_node::images;
+pub use mdiag_harness_sim as sim;
+pub use mdiag_harness_util as util;
+pub use mdiag_harness_util::{events, names};
+
 pub mod helm;
 pub mod helpers;
-pub mod images;
 pub mod load;
-pub mod names;
-pub mod node;
 pub mod scenarios;
-pub mod sim;
-pub mod util;
 
 pub use controller::{ControllerOptions, modelservice_resource};
 pub use helpers::{

@@ -1,14 +1,85 @@
-//! The harness's modules import each other without a cycle: the top-level
-//! modules of the crate, and the modules inside `sim/`. Read from the
-//! sources themselves, so a new arrow back up fails here.
+//! The harness is crates of its own (harness/README.md), and neither they
+//! nor the modules inside each of them depend on each other in a circle:
+//! the crates' arrows are read from their Cargo.toml files, the modules'
+//! from the sources themselves, so a new arrow back up fails here.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
-fn src() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
+/// `harness/`: the facade crate, with the other harness crates in its
+/// subdirectories.
+fn harness_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every harness crate, as its package name and its directory: `harness/`
+/// and each `harness/*/` with a Cargo.toml.
+fn harness_crates() -> BTreeMap<String, PathBuf> {
+    let mut dirs = vec![harness_dir()];
+    for entry in std::fs::read_dir(harness_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.join("Cargo.toml").is_file() {
+            dirs.push(path);
+        }
+    }
+    dirs.into_iter()
+        .map(|dir| {
+            let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+            (manifest_of(&manifest).0, dir)
+        })
+        .collect()
+}
+
+/// A Cargo.toml's package name and the names of all its dependencies
+/// (normal, dev and build, for any target), read line by line.
+fn manifest_of(text: &str) -> (String, BTreeSet<String>) {
+    let (mut name, mut deps) = (String::new(), BTreeSet::new());
+    let mut section = String::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        if let Some(header) = line.strip_prefix('[') {
+            section = header.trim_end_matches(']').trim().to_string();
+            // `[dependencies.foo]`: the dependency is in the header.
+            if let Some((table, dep)) = section.rsplit_once('.')
+                && table.ends_with("dependencies")
+            {
+                deps.insert(dep.trim().to_string());
+            }
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let key = key.trim();
+        if section == "package" && key == "name" {
+            name = value.trim().trim_matches('"').to_string();
+        } else if section.ends_with("dependencies") {
+            // `foo.workspace = true` or `foo = { ... }`.
+            deps.insert(key.split('.').next().unwrap_or("").trim().to_string());
+        }
+    }
+    (name, deps)
+}
+
+/// The harness crates and the harness crates each depends on.
+fn crates_graph() -> Graph {
+    let crates = harness_crates();
+    let mut graph = Graph::new();
+    for (name, dir) in &crates {
+        let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let deps = manifest_of(&text).1;
+        graph.insert(
+            name.clone(),
+            deps.into_iter()
+                .filter(|d| crates.contains_key(d))
+                .collect(),
+        );
+    }
+    graph
 }
 
 /// Every non-test source file under `dir` (`tests.rs` files left out), as
@@ -165,23 +236,6 @@ fn crate_graph(src: &Path) -> Graph {
     modules_only(graph)
 }
 
-/// The modules of `sim/` (its own files, not `sim/mod.rs`) and the ones
-/// each imports, from `super::x` and `crate::sim::x` paths.
-fn sim_graph(src: &Path) -> Graph {
-    let mut graph = Graph::new();
-    for (parts, code) in sources(&src.join("sim")) {
-        if parts.len() != 1 || parts[0] == "mod.rs" {
-            continue;
-        }
-        let deps = graph
-            .entry(parts[0].trim_end_matches(".rs").to_string())
-            .or_default();
-        deps.extend(named_after(&code, "crate::sim::"));
-        deps.extend(named_after(&code, "super::"));
-    }
-    modules_only(graph)
-}
-
 /// A cycle in the graph, as the modules on it, when there is one.
 fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
     fn visit(
@@ -217,36 +271,86 @@ fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
 fn assert_acyclic(what: &str, graph: &Graph) {
     if let Some(cycle) = find_cycle(graph) {
         panic!(
-            "{what}: the modules import in a circle: {}\n{graph:#?}",
+            "{what}: the arrows go in a circle: {}\n{graph:#?}",
             cycle.join(" -> ")
         );
     }
 }
 
 #[test]
-fn the_top_level_modules_import_each_other_without_a_cycle() {
-    let graph = crate_graph(&src());
-    for module in ["cluster", "controller", "helpers", "node", "sim", "util"] {
-        assert!(graph.contains_key(module), "no module {module}: {graph:#?}");
+fn the_harness_crates_depend_on_each_other_without_a_cycle() {
+    let graph = crates_graph();
+    let arrows = [
+        ("mdiag-harness", "mdiag-harness-cluster"),
+        ("mdiag-harness", "mdiag-harness-sim"),
+        ("mdiag-harness-cluster", "mdiag-harness-node"),
+        ("mdiag-harness-node", "mdiag-harness-util"),
+        ("mdiag-harness-sim", "mdiag-harness-controller"),
+        ("mdiag-harness-controller", "mdiag-harness-util"),
+    ];
+    for (from, to) in arrows {
+        assert!(
+            graph.get(from).is_some_and(|deps| deps.contains(to)),
+            "the graph misses {from} -> {to}: {graph:#?}"
+        );
     }
-    assert!(
-        graph["cluster"].contains("node"),
-        "the graph misses cluster -> node: {graph:#?}"
-    );
-    assert_acyclic("harness", &graph);
+    assert_acyclic("the harness crates", &graph);
 }
 
+/// A harness crate, modules it must have and an arrow its graph must show.
+type Expected = (
+    &'static str,
+    &'static [&'static str],
+    Option<(&'static str, &'static str)>,
+);
+
 #[test]
-fn the_modules_of_sim_import_each_other_without_a_cycle() {
-    let graph = sim_graph(&src());
-    for module in ["node", "pod", "server", "state", "behavior"] {
-        assert!(graph.contains_key(module), "no sim::{module}: {graph:#?}");
-    }
-    assert!(
-        graph["pod"].contains("state"),
-        "the graph misses pod -> state: {graph:#?}"
+fn the_modules_of_each_harness_crate_import_each_other_without_a_cycle() {
+    // Modules each crate must have, and one arrow each graph must show, so
+    // a parser that finds nothing fails too.
+    let expected: [Expected; 6] = [
+        (
+            "mdiag-harness",
+            &["helm", "helpers", "load", "scenarios"],
+            Some(("helm", "helpers")),
+        ),
+        (
+            "mdiag-harness-cluster",
+            &["audit", "kubeconfig", "pki", "procs"],
+            Some(("kubeconfig", "pki")),
+        ),
+        ("mdiag-harness-node", &["images", "ns"], None),
+        (
+            "mdiag-harness-sim",
+            &["behavior", "node", "pod", "server", "state"],
+            Some(("pod", "state")),
+        ),
+        ("mdiag-harness-controller", &[], None),
+        ("mdiag-harness-util", &["events", "names"], None),
+    ];
+    let crates = harness_crates();
+    let names: BTreeSet<&str> = expected.iter().map(|(name, ..)| *name).collect();
+    assert_eq!(
+        crates.keys().map(String::as_str).collect::<BTreeSet<_>>(),
+        names,
+        "a harness crate came or went: update this test"
     );
-    assert_acyclic("harness::sim", &graph);
+    for (name, modules, arrow) in expected {
+        let graph = crate_graph(&crates[name].join("src"));
+        for module in modules {
+            assert!(
+                graph.contains_key(*module),
+                "{name}: no module {module}: {graph:#?}"
+            );
+        }
+        if let Some((from, to)) = arrow {
+            assert!(
+                graph[from].contains(to),
+                "{name}: the graph misses {from} -> {to}: {graph:#?}"
+            );
+        }
+        assert_acyclic(name, &graph);
+    }
 }
 
 #[test]
@@ -266,6 +370,18 @@ fn the_parser_reads_paths_groups_and_test_items() {
         "use crate::a;\n// crate::b\n#[cfg(test)]\nuse crate::c;\n#[cfg(test)]\nmod tests {\n    let s = \"}\"; let c = '}';\n    crate::d::f();\n}\nfn g() { crate::e::h() }\n",
     );
     assert_eq!(named_after(&code, "crate::"), ["a", "e"]);
+}
+
+#[test]
+fn the_manifest_parser_reads_names_and_every_kind_of_dependency() {
+    let (name, deps) = manifest_of(
+        "[package]\nname = \"a\"\nversion.workspace = true\n\n[lints]\nworkspace = true\n\n\
+         [dependencies]\n# c = \"1\"\nb.workspace = true\nd = { workspace = true }\n\n\
+         [dev-dependencies]\ne = \"1\"\n\n[target.'cfg(unix)'.build-dependencies]\nf = \"1\"\n\n\
+         [dependencies.g]\nworkspace = true\n",
+    );
+    assert_eq!(name, "a");
+    assert_eq!(deps, ["b", "d", "e", "f", "g"].map(String::from).into());
 }
 
 #[test]

@@ -14,12 +14,14 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-pub use crate::names::STOPPED_ANNOTATION;
+pub use mdiag_harness_util::names::STOPPED_ANNOTATION;
 
 use super::SimOptions;
 use super::state::PodSim;
-use crate::events::{ObjRef, Recorder};
-use crate::util::{fmt_micro, fmt_time, is_conflict, is_not_found, now, stable_hex, trunc_secs};
+use mdiag_harness_util::events::{ObjRef, Recorder};
+use mdiag_harness_util::{
+    fmt_micro, fmt_time, is_conflict, is_not_found, now, stable_hex, trunc_secs,
+};
 
 /// The namespace of node heartbeat Leases.
 const NODE_LEASE_NS: &str = "kube-node-lease";

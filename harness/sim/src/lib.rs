@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 pub use behavior::{BEHAVIOR_ANNOTATION, Behavior};
 pub use node::{HostnameAddress, NodeSpec, STOPPED_ANNOTATION};
 
-use crate::controller::{self, ControllerOptions};
+use mdiag_harness_controller::{self as controller, ControllerOptions};
 
 /// The environment variable that scales back-off waits (e.g. `0.1`).
 pub const BACKOFF_SCALE_ENV: &str = "MDIAG_SIM_BACKOFF_SCALE";

@@ -646,7 +646,7 @@ impl Holder {
         }
         let pid = child_of(parent, Duration::from_secs(2))
             .context("finding the namespace holder's init process")?;
-        let start_time = crate::util::start_time_if_alive(pid)
+        let start_time = mdiag_harness_util::start_time_if_alive(pid)
             .context("reading the namespace holder's start time")?;
         let h = Holder {
             netns: netns.to_owned(),
@@ -658,7 +658,7 @@ impl Holder {
     }
 
     pub fn is_alive(&self) -> bool {
-        crate::util::start_time_if_alive(self.pid) == Some(self.start_time)
+        mdiag_harness_util::start_time_if_alive(self.pid) == Some(self.start_time)
     }
 
     /// The argv prefix that runs a command in all three namespaces (a
@@ -694,7 +694,7 @@ impl Holder {
         {
             let _ = kill_process(p, Signal::KILL);
             let t = Instant::now();
-            while crate::util::start_time_if_alive(self.pid).is_some()
+            while mdiag_harness_util::start_time_if_alive(self.pid).is_some()
                 && t.elapsed() < Duration::from_secs(10)
             {
                 sleep(Duration::from_millis(50));

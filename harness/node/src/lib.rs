@@ -24,6 +24,7 @@
 //! pod-logs/                the kubelet's podLogsDir
 //! ```
 
+pub mod images;
 pub mod ns;
 
 use std::fs;

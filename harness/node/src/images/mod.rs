@@ -13,7 +13,7 @@
 //!
 //! ```no_run
 //! # fn demo(dir: &std::path::Path) -> anyhow::Result<()> {
-//! use mdiag_harness::images;
+//! use mdiag_harness_node::images;
 //! let plan = images::plan(&dir.join("registry"))?;
 //! for p in &plan.processes {
 //!     // start p.exe with p.args, log to logs/<p.log>, record it to stop it later

@@ -1,10 +1,10 @@
 //! A real Kubernetes control plane (etcd, kube-apiserver,
 //! kube-controller-manager, kube-scheduler) on 127.0.0.1 for the live tests,
 //! behind `cargo xtask cluster up|down|env|status` and the live test
-//! binary. The simulator ([`crate::sim`]) adds fake nodes; with
+//! binary. The simulator (`mdiag_harness_sim`) adds fake nodes; with
 //! [`UpOptions::real_node`] the cluster also gets the local registries and
-//! one real node ([`crate::node`]), and then runs inside namespaces of its
-//! own ([`crate::node::ns`]).
+//! one real node ([`mdiag_harness_node`]), and then runs inside namespaces of its
+//! own ([`mdiag_harness_node::ns`]).
 //!
 //! The binaries come from `harness/build.sh` (see harness/README.md). All
 //! state lives in `$MDIAG_CLUSTER_DIR` (default `<repo>/target/cluster`):
@@ -18,10 +18,11 @@
 //! logs/<name>.log      output of each component
 //! logs/audit.log       the apiserver's audit log: every request at Metadata level
 //! etcd/                etcd's data
-//! registry/            the local registries (real node only, see crate::images)
+//! registry/            the local registries (real node only, see mdiag_harness_node::images)
 //! node/                the real node's containerd, CNI and kubelet files
 //! ```
 
+pub mod audit;
 mod kubeconfig;
 mod pki;
 mod procs;
@@ -37,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use crate::node::{self, NodeConfig, ns};
+use mdiag_harness_node::{self as node, NodeConfig, ns};
 use pki::Pki;
 use procs::{Record, Started};
 
@@ -54,9 +55,11 @@ pub struct Layout {
 }
 
 fn repo_root() -> anyhow::Result<PathBuf> {
+    // This crate is harness/cluster/: the repository is two levels up.
     Ok(Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .context("the harness crate has no parent directory")?
+        .ancestors()
+        .nth(2)
+        .context("the harness cluster crate is not two levels below the repository")?
         .to_path_buf())
 }
 
@@ -163,7 +166,7 @@ pub fn proc_start_time(pid: i32) -> Option<u64> {
 pub struct UpOptions {
     /// The local registries (with the images pushed) and a real node
     /// (containerd + kubelet). Only inside the cluster's own namespaces:
-    /// see [`crate::node::ns`].
+    /// see [`mdiag_harness_node::ns`].
     pub real_node: bool,
 }
 
@@ -178,7 +181,7 @@ pub fn up(layout: &Layout) -> anyhow::Result<()> {
 pub struct Up {
     /// The images on the local registries (with a real node, when `up`
     /// started it; also written to `images.json` in the state dir).
-    pub images: Option<crate::images::Images>,
+    pub images: Option<mdiag_harness_node::images::Images>,
 }
 
 /// [`up`], with options.
@@ -198,7 +201,7 @@ pub fn up_with(layout: &Layout, opts: UpOptions) -> anyhow::Result<Up> {
                     .all(|c| records.iter().any(|r| r.name == *c)))
         {
             let images = if opts.real_node {
-                Some(crate::images::Images::load(&layout.dir)?)
+                Some(mdiag_harness_node::images::Images::load(&layout.dir)?)
             } else {
                 None
             };
@@ -318,12 +321,13 @@ fn start_node(
     pki: &Pki,
     server: &str,
     started: &mut Vec<Started>,
-) -> anyhow::Result<crate::images::Images> {
-    let plan = crate::images::plan(&layout.path("registry")).context("planning the registries")?;
+) -> anyhow::Result<mdiag_harness_node::images::Images> {
+    let plan = mdiag_harness_node::images::plan(&layout.path("registry"))
+        .context("planning the registries")?;
     for p in &plan.processes {
         spawn_exe(layout, &p.name, &p.exe, &p.args, &p.log, started)?;
     }
-    let images = crate::images::push_all(&plan).context("pushing the images")?;
+    let images = mdiag_harness_node::images::push_all(&plan).context("pushing the images")?;
     images.save(&layout.dir)?;
 
     let cfg = node_config(layout, kubelet.to_owned(), pki, server, &images)?;
@@ -380,7 +384,7 @@ fn node_config(
     kubelet: PathBuf,
     pki: &Pki,
     server: &str,
-    images: &crate::images::Images,
+    images: &mdiag_harness_node::images::Images,
 ) -> anyhow::Result<NodeConfig> {
     Ok(NodeConfig {
         dir: layout.path("node"),

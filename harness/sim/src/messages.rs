@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::util::{go_duration, scaled};
+use mdiag_harness_util::{go_duration, scaled};
 
 /// The first wait of the CrashLoopBackOff and ImagePullBackOff back-offs.
 pub const INITIAL_BACKOFF: Duration = Duration::from_secs(10);

@@ -82,7 +82,7 @@ fn registry_config(
     service: &str,
     htpasswd: Option<&Path>,
 ) -> String {
-    let secret = crate::util::uuid4();
+    let secret = mdiag_harness_util::uuid4();
     let mut s = format!(
         "# Written by mdiag-harness (images::plan) for Debian's docker-registry.\n\
          version: 0.1\n\
@@ -151,7 +151,7 @@ pub fn plan_with(dir: &Path, opts: &PlanOptions) -> anyhow::Result<RegistryPlan>
     let unreachable = SocketAddr::new(ip, p_unreach);
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let dir = dir.canonicalize()?;
-    let password = crate::util::uuid4();
+    let password = mdiag_harness_util::uuid4();
     let htpasswd = dir.join("auth").join("htpasswd");
     fs::create_dir_all(dir.join("open").join("storage"))?;
     fs::create_dir_all(dir.join("auth").join("storage"))?;

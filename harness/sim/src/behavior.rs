@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-pub use crate::names::{BEHAVIOR_ANNOTATION, SIM_ANNOTATION_PREFIX};
+pub use mdiag_harness_util::names::{BEHAVIOR_ANNOTATION, SIM_ANNOTATION_PREFIX};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Behavior {
@@ -163,7 +163,7 @@ impl PullError {
     /// back-offs, at least 3 s); a registry's answer comes at once.
     pub fn pull_time(self, scale: f64) -> std::time::Duration {
         match self {
-            PullError::Timeout => crate::util::scaled(
+            PullError::Timeout => mdiag_harness_util::scaled(
                 std::time::Duration::from_secs(30),
                 scale,
                 std::time::Duration::from_secs(3),

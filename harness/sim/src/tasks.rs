@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 use super::SimOptions;
 use super::node::{IpPool, NodeConds, NodeCtx, NodeSpec, STOPPED_ANNOTATION};
 use super::pod::{self, PodHandle};
-use crate::events::Recorder;
+use mdiag_harness_util::events::Recorder;
 
 /// Starts one node: registers it, and spawns its heartbeat, node watch, pod
 /// watch and log server. Returns when the Node is registered.

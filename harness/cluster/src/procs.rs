@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use rustix::process::{Pid, Signal, kill_process};
 
-use crate::util::proc_stat;
-pub use crate::util::start_time_if_alive;
+use mdiag_harness_util::proc_stat;
+pub use mdiag_harness_util::start_time_if_alive;
 
 /// One started process, as written to the state dir's `pids` file.
 #[derive(Clone, Debug)]

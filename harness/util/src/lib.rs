@@ -1,6 +1,10 @@
 //! Small helpers: time formatting as the apiserver stores it, random ids,
 //! Go-style durations, error classification, a pid's start time,
-//! creating a namespace.
+//! creating a namespace; the annotation names ([`names`]) and the Event
+//! recorder ([`events`]) that the simulator and the controller share.
+
+pub mod events;
+pub mod names;
 
 use std::collections::hash_map::RandomState;
 use std::fs;

@@ -22,7 +22,7 @@ use tokio_rustls::TlsAcceptor;
 
 use super::node::NodeCtx;
 use super::state::LogLine;
-use crate::util::{fmt_nano, now};
+use mdiag_harness_util::{fmt_nano, now};
 
 /// A TLS acceptor with a fresh self-signed certificate for `node`.
 pub fn tls_acceptor(node: &str) -> anyhow::Result<TlsAcceptor> {

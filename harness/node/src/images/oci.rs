@@ -18,11 +18,11 @@ pub const MEDIA_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
 pub const MEDIA_LAYER_GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
 
 /// The model-server stand-in (run by busybox sh).
-pub const MODEL_SERVER_SH: &str = include_str!("../../images/model-server.sh");
+pub const MODEL_SERVER_SH: &str = include_str!("../../../images/model-server.sh");
 /// Its readiness CGI, run by busybox httpd for `/healthz/`.
-pub const HEALTHZ_CGI: &str = include_str!("../../images/healthz.cgi");
+pub const HEALTHZ_CGI: &str = include_str!("../../../images/healthz.cgi");
 /// PID 1 of the pause (sandbox) image.
-pub const PAUSE_SH: &str = include_str!("../../images/pause.sh");
+pub const PAUSE_SH: &str = include_str!("../../../images/pause.sh");
 
 /// Where the model server's script lives in the image.
 pub const MODEL_SERVER_PATH: &str = "/usr/local/bin/model-server";

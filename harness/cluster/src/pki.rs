@@ -44,7 +44,7 @@ pub const SCHEDULER: Identity = Identity {
     groups: &[],
 };
 
-/// The real node's kubelet (see `crate::node`): the Node authorizer and
+/// The real node's kubelet (see `mdiag_harness_node`): the Node authorizer and
 /// NodeRestriction know it by this name and group.
 pub const NODE: Identity = Identity {
     file: "kubelet-client",
@@ -357,7 +357,10 @@ mod tests {
 
     #[test]
     fn the_node_identity_names_the_real_node() {
-        assert_eq!(NODE.user, format!("system:node:{}", crate::node::NODE_NAME));
+        assert_eq!(
+            NODE.user,
+            format!("system:node:{}", mdiag_harness_node::NODE_NAME)
+        );
     }
 
     #[test]

@@ -33,9 +33,9 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::sleep;
 
-use crate::events::{ObjRef, Recorder};
-use crate::names::SIM_ANNOTATION_PREFIX;
-use crate::util::{fmt_time, is_conflict, now, trunc_secs, uuid4};
+use mdiag_harness_util::events::{ObjRef, Recorder};
+use mdiag_harness_util::names::SIM_ANNOTATION_PREFIX;
+use mdiag_harness_util::{fmt_time, is_conflict, now, trunc_secs, uuid4};
 
 /// The controller's field manager, Lease and Deployment name.
 pub const CONTROLLER_NAME: &str = "modeldock-controller";
@@ -86,7 +86,7 @@ struct Ctl {
 
 /// Starts the controller's tasks on the current runtime.
 pub async fn start(client: Client, opts: ControllerOptions) -> anyhow::Result<Vec<JoinHandle<()>>> {
-    crate::util::ensure_namespace(&client, CONTROLLER_NAMESPACE).await?;
+    mdiag_harness_util::ensure_namespace(&client, CONTROLLER_NAMESPACE).await?;
     if opts.create_deployment {
         apply_own_deployment(&client).await?;
     }

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{
 use serde_json::{Value, json};
 
 use super::behavior::Behavior;
-use crate::util::{fmt_time, now as now_ts, rand_hex, stable_hex, trunc_secs};
+use mdiag_harness_util::{fmt_time, now as now_ts, rand_hex, stable_hex, trunc_secs};
 
 /// Log lines kept per container run.
 const MAX_LINES: usize = 2000;

@@ -15,8 +15,8 @@ use super::logtext::AppInfo;
 use super::messages::{self, INITIAL_BACKOFF, MAX_BACKOFF};
 use super::node::NodeCtx;
 use super::state::{PodSim, Waiting};
-use crate::events::ObjRef;
-use crate::util::{is_not_found, now, scaled, stable_hex};
+use mdiag_harness_util::events::ObjRef;
+use mdiag_harness_util::{is_not_found, now, scaled, stable_hex};
 
 /// A running Pod worker.
 pub struct PodHandle {
@@ -931,7 +931,7 @@ impl Worker {
         };
         match api.delete(&self.pod_ref.name, &dp).await {
             Ok(_) => {}
-            Err(e) if is_not_found(&e) || crate::util::is_conflict(&e) => {}
+            Err(e) if is_not_found(&e) || mdiag_harness_util::is_conflict(&e) => {}
             Err(e) => eprintln!(
                 "mdiag-sim: {}: deleting {}/{}: {e}",
                 self.node.name, self.pod_ref.namespace, self.pod_ref.name

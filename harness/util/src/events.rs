@@ -19,7 +19,7 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 use tokio::sync::{Mutex, watch};
 
-use crate::util::{event_name, fmt_micro, fmt_time, is_not_found, now};
+use crate::{event_name, fmt_micro, fmt_time, is_not_found, now};
 
 /// The object an Event is about.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
