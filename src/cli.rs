@@ -302,6 +302,12 @@ impl OutputFormat {
             OutputFormat::Yaml => Some(mdiag_render::Encoding::Yaml),
         }
     }
+
+    /// Whether what this format prints may hold mdiag's own colour
+    /// sequences: only the terminal's table, and only when `color` is on.
+    pub fn paints(self, color: bool) -> bool {
+        color && self == OutputFormat::Table
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -26,7 +26,11 @@ fn main() -> ExitCode {
     match runtime.block_on(mdiag::cmd::run(cli)) {
         Ok(code) => code.into(),
         Err(err) => {
-            eprintln!("{program}: {err:#}");
+            // An error can quote a file or a cluster's words: inert too.
+            eprintln!(
+                "{program}: {}",
+                mdiag_render::inert::text(&format!("{err:#}"), false)
+            );
             exit::for_error(&err).into()
         }
     }

@@ -45,6 +45,8 @@ mod mcp;
 mod pod_sets;
 #[path = "common/python_mcp.rs"]
 mod python_mcp;
+#[path = "live/real_hostile.rs"]
+mod real_hostile;
 #[path = "live/real_node.rs"]
 mod real_node;
 #[path = "live/real_redaction.rs"]
@@ -432,6 +434,7 @@ fn trials() -> Vec<Trial> {
     all.extend(audit::trials());
     all.extend(interrupts::trials());
     all.extend(real_redaction::trials());
+    all.extend(real_hostile::trials());
     all.extend(mcp::trials());
     all.extend(recipes::trials());
     // Last: it stops the scheduler of the whole cluster for a while.

@@ -201,7 +201,7 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
             }
         }
     };
-    super::emit(&text)?;
+    super::emit(&text, request.output.paints(color))?;
     Ok(crate::exit::for_diagnoses(
         diagnoses.iter().map(|(d, ..)| d),
     ))

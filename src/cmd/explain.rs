@@ -39,7 +39,7 @@ pub async fn run(request: &ExplainRequest) -> anyhow::Result<Exit> {
             text.join("\n---\n\n")
         }
     };
-    super::emit(&text)?;
+    super::emit(&text, request.output.paints(style.color))?;
     Ok(Exit::Healthy)
 }
 

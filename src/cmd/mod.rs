@@ -45,7 +45,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
     }
 }
 
-/// Writes rendered output, with context on failure.
-pub fn emit(text: &str) -> anyhow::Result<()> {
-    mdiag_render::write_stdout(text).context("cannot write to stdout")
+/// Writes rendered output, with context on failure: inert whatever the
+/// view (`color`: the view may hold mdiag's own colour sequences).
+pub fn emit(text: &str, color: bool) -> anyhow::Result<()> {
+    mdiag_render::write_stdout(&mdiag_render::inert::text(text, color))
+        .context("cannot write to stdout")
 }

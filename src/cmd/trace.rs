@@ -35,7 +35,7 @@ pub async fn run(request: &TraceRequest) -> anyhow::Result<Exit> {
         }
         Some(encoding) => mdiag_render::encode(&traced.report(request.lang), encoding)?,
     };
-    super::emit(&text)?;
+    super::emit(&text, request.output.paints(request.color))?;
     Ok(crate::exit::for_diagnosis(diagnosis))
 }
 

@@ -11,4 +11,6 @@ pub mod alert;
 pub mod analysis;
 pub mod catalogue;
 pub mod chain;
+pub mod command;
+pub mod inert;
 pub mod model;

@@ -13,6 +13,7 @@ use crate::words::step_id;
 use mdiag_core::alert::Alert;
 use mdiag_core::analysis::{Diagnosis, Step, format_duration};
 use mdiag_core::catalogue::{Arg, Lang, Message};
+use mdiag_core::inert::inert;
 
 /// One traced workload and the alerts (indexes) about it.
 pub struct AlertTraced<'a> {
@@ -185,8 +186,8 @@ pub fn alerts_block(alerts: &[(&Alert, Option<&Message>)], d: &Diagnosis, style:
             (None, _) => Message::new("alert.head"),
         };
         let head = head
-            .arg("alert", style.bold(&tr("alert.word")))
-            .arg("name", style.bold(a.name()))
+            .arg("alert", Arg::styled(style.bold(&tr("alert.word"))))
+            .arg("name", Arg::styled(style.bold(&inert(a.name()))))
             .arg("status", status);
         out.push_str(&format!("{}\n", head.render(lang)));
         let labels: Vec<String> = a

@@ -9,12 +9,17 @@ use mdiag_core::analysis::Diagnosis;
 use mdiag_core::analysis::contents::Contents;
 use mdiag_core::analysis::triage::Triage;
 use mdiag_core::catalogue::{Arg, Lang, Message};
+use mdiag_core::command::Command;
 use mdiag_core::model::OriginKind;
 
 /// A trace: the headline, then `next: COMMAND` when there is one.
 pub fn trace(d: &Diagnosis, lang: Lang) -> String {
     let mut out = headline::text(d, lang);
-    push_next(&mut out, d.verdict.next.as_deref(), lang);
+    push_next(
+        &mut out,
+        d.verdict.next.as_ref().map(Command::shell).as_deref(),
+        lang,
+    );
     out
 }
 
@@ -25,7 +30,11 @@ pub fn triage(t: &Triage, lang: Lang) -> String {
     if let Some(worst) = t.items.iter().find(|d| !d.healthy) {
         out.push('\n');
         out.push_str(&workload_line(worst, lang));
-        push_next(&mut out, worst.verdict.next.as_deref(), lang);
+        push_next(
+            &mut out,
+            worst.verdict.next.as_ref().map(Command::shell).as_deref(),
+            lang,
+        );
     }
     out
 }

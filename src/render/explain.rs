@@ -7,7 +7,8 @@ use serde::Serialize;
 use super::Style;
 use super::report::SCHEMA;
 use crate::words::severity_word;
-use mdiag_core::catalogue::{Catalogue, Entry, Lang, Severity, as_run};
+use mdiag_core::catalogue::{Catalogue, Entry, Lang, Severity, template_as_run};
+use mdiag_core::command::Command;
 use mdiag_core::model::TemplateVars;
 
 /// `explain -o json`: the catalogue entries found, in `--lang`.
@@ -66,8 +67,8 @@ pub fn report(
                 cause: e.cause.get(lang).to_string(),
                 judge: e.judge.get(lang).to_string(),
                 check: match vars {
-                    Some(vars) => e.checks_for(vars),
-                    None => e.check.iter().cloned().map(as_run).collect(),
+                    Some(vars) => e.checks_for(vars).iter().map(Command::shell).collect(),
+                    None => e.check.iter().map(|t| template_as_run(t)).collect(),
                 },
                 fix: e.fix.get(lang).to_string(),
                 verify: e.verify.get(lang).to_string(),
@@ -79,14 +80,15 @@ pub fn report(
 /// An entry as the catalogue holds it: the check commands with their
 /// `{placeholders}` for the names.
 pub fn entry(e: &Entry, style: &Style) -> String {
-    let checks: Vec<String> = e.check.iter().cloned().map(as_run).collect();
+    let checks: Vec<String> = e.check.iter().map(|t| template_as_run(t)).collect();
     render_entry(e, &checks, style)
 }
 
 /// An entry about one target: `vars` hold its real names, filled into the
 /// check commands (those about a ModelService left out when it has none).
 pub fn entry_for(e: &Entry, vars: &TemplateVars, style: &Style) -> String {
-    render_entry(e, &e.checks_for(vars), style)
+    let checks: Vec<String> = e.checks_for(vars).iter().map(Command::shell).collect();
+    render_entry(e, &checks, style)
 }
 
 fn render_entry(e: &Entry, checks: &[String], style: &Style) -> String {

@@ -9,6 +9,7 @@ pub mod gate;
 pub mod headline;
 pub mod html;
 pub mod human;
+pub mod inert;
 pub(crate) mod layout;
 pub mod report;
 pub mod summary;
@@ -106,9 +107,12 @@ pub fn encode<T: serde::Serialize>(report: &T, encoding: Encoding) -> anyhow::Re
         Encoding::Json => {
             let mut s = serde_json::to_string_pretty(report).context("cannot encode the report")?;
             s.push('\n');
-            s
+            inert::json(&s)
         }
-        Encoding::Yaml => serde_saphyr::to_string(report).context("cannot encode the report")?,
+        Encoding::Yaml => inert::yaml(
+            serde_saphyr::to_string(report).context("cannot encode the report")?,
+            || encode(report, Encoding::Json),
+        )?,
     })
 }
 
@@ -122,7 +126,8 @@ pub fn write_encoded<T: serde::Serialize>(
 ) -> std::io::Result<()> {
     match encoding {
         Encoding::Json => {
-            serde_json::to_writer_pretty(&mut *out, report).map_err(|e| {
+            let mut out = inert::InertJson::new(&mut *out);
+            serde_json::to_writer_pretty(&mut out, report).map_err(|e| {
                 match e.io_error_kind() {
                     Some(kind) => std::io::Error::new(kind, e),
                     None => std::io::Error::other(format!("cannot encode the report: {e}")),

@@ -9,6 +9,7 @@ use crate::Style;
 use crate::words::{detail_with_others, others};
 use mdiag_core::analysis::{Diagnosis, Finding, Replicas, State, Step};
 use mdiag_core::catalogue::{Lang, Severity, catalogue};
+use mdiag_core::command::Command;
 use mdiag_core::model::{Clock, ClockSource, Gap, ObjectRef, Origin, OriginKind};
 
 pub const SCHEMA: &str = "mdiag/v1";
@@ -47,8 +48,10 @@ pub struct ReportVerdict {
     pub state: State,
     /// The ready endpoints the state was decided on.
     pub serving: ReportServing,
-    /// The command to run first, as it can be pasted.
-    pub next: Option<String>,
+    /// The command to run first, as it can be pasted (shell-quoted).
+    pub next: Option<Command>,
+    /// The same command as its words, for a program to run without a shell.
+    pub next_argv: Option<Vec<String>>,
     pub summary: String,
 }
 
@@ -183,7 +186,10 @@ pub struct ReportFinding {
     pub others: usize,
     pub evidence: Vec<ReportEvidence>,
     pub cause: String,
-    pub check: Vec<String>,
+    /// Read-only commands, shell-quoted.
+    pub check: Vec<Command>,
+    /// The same commands as their words.
+    pub check_argv: Vec<Vec<String>>,
     pub fix: String,
     pub verify: String,
 }
@@ -239,6 +245,7 @@ pub fn trace_report(d: &Diagnosis, run: &RunInfo, lang: Lang) -> TraceReport {
             state: d.verdict.state,
             serving: report_serving(d),
             next: d.verdict.next.clone(),
+            next_argv: d.verdict.next.as_ref().map(|c| c.argv().to_vec()),
             summary: summary(d, &style),
         },
         clock: ReportClock {
@@ -295,6 +302,7 @@ pub fn report_finding(f: &Finding, lang: Lang) -> ReportFinding {
             .map(|e| pick(e).get(lang).to_string())
             .unwrap_or_default()
     };
+    let check = entry.map(|e| e.checks_for(&f.vars)).unwrap_or_default();
     ReportFinding {
         id: f.id.to_string(),
         severity: f.severity,
@@ -325,7 +333,8 @@ pub fn report_finding(f: &Finding, lang: Lang) -> ReportFinding {
             })
             .collect(),
         cause: text(|e| &e.cause),
-        check: entry.map(|e| e.checks_for(&f.vars)).unwrap_or_default(),
+        check: check.clone(),
+        check_argv: check.iter().map(|c| c.argv().to_vec()).collect(),
         fix: text(|e| &e.fix),
         verify: text(|e| &e.verify),
     }

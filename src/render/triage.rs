@@ -13,6 +13,7 @@ use mdiag_core::analysis::outside::Outside;
 use mdiag_core::analysis::triage::{Row, Triage};
 use mdiag_core::analysis::{Diagnosis, State, format_duration};
 use mdiag_core::catalogue::{Arg, Lang, Message, Severity};
+use mdiag_core::command::Command;
 use mdiag_core::model::Gap;
 
 #[derive(Debug, Serialize)]
@@ -188,10 +189,11 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
             Row::Outside(o) => (o.kind, &o.name, &o.namespace),
         };
         let command = match worst {
-            Row::Workload(_) => format!(
-                "{} trace {} -n {ns}",
-                mdiag_core::catalogue::program(),
-                target_arg(kind, name)
+            // Traced the way it was read: a file again with `--snapshot`
+            // (the lead finding's vars say which).
+            Row::Workload(d) => mdiag_core::catalogue::as_run(
+                Command::new(["mdiag", "trace", &target_arg(kind, name), "-n", ns]),
+                &d.lead().map(|f| f.vars.clone()).unwrap_or_default(),
             ),
             // Nothing to trace: the lead finding's own first check.
             Row::Outside(o) => o
@@ -201,8 +203,11 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
                         .get(f.id)
                         .and_then(|e| e.checks_for(&f.vars).into_iter().next())
                 })
-                .unwrap_or_else(|| format!("kubectl -n {ns} describe {} {name}", short_kind(kind))),
-        };
+                .unwrap_or_else(|| {
+                    Command::new(["kubectl", "-n", ns, "describe", short_kind(kind), name])
+                }),
+        }
+        .shell();
         // `next: `; a full-width colon has its space in it (`下一步：`).
         let next = style.labels().next;
         let gap = if next.ends_with('：') { "" } else { " " };

@@ -122,7 +122,9 @@ fn a_replica_set_its_deployment_owns_is_traced_through_that_deployment() {
         verb: "list".into(),
         name: None,
         reason: Gap::NOT_IN_DUMP.into(),
-        complete_with: Some("kubectl get deployments -n inference -o yaml".into()),
+        complete_with: mdiag_core::command::Command::parse(
+            "kubectl get deployments -n inference -o yaml",
+        ),
     });
     assert!(!rows(&gone).contains(&"rs/gateway-5f7b8c9d4".to_string()));
     // The orphans nothing controls stay rows whatever was read.

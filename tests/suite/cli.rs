@@ -1008,7 +1008,7 @@ fn run_as_the_kubectl_plugin_it_prints_kubectl_mdiag_commands() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("next: kubectl mdiag trace chart-demo -n team-a"),
+        text.contains("kubectl mdiag trace chart-demo -n team-a --snapshot "),
         "{text}"
     );
     let out = std::process::Command::new(&plugin)

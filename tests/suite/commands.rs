@@ -189,7 +189,7 @@ fn every_catalogue_command_parses_unfilled_and_filled() {
         for template in &e.check {
             for (form, command, filled) in [
                 ("unfilled", template.clone(), false),
-                ("filled", fill(template, &values), true),
+                ("filled", fill(template, &values).shell(), true),
             ] {
                 for p in problems(&command, filled) {
                     wrong.push(format!("{} ({form}) `{command}`: {p}", e.id));
@@ -207,7 +207,7 @@ fn a_target_without_a_model_service_gets_no_model_service_command() {
     values.remove("target");
     let mut wrong = Vec::new();
     for e in &catalogue().entries {
-        for command in e.checks_for(&values) {
+        for command in e.checks_for(&values).iter().map(|c| c.shell()) {
             let words = shlex::split(&command).unwrap_or_default();
             if words.iter().any(|w| w == "msvc" || w.starts_with("msvc/"))
                 || command.contains("<modelservice>")
@@ -225,6 +225,7 @@ fn a_target_without_a_model_service_gets_no_model_service_command() {
         .entries
         .iter()
         .flat_map(|e| e.checks_for(&values))
+        .map(|c| c.shell())
         .filter(|c| c.starts_with("mdiag trace"))
         .collect();
     assert!(!traced.is_empty());
@@ -308,12 +309,16 @@ fn every_command_trace_prints_for_the_fixtures_parses() {
             mdiag_source::read_snapshot_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join(&file))
                 .unwrap();
         let d = common::diagnose_target(&snapshot, &target);
-        let mut commands: Vec<String> = d.verdict.next.iter().cloned().collect();
+        let mut commands: Vec<String> = d.verdict.next.iter().map(|c| c.shell()).collect();
         for f in &d.findings {
             let entry = catalogue().get(f.id).unwrap();
-            commands.extend(entry.checks_for(&f.vars));
+            commands.extend(entry.checks_for(&f.vars).iter().map(|c| c.shell()));
         }
-        commands.extend(d.gaps.iter().filter_map(|g| g.complete_with.clone()));
+        commands.extend(
+            d.gaps
+                .iter()
+                .filter_map(|g| g.complete_with.as_ref().map(|c| c.shell())),
+        );
         for command in commands {
             seen += 1;
             for p in problems(&command, true) {

@@ -327,7 +327,8 @@ fn the_headline_names_the_lead_finding_and_a_next_command_that_pastes() {
             assert_eq!(d.verdict.next, None, "{name}: healthy needs no next");
             continue;
         }
-        let next = d.verdict.next.as_deref().unwrap_or_else(|| {
+        let next = d.verdict.next.as_ref().map(|c| c.shell());
+        let next = next.as_deref().unwrap_or_else(|| {
             panic!("{name}: no next command for {}", lead.id);
         });
         // Every name filled in: nothing left to replace before pasting.

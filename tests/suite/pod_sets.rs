@@ -265,12 +265,14 @@ fn an_on_delete_set_says_its_pods_wait_to_be_deleted_without_calling_it_stuck() 
     assert!(
         checks
             .iter()
-            .any(|c| c.starts_with("kubectl -n serve get statefulset/shard -o jsonpath=")),
+            .any(|c| c.starts_with("kubectl -n serve get statefulset/shard -o 'jsonpath=")),
         "{checks:?}"
     );
     assert!(checks.iter().all(|c| !c.contains('<')), "{checks:?}");
     assert!(
-        checks.contains(&"mdiag trace sts/shard -n serve"),
+        checks.contains(
+            &"mdiag trace sts/shard -n serve --snapshot fixtures/cases/statefulset-on-delete.yaml"
+        ),
         "{checks:?}"
     );
     // The entry explains itself.
@@ -370,7 +372,7 @@ fn a_set_still_moving_with_nothing_wrong_is_progressing_and_points_at_its_rollou
         lead.detail.en()
     );
     assert_eq!(
-        d.verdict.next.as_deref(),
+        d.verdict.next.as_ref().map(|c| c.shell()).as_deref(),
         Some("kubectl -n serve rollout status statefulset/shard")
     );
 }

@@ -94,11 +94,19 @@ pub(super) async fn finish(
             diagnosis,
             &report.gate,
         )?;
-        write_atomic(path, xml.as_bytes(), false)?;
+        write_atomic(
+            path,
+            mdiag_render::inert::text(&xml, false).as_bytes(),
+            false,
+        )?;
     }
     if let Some(path) = &request.html {
         let page = mdiag_render::html::gate(&report, request.lang);
-        write_atomic(path, page.as_bytes(), false)?;
+        write_atomic(
+            path,
+            mdiag_render::inert::text(&page, false).as_bytes(),
+            false,
+        )?;
     }
     let text = match request.output {
         OutputFormat::Json => mdiag_render::encode(&report, Encoding::Json)?,
@@ -122,7 +130,7 @@ pub(super) async fn finish(
             )
         }
     };
-    crate::cmd::emit(&text)
+    crate::cmd::emit(&text, request.output.paints(request.color))
 }
 
 /// The chain as the gate last saw it, with its Pods' logs, in the

@@ -60,7 +60,7 @@ pub async fn run(request: &TriageRequest) -> anyhow::Result<Exit> {
         };
         mdiag_render::triage::table(&judged.items, &judged.gaps(), request.all, &style)
     };
-    super::emit(&text)?;
+    super::emit(&text, request.output.paints(request.color))?;
     judged.print_timings();
     Ok(crate::exit::for_triage(&judged.items))
 }

@@ -250,7 +250,7 @@ pub struct Verdict {
     /// Ready endpoints and desired replicas the state was decided on.
     pub serving: Serving,
     /// The command to run first, with the real names filled in.
-    pub next: Option<String>,
+    pub next: Option<crate::command::Command>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -382,6 +382,7 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
             findings,
             gaps,
             unread,
+            replay: snapshot.origin.replay_vars(now),
         },
     )
 }

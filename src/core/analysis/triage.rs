@@ -246,9 +246,16 @@ impl Judge<'_> {
 
     /// What fails outside the covered chains, that the filter keeps.
     fn outside(&self, covered: &Covered, pod_facts: Option<&PodFacts>) -> Vec<Outside> {
+        let replay = self.snapshot.origin.replay_vars(self.now);
         outside::judge(self.snapshot, self.namespace, covered, pod_facts)
             .into_iter()
             .filter(|o| self.filter.is_none_or(|f| f.matches(&o.labels)))
+            .map(|mut o| {
+                for f in &mut o.findings {
+                    f.vars.extend(replay.iter().cloned());
+                }
+                o
+            })
             .collect()
     }
 }

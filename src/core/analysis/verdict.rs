@@ -12,6 +12,7 @@ use super::{
 };
 use crate::catalogue::{Severity, catalogue};
 use crate::chain::{CONTROLLER_REVISION_HASH, Chain, PodSet, SetStrategy};
+use crate::command::Command;
 use crate::model::{Gap, ObjectRef};
 
 /// What the ladder and the rules produced, for the verdict to weigh.
@@ -23,6 +24,9 @@ pub struct Observations {
     pub gaps: Vec<Gap>,
     /// What a gap hides of the workload's own chain: (resource, reason).
     pub unread: Vec<(String, String)>,
+    /// Vars every finding's commands get so that an `mdiag` command reads
+    /// the same file again ([`crate::model::Origin::replay_vars`]).
+    pub replay: Vec<(String, String)>,
 }
 
 pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
@@ -33,6 +37,7 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
         mut findings,
         gaps,
         unread,
+        replay,
     } = seen;
     let incomplete = !unread.is_empty();
     // The rollout stands on the last step of the unbroken run from the start.
@@ -51,6 +56,9 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
         findings.push(f);
     }
 
+    for f in &mut findings {
+        f.vars.extend(replay.iter().cloned());
+    }
     let target_step = missing.unwrap_or(Step::Serving);
     let present: Vec<FindingId> = findings.iter().map(|f| f.id).collect();
     findings.sort_by_key(|f| {
@@ -150,17 +158,17 @@ fn next_command(
     lead: Option<&Finding>,
     serving: &Serving,
     gaps: &[Gap],
-) -> Option<String> {
+) -> Option<Command> {
     // What cannot be read comes first, unless a problem was found anyway.
     let lead = lead.filter(|f| serving.unread.is_empty() || f.severity != Severity::Info);
     if let Some(f) = lead
         && let Some(entry) = catalogue().get(f.id)
     {
         // Without a ModelService its commands are left out.
-        let filled: Vec<String> = entry.checks_for(&f.vars);
+        let filled: Vec<Command> = entry.checks_for(&f.vars);
         if let Some(c) = filled
             .iter()
-            .find(|c| !has_placeholder(c))
+            .find(|c| !c.has_placeholder())
             .or(filled.first())
         {
             return Some(c.clone());
@@ -174,63 +182,73 @@ fn next_command(
             .iter()
             .any(|g| g.hides(resource, ns) && g.complete_with.is_some())
         {
-            return Some(format!("kubectl get {resource} -n {ns} -o yaml"));
+            return Some(Command::new([
+                "kubectl", "get", resource, "-n", ns, "-o", "yaml",
+            ]));
         }
         return Some(match resource.as_str() {
-            "apis" => "kubectl api-resources".to_string(),
-            r => format!("kubectl -n {ns} auth can-i list {r}"),
+            "apis" => Command::new(["kubectl", "api-resources"]),
+            r => Command::new(["kubectl", "-n", ns, "auth", "can-i", "list", r]),
         });
     }
     if let Some(d) = chain.deployment {
-        return Some(format!(
-            "kubectl -n {ns} rollout status deployment/{}",
-            facts::name(&d.metadata)
-        ));
+        return Some(Command::new([
+            "kubectl".to_string(),
+            "-n".into(),
+            ns.clone(),
+            "rollout".into(),
+            "status".into(),
+            format!("deployment/{}", facts::name(&d.metadata)),
+        ]));
     }
     if let Some(set) = chain.pod_set {
         let kind = set.kind().as_str().to_ascii_lowercase();
         // kubectl rollout status refuses an OnDelete set: list the Pods'
         // revisions instead.
         return Some(match set.strategy() {
-            SetStrategy::OnDelete => format!(
-                "kubectl -n {ns} get pods -L {CONTROLLER_REVISION_HASH} -l {}",
-                selector_text(set)
-            ),
-            SetStrategy::RollingUpdate { .. } => {
-                format!("kubectl -n {ns} rollout status {kind}/{}", set.name())
-            }
+            SetStrategy::OnDelete => Command::new([
+                "kubectl".to_string(),
+                "-n".into(),
+                ns.clone(),
+                "get".into(),
+                "pods".into(),
+                "-L".into(),
+                CONTROLLER_REVISION_HASH.into(),
+                "-l".into(),
+                selector_text(set),
+            ]),
+            SetStrategy::RollingUpdate { .. } => Command::new([
+                "kubectl".to_string(),
+                "-n".into(),
+                ns.clone(),
+                "rollout".into(),
+                "status".into(),
+                format!("{kind}/{}", set.name()),
+            ]),
         });
     }
     // A ReplicaSet does not roll out: its description lists its Pods'
     // states and its controller's events.
     if let Some(rs) = chain.lone_replica_set() {
-        return Some(format!(
-            "kubectl -n {ns} describe replicaset {}",
-            facts::name(&rs.metadata)
-        ));
+        return Some(Command::new([
+            "kubectl",
+            "-n",
+            ns,
+            "describe",
+            "replicaset",
+            facts::name(&rs.metadata),
+        ]));
     }
     chain.pods.first().map(|p| {
-        format!(
-            "kubectl -n {ns} describe pod {}",
-            facts::name(&p.pod.metadata)
-        )
+        Command::new([
+            "kubectl",
+            "-n",
+            ns,
+            "describe",
+            "pod",
+            facts::name(&p.pod.metadata),
+        ])
     })
-}
-
-/// Whether a filled command still holds a `<placeholder>` nobody filled.
-fn has_placeholder(command: &str) -> bool {
-    let mut rest = command;
-    while let Some(start) = rest.find('<') {
-        let tail = &rest[start + 1..];
-        let name_len = tail
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-            .unwrap_or(tail.len());
-        if name_len > 0 && tail[name_len..].starts_with('>') {
-            return true;
-        }
-        rest = tail;
-    }
-    false
 }
 
 /// (specific, general): when both hold, the specific one says why the

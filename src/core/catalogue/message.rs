@@ -22,12 +22,15 @@ pub struct Message {
     pub args: BTreeMap<&'static str, Arg>,
 }
 
-/// An argument: text shown as it is (names, the cluster's own words), a
-/// number, or another message.
+/// An argument: text from outside (names, the cluster's own words, shown
+/// inert), a number, another message, or a view's own already-styled text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Arg {
     Text(String),
+    /// Text a view made itself, colour included: shown as it is. Never
+    /// holds text from outside unescaped ([`Arg::styled`]).
+    Styled(String),
     Int(i64),
     Msg(Message),
     /// Items joined by the separator message `sep` (`sep.and`: ` and ` / ` 和 `).
@@ -36,6 +39,16 @@ pub enum Arg {
         #[serde(skip)]
         sep: &'static str,
     },
+}
+
+impl Arg {
+    /// A view's own styled text (a bold word, a coloured tag), which
+    /// [`Arg::Text`] would show escaped. What it wraps must already be
+    /// inert: mdiag's own words, or outside text passed through
+    /// [`crate::inert::inert`] before it was styled.
+    pub fn styled(text: String) -> Self {
+        Arg::Styled(text)
+    }
 }
 
 impl From<String> for Arg {
@@ -118,7 +131,9 @@ impl Message {
 impl Arg {
     pub fn render(&self, lang: Lang) -> String {
         match self {
-            Arg::Text(t) => t.clone(),
+            // Text from outside: shown inert, on one line, in every view.
+            Arg::Text(t) => crate::inert::inert(t).into_owned(),
+            Arg::Styled(t) => t.clone(),
             Arg::Int(n) => n.to_string(),
             Arg::Msg(m) => m.render(lang),
             Arg::List { items, sep } => {

@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::command::Command;
+
 const CATALOGUE_YAML: &str = include_str!("catalogue.yaml");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -258,13 +260,30 @@ fn target_of(vars: &BTreeMap<String, String>) -> Option<String> {
     })
 }
 
-/// Fills the `{placeholder}`s (the names in [`PLACEHOLDERS`]) from `vars`;
-/// every other brace is literal, so a jsonpath stays as kubectl reads it.
+/// A check template filled in for one target: the template is read as
+/// shell words first and each word filled from `vars` (the names in
+/// [`PLACEHOLDERS`]), so a name can never become more than the one word it
+/// stands in (a name from a file is not validated by any apiserver). Every
+/// other brace is literal, so a jsonpath stays as kubectl reads it.
 /// `{target}` defaults to the ModelService, else `deploy/DEPLOYMENT`. A
 /// placeholder without a value is shown as `<name>` so the user sees what
-/// to fill in. A command that starts with `mdiag` names the program as it
-/// was run ([`program`]).
-pub fn fill(template: &str, vars: &BTreeMap<String, String>) -> String {
+/// to fill in. An `mdiag` command names the program as it was run
+/// ([`program`]) and, when `vars` say the diagnosis was read from a file,
+/// reads that file again (`--snapshot FILE`, and `--at` when the clock was
+/// not the file's own: [`REPLAY_FILE`], [`REPLAY_AT`]).
+pub fn fill(template: &str, vars: &BTreeMap<String, String>) -> Command {
+    let words = crate::command::split(template).unwrap_or_else(|| vec![template.to_string()]);
+    as_run(Command::new(words.iter().map(|w| fill_word(w, vars))), vars)
+}
+
+/// The var holding the file a diagnosis was read from.
+pub const REPLAY_FILE: &str = "snapshot";
+/// The var holding the clock (`--at`) a file was judged at, when it was
+/// not the file's own.
+pub const REPLAY_AT: &str = "at";
+
+/// One word of a template with its placeholders filled.
+fn fill_word(template: &str, vars: &BTreeMap<String, String>) -> String {
     let mut out = String::with_capacity(template.len() + 32);
     let mut rest = template;
     while let Some(pos) = rest.find('{') {
@@ -294,16 +313,37 @@ pub fn fill(template: &str, vars: &BTreeMap<String, String>) -> String {
         }
     }
     out.push_str(rest);
-    as_run(out)
+    out
+}
+
+/// A check template as `explain` shows it, its `{placeholders}` left in:
+/// one that starts with `mdiag` names the program as it was run.
+pub fn template_as_run(template: &str) -> String {
+    match template.strip_prefix("mdiag ") {
+        Some(args) if program() != "mdiag" => format!("{} {args}", program()),
+        _ => template.to_string(),
+    }
 }
 
 /// A command as the user runs it: one that starts with `mdiag` names the
-/// program as it was run ([`program`]), such as `kubectl mdiag trace ...`.
-pub fn as_run(command: String) -> String {
-    match command.strip_prefix("mdiag ") {
-        Some(args) if program() != "mdiag" => format!("{} {args}", program()),
-        _ => command,
+/// program as it was run ([`program`]), such as `kubectl mdiag trace ...`,
+/// and reads the same file again when `vars` name one.
+pub fn as_run(command: Command, vars: &BTreeMap<String, String>) -> Command {
+    if command.program() != Some("mdiag") {
+        return command;
     }
+    let mut words: Vec<String> = program().split(' ').map(str::to_string).collect();
+    words.extend(command.argv()[1..].iter().cloned());
+    let mut run = Command::new(words);
+    if let Some(file) = vars.get(REPLAY_FILE) {
+        run.push("--snapshot");
+        run.push(file.clone());
+        if let Some(at) = vars.get(REPLAY_AT) {
+            run.push("--at");
+            run.push(at.clone());
+        }
+    }
+    run
 }
 
 /// The placeholders a template uses: every `{word}` of lowercase letters
@@ -334,7 +374,7 @@ impl Entry {
     /// The check commands filled in for one target: `vars` hold its real
     /// names. Commands about the ModelService are left out when the target
     /// has none (a plain Deployment or Pod).
-    pub fn checks_for(&self, vars: &BTreeMap<String, String>) -> Vec<String> {
+    pub fn checks_for(&self, vars: &BTreeMap<String, String>) -> Vec<Command> {
         let has_model_service = vars.contains_key("modelservice");
         // A StatefulSet or DaemonSet has no Deployment and no ReplicaSet:
         // their commands would send the user to objects that do not exist.
@@ -359,7 +399,7 @@ impl Entry {
     }
 
     /// The first check for one target (the `next` command), as [`Self::checks_for`].
-    pub fn first_check_for(&self, vars: &BTreeMap<String, String>) -> Option<String> {
+    pub fn first_check_for(&self, vars: &BTreeMap<String, String>) -> Option<Command> {
         self.checks_for(vars).into_iter().next()
     }
 
@@ -382,12 +422,59 @@ mod tests {
             ("pod".to_string(), "web-1".to_string()),
         ]);
         assert_eq!(
-            fill("kubectl -n {namespace} logs {pod} -c {container}", &vars),
-            "kubectl -n lab logs web-1 -c <container>"
+            fill("kubectl -n {namespace} logs {pod} -c {container}", &vars).shell(),
+            "kubectl -n lab logs web-1 -c '<container>'"
         );
         assert_eq!(
-            fill("-o jsonpath='{.status}{end}{.x}' {pod} {{pod}}", &vars),
-            "-o jsonpath='{.status}{end}{.x}' web-1 {web-1}"
+            fill("-o jsonpath='{.status}{end}{.x}' {pod} {{pod}}", &vars).argv(),
+            ["-o", "jsonpath={.status}{end}{.x}", "web-1", "{web-1}"]
+        );
+    }
+
+    #[test]
+    fn a_hostile_name_fills_exactly_one_word() {
+        let vars = BTreeMap::from([
+            ("namespace".to_string(), "lab".to_string()),
+            (
+                "pod".to_string(),
+                "x$(touch /tmp/owned)\nSERVING".to_string(),
+            ),
+        ]);
+        let c = fill("kubectl -n {namespace} logs {pod} --previous", &vars);
+        assert_eq!(
+            c.argv(),
+            [
+                "kubectl",
+                "-n",
+                "lab",
+                "logs",
+                "x$(touch /tmp/owned)\nSERVING",
+                "--previous"
+            ]
+        );
+        assert_eq!(crate::command::split(&c.shell()).as_deref(), Some(c.argv()));
+    }
+
+    #[test]
+    fn an_mdiag_command_reads_the_same_file_again() {
+        let mut vars = BTreeMap::from([
+            ("namespace".to_string(), "lab".to_string()),
+            ("deployment".to_string(), "web".to_string()),
+        ]);
+        assert_eq!(
+            fill("mdiag trace {target} -n {namespace}", &vars).shell(),
+            "mdiag trace deploy/web -n lab"
+        );
+        vars.insert(REPLAY_FILE.into(), "dump dir/all.yaml".into());
+        vars.insert(REPLAY_AT.into(), "2026-01-02T03:04:05Z".into());
+        assert_eq!(
+            fill("mdiag trace {target} -n {namespace}", &vars).shell(),
+            "mdiag trace deploy/web -n lab --snapshot 'dump dir/all.yaml' --at 2026-01-02T03:04:05Z"
+        );
+        assert_eq!(
+            fill("kubectl -n {namespace} get pods", &vars).shell(),
+            "kubectl -n lab get pods",
+            "a kubectl command reads the cluster, not the file"
         );
     }
 
@@ -423,7 +510,7 @@ mod tests {
             ("deployment".to_string(), "web".to_string()),
             ("resource".to_string(), "msvc".to_string()),
         ]);
-        let checks = e.checks_for(&deploy);
+        let checks: Vec<String> = e.checks_for(&deploy).iter().map(Command::shell).collect();
         assert!(checks.len() < e.check.len());
         assert!(
             checks[0].starts_with("kubectl -n lab get deployment web "),
@@ -433,7 +520,7 @@ mod tests {
         assert!(checks.contains(&"mdiag trace deploy/web -n lab".to_string()));
         let mut msvc = deploy.clone();
         msvc.insert("modelservice".into(), "chart".into());
-        let checks = e.checks_for(&msvc);
+        let checks: Vec<String> = e.checks_for(&msvc).iter().map(Command::shell).collect();
         assert_eq!(checks.len(), e.check.len());
         assert!(
             checks[0].starts_with("kubectl -n lab get msvc chart "),
@@ -536,7 +623,9 @@ mod tests {
                         e.id
                     );
                 }
-                let words: Vec<&str> = c.split_whitespace().collect();
+                let words = crate::command::split(c)
+                    .unwrap_or_else(|| panic!("{}: {c} is not a shell line", e.id));
+                let words: Vec<&str> = words.iter().map(String::as_str).collect();
                 for verb in [
                     "apply", "edit", "delete", "patch", "scale", "create", "replace", "label",
                     "annotate",
@@ -560,7 +649,7 @@ mod tests {
             ("workload".to_string(), "statefulset/shard".to_string()),
             ("target".to_string(), "sts/shard".to_string()),
         ]);
-        let checks = entry.checks_for(&set);
+        let checks: Vec<String> = entry.checks_for(&set).iter().map(Command::shell).collect();
         assert_eq!(
             checks.first().map(String::as_str),
             Some("kubectl -n serve rollout status statefulset/shard")
@@ -579,7 +668,7 @@ mod tests {
             entry
                 .checks_for(&deployment)
                 .iter()
-                .any(|c| c.contains("get replicasets"))
+                .any(|c| c.shell().contains("get replicasets"))
         );
     }
 }

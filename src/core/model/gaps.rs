@@ -79,7 +79,7 @@ pub struct Gap {
     /// The command that would fill the gap, when one would (a kind a
     /// kubectl dump was not asked for: the `kubectl get` that adds it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub complete_with: Option<String>,
+    pub complete_with: Option<crate::command::Command>,
 }
 
 fn default_verb() -> String {

@@ -21,7 +21,8 @@ pub use gaps::{Gap, Redaction};
 pub use kinds::Kind;
 pub use selectors::{LabelFilter, SelectorError};
 pub use snapshot::{
-    Clock, ClockSource, HelmRelease, LogRecord, Objects, Origin, OriginKind, Snapshot,
+    Clock, ClockSource, HelmRelease, LogRecord, Objects, Origin, OriginKind, STDIN_LOCATION,
+    Snapshot,
 };
 pub use targets::{ObjectRef, TargetKind, TargetParseError, TargetSpec};
 

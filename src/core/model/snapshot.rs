@@ -139,6 +139,37 @@ pub enum ClockSource {
     At,
 }
 
+/// The location of a snapshot read from standard input (`--snapshot -`).
+pub const STDIN_LOCATION: &str = "standard input";
+
+impl Origin {
+    /// What an `mdiag` command printed about this snapshot must add to read
+    /// it again (docs/security.md, "Commands"): nothing for a live read;
+    /// for a file, the file, and the clock when it was not the file's own
+    /// (so the command reaches the same findings). As template vars
+    /// ([`crate::catalogue::REPLAY_FILE`], [`crate::catalogue::REPLAY_AT`]).
+    pub fn replay_vars(&self, now: Timestamp) -> Vec<(String, String)> {
+        if self.kind == OriginKind::Live {
+            return Vec::new();
+        }
+        // Read from standard input: `--snapshot -` again.
+        let file = if self.location == STDIN_LOCATION {
+            "-".to_string()
+        } else {
+            self.location.clone()
+        };
+        let mut vars = vec![(crate::catalogue::REPLAY_FILE.to_string(), file)];
+        let own_clock = match self.kind {
+            OriginKind::SnapshotFile => self.captured_at.or(self.newest_seen),
+            _ => self.newest_seen,
+        };
+        if own_clock != Some(now) {
+            vars.push((crate::catalogue::REPLAY_AT.to_string(), now.to_string()));
+        }
+        vars
+    }
+}
+
 impl Clock {
     /// Picks the clock: `--at` wins, then a live read's own time, then the
     /// capture time, then the newest timestamp in the file.

@@ -19,7 +19,7 @@ pub(super) fn trace_body(r: &TraceReport, lang: Lang, prefix: &str) -> Markup {
         @if let Some(next) = &r.verdict.next {
             div.next {
                 span.label { (l.next) }
-                (command(next, lang))
+                (command(&next.shell(), lang))
             }
         }
         p.facts {

@@ -51,7 +51,7 @@ pub(super) fn findings(list: &[ReportFinding], lang: Lang, prefix: &str, now: Ti
                     }
                     @if !fd.check.is_empty() {
                         h4 { (l.check) }
-                        @for c in &fd.check { (command(c, lang)) }
+                        @for c in &fd.check { (command(&c.shell(), lang)) }
                     }
                     @if !fd.fix.is_empty() {
                         h4 { (l.fix) }
@@ -132,7 +132,7 @@ pub(super) fn gaps(list: &[Gap], lang: Lang) -> Markup {
                     li data-gap=(format!("{} {}", g.verb, g.resource)) {
                         (gap_line(g, lang))
                         @if let Some(c) = &g.complete_with {
-                            div.complete { span.label { (l.complete_with) } (command(c, lang)) }
+                            div.complete { span.label { (l.complete_with) } (command(&c.shell(), lang)) }
                         }
                     }
                 }

@@ -2,6 +2,7 @@
 //! fix; the others in one line each, or all in full with -v.
 
 use super::*;
+use mdiag_core::command::Command;
 
 pub(super) fn severity_mark(severity: Severity) -> &'static str {
     match severity {
@@ -188,7 +189,7 @@ pub(super) fn finding(
     if full {
         labelled(out, l.cause, e.cause.get(style.lang), None, style);
     }
-    let checks = e.checks_for(&f.vars);
+    let checks: Vec<String> = e.checks_for(&f.vars).iter().map(Command::shell).collect();
     // Whether the `check` label is already printed, on a line of its own.
     let mut labelled_already = false;
     if !full && checks.first().map(String::as_str) == next && next.is_some() {

@@ -20,7 +20,7 @@ use crate::report::RunInfo;
 use crate::words::{detail_with_others, gap_lines, push_lines, severity_word, step_name, tr};
 use crate::{Style, headline};
 use mdiag_core::analysis::{Diagnosis, Evidence, Finding, PodState, Step, format_duration};
-use mdiag_core::catalogue::{Lang, Message, Severity, catalogue};
+use mdiag_core::catalogue::{Arg, Lang, Message, Severity, catalogue};
 use mdiag_core::model::{ClockSource, OriginKind};
 
 /// Widest waterfall bar, in columns; narrower when the width is short.
@@ -197,7 +197,7 @@ fn next_gap(style: &Style) -> &'static str {
 /// A quoted jsonpath wider than the view cannot be wrapped and still
 /// paste; `-v` prints every check whole, and JSON keeps `verdict.next`.
 fn next_shown(d: &Diagnosis, style: &Style) -> Option<String> {
-    let next = d.verdict.next.clone()?;
+    let next = d.verdict.next.as_ref()?.shell();
     let label = format!("  {}{}", style.labels().next, next_gap(style));
     let fits_next = |c: &str| {
         layout::command(&label, c, style.width, COMMAND_INDENT, &|s| s.to_string())
@@ -209,7 +209,13 @@ fn next_shown(d: &Diagnosis, style: &Style) -> Option<String> {
     }
     let lead = d.lead()?;
     let checks = catalogue().get(lead.id)?.checks_for(&lead.vars);
-    Some(checks.into_iter().find(|c| fits_next(c)).unwrap_or(next))
+    Some(
+        checks
+            .iter()
+            .map(mdiag_core::command::Command::shell)
+            .find(|c| fits_next(c))
+            .unwrap_or(next),
+    )
 }
 
 fn gaps(out: &mut String, d: &Diagnosis, style: &Style) {

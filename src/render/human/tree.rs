@@ -163,7 +163,7 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
                     style,
                     Message::new("tree.replicaset")
                         .arg("revision", rev)
-                        .arg("current", tag)
+                        .arg("current", Arg::styled(tag))
                         .arg("ready", rs.ready)
                         .arg("desired", rs.desired),
                 ),

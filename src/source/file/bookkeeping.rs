@@ -38,9 +38,9 @@ pub(crate) fn unlisted_kinds(snapshot: &Snapshot, listed: &Listed) -> Vec<Gap> {
     let present = |kind: Kind| {
         o.count(kind) > 0 || (kind == Kind::EndpointSlice && listed.0.contains("Endpoints"))
     };
-    let scope = match dump_namespaces(o).as_slice() {
-        [one] => format!("-n {one}"),
-        _ => "-A".to_string(),
+    let scope: Vec<String> = match dump_namespaces(o).as_slice() {
+        [one] => vec!["-n".into(), one.to_string()],
+        _ => vec!["-A".into()],
     };
     JUDGED_KINDS
         .iter()
@@ -52,7 +52,13 @@ pub(crate) fn unlisted_kinds(snapshot: &Snapshot, listed: &Listed) -> Vec<Gap> {
             verb: "list".into(),
             name: None,
             reason: Gap::NOT_IN_DUMP.into(),
-            complete_with: Some(format!("kubectl get {resource} {scope} -o yaml")),
+            complete_with: Some(mdiag_core::command::Command::new(
+                ["kubectl", "get", resource]
+                    .into_iter()
+                    .map(str::to_string)
+                    .chain(scope.iter().cloned())
+                    .chain(["-o".to_string(), "yaml".to_string()]),
+            )),
         })
         .collect()
 }

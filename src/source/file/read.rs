@@ -17,7 +17,7 @@ pub const MAX_SNAPSHOT_BYTES: u64 = 1 << 30;
 pub(crate) const STDIN_PATH: &str = "-";
 
 /// What messages call standard input.
-const STDIN_LABEL: &str = "standard input";
+const STDIN_LABEL: &str = mdiag_core::model::STDIN_LOCATION;
 
 /// Reads any supported file into a [`Snapshot`], each object trimmed to
 /// what the analysis reads as it arrives ([`Keep::Analysed`]); `-` reads
