@@ -8,31 +8,36 @@
 //! `-o json` prints) and a short text: the headline and the `next`
 //! command. A failure is a tool error carrying the message the CLI prints.
 //!
+//! What a call may read is pinned when the server starts (`scope`: the
+//! cluster, the namespaces; `confine`: the files), and each argument is
+//! bounded (`scope::MAX_ARGUMENT_BYTES`). docs/security.md#mcp.
+//!
 //! stdout carries only protocol messages; nothing here prints.
 
-use std::path::PathBuf;
+use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
-use jiff::Timestamp;
-
+mod confine;
 mod params;
+mod scope;
 
-use params::{ExplainParams, Language, Source, SummaryParams, TraceParams, TriageParams};
+use params::{ExplainParams, Source, SummaryParams, TraceParams, TriageParams};
 
-use crate::cli::{GlobalArgs, LangArg, McpArgs};
+use crate::cli::{GlobalArgs, McpArgs};
 use crate::exit::Exit;
-use crate::request::{self, ExplainRequest, SourceRequest, TraceRequest, TriageRequest};
-use mdiag_core::catalogue::Lang;
+use crate::request::{ExplainRequest, McpRequest, TraceRequest, TriageRequest};
+use mdiag_source::file::{Keep, read_snapshot_opened};
 
 /// Serves until the client closes stdin (or a signal ends the process).
-pub async fn run(global: &GlobalArgs, _args: &McpArgs) -> anyhow::Result<Exit> {
-    let server = Mdiag::new(global.clone());
+pub async fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
+    let server = Mdiag::new(McpRequest::from_cli(global, args)?);
+    let (stdin, stdout) = rmcp::transport::stdio();
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve((stdin, stdout))
         .await
         .map_err(|e| anyhow::anyhow!("cannot start the MCP session on stdio: {e}"))?;
     running
@@ -42,19 +47,19 @@ pub async fn run(global: &GlobalArgs, _args: &McpArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Healthy)
 }
 
-/// The server: the flags `mdiag mcp` was started with are every tool's
-/// defaults (`mdiag mcp --context prod`), which a tool's arguments override.
+/// The server: what it was started to read (`McpRequest`), which every
+/// call's arguments may narrow and never widen.
 #[derive(Clone)]
 pub struct Mdiag {
-    defaults: GlobalArgs,
+    pins: Arc<McpRequest>,
     tool_router: ToolRouter<Self>,
 }
 
 #[tool_router]
 impl Mdiag {
-    pub fn new(defaults: GlobalArgs) -> Self {
+    pub fn new(pins: McpRequest) -> Self {
         Mdiag {
-            defaults,
+            pins: Arc::new(pins),
             tool_router: Self::tool_router(),
         }
     }
@@ -69,12 +74,13 @@ impl Mdiag {
         open_world_hint = true
     ))]
     async fn trace(&self, Parameters(p): Parameters<TraceParams>) -> CallToolResult {
-        let tool = self.tool(&p.source);
+        let call =
+            scope::short(&[("target", Some(&p.target))]).and_then(|()| self.call(&p.source, false));
         answer(move || async move {
-            let (source, at, lang) = tool?;
+            let call = call?;
             let request = TraceRequest {
-                lang,
-                ..TraceRequest::of(&p.target, source, at, p.logs)?
+                lang: call.lang,
+                ..TraceRequest::of(&p.target, call.source, call.at, p.logs)?
             };
             let traced = super::trace::answer(&request).await?;
             Ok((
@@ -95,14 +101,15 @@ impl Mdiag {
         open_world_hint = true
     ))]
     async fn triage(&self, Parameters(p): Parameters<TriageParams>) -> CallToolResult {
-        let tool = self.tool(&p.source);
-        let all_namespaces = p.all_namespaces || self.defaults.all_namespaces;
-        let selector = p.selector.or_else(|| self.defaults.selector.clone());
+        let call = scope::short(&[("selector", p.selector.as_deref())])
+            .and_then(|()| self.call(&p.source, p.all_namespaces));
+        let selector = p.selector.or_else(|| self.pins.defaults.selector.clone());
         answer(move || async move {
-            let (source, at, lang) = tool?;
+            let call = call?;
+            let lang = call.lang;
             let request = TriageRequest {
                 lang,
-                ..TriageRequest::scope(source, all_namespaces, selector, at)?
+                ..TriageRequest::scope(call.source, call.all_namespaces, selector, call.at)?
             };
             let judged = super::triage::answer(&request).await?;
             Ok((
@@ -123,12 +130,17 @@ impl Mdiag {
         open_world_hint = true
     ))]
     async fn explain(&self, Parameters(p): Parameters<ExplainParams>) -> CallToolResult {
-        let tool = self.tool(&p.source);
+        let call = scope::short(&[
+            ("query", p.query.as_deref()),
+            ("target", p.target.as_deref()),
+        ])
+        .and_then(|()| self.call(&p.source, false));
         answer(move || async move {
-            let (source, at, lang) = tool?;
+            let call = call?;
+            let lang = call.lang;
             let request = ExplainRequest {
                 lang,
-                ..ExplainRequest::lookup(p.query, p.target, source, at)?
+                ..ExplainRequest::lookup(p.query, p.target, call.source, call.at)?
             };
             let explained = super::explain::answer(&request).await?;
             let report = explained.report(lang);
@@ -143,21 +155,23 @@ impl Mdiag {
     /// redacted, and the triage of every workload in it.
     #[tool(annotations(title = "Summarise a snapshot file", read_only_hint = true))]
     async fn snapshot_summary(&self, Parameters(p): Parameters<SummaryParams>) -> CallToolResult {
-        let path = PathBuf::from(&p.snapshot);
         let source = Source {
             snapshot: Some(p.snapshot),
             at: p.at,
             lang: p.lang,
             ..Source::default()
         };
-        let tool = self.tool(&source);
+        let call = self.call(&source, false);
         answer(move || async move {
-            let (_, at, lang) = tool?;
-            let snapshot = mdiag_source::read_snapshot_file(&path)?;
+            let call = call?;
+            let (path, file) = call
+                .file()
+                .ok_or_else(|| anyhow::anyhow!("the snapshot file was not opened"))?;
+            let snapshot = read_snapshot_opened(file.try_clone()?, path, Keep::Analysed)?;
             let contents = mdiag_core::analysis::contents::contents(&snapshot);
-            let judged = super::triage::of_snapshot(snapshot, at);
-            let text = mdiag_render::answer::summary(&contents, &judged.items, lang);
-            let report = mdiag_render::summary::report(&contents, judged.report(lang));
+            let judged = super::triage::of_snapshot(snapshot, call.at);
+            let text = mdiag_render::answer::summary(&contents, &judged.items, call.lang);
+            let report = mdiag_render::summary::report(&contents, judged.report(call.lang));
             Ok((serde_json::to_value(report)?, text))
         })
         .await
@@ -165,43 +179,12 @@ impl Mdiag {
 }
 
 impl Mdiag {
-    /// A tool's source, clock and language: the server's flags with the
-    /// tool's arguments laid over them. An error is the tool's, answered
-    /// as its result.
-    fn tool(&self, s: &Source) -> anyhow::Result<(SourceRequest, Option<Timestamp>, Lang)> {
-        let global = self.global(s);
-        Ok((
-            SourceRequest::from_cli(&global)?,
-            request::parse_at(&global)?,
-            request::lang(&global),
-        ))
-    }
-
-    /// The server's flags with a tool's source arguments laid over them.
-    fn global(&self, s: &Source) -> GlobalArgs {
-        let mut g = self.defaults.clone();
-        if s.namespace.is_some() {
-            g.namespace = s.namespace.clone();
-        }
-        if s.context.is_some() {
-            g.context = s.context.clone();
-        }
-        if let Some(k) = &s.kubeconfig {
-            g.kubeconfig = Some(PathBuf::from(k));
-        }
-        if let Some(f) = &s.snapshot {
-            g.snapshot = Some(PathBuf::from(f));
-        }
-        if s.at.is_some() {
-            g.at = s.at.clone();
-        }
-        if let Some(l) = s.lang {
-            g.lang = Some(match l {
-                Language::En => LangArg::En,
-                Language::Zh => LangArg::Zh,
-            });
-        }
-        g
+    /// A call's source, clock and language: the server's flags with the
+    /// call's arguments laid over them, refused where they would widen
+    /// what the server was started to read. An error is the tool's,
+    /// answered as its result.
+    fn call(&self, s: &Source, all_namespaces: bool) -> anyhow::Result<scope::Call> {
+        scope::call(&self.pins, s, all_namespaces)
     }
 }
 
@@ -235,6 +218,6 @@ where
 #[tool_handler(
     router = self.tool_router,
     name = "mdiag",
-    instructions = "Read-only rollout diagnostics for ModelServices (and Deployments, StatefulSets, DaemonSets, ReplicaSets, Pods) on Kubernetes. Start with triage for a namespace, trace one workload, run the `next` command it gives, and explain a finding id. Nothing here writes to the cluster."
+    instructions = "Read-only rollout diagnostics for ModelServices (and Deployments, StatefulSets, DaemonSets, ReplicaSets, Pods) on Kubernetes. Start with triage for a namespace, trace one workload, run the `next` command it gives, and explain a finding id. Nothing here writes to the cluster. The cluster, the namespaces and the files a call may read are the ones the server was started for; a call may narrow them, and one that would widen them is refused with the flag that allows it."
 )]
 impl ServerHandler for Mdiag {}
