@@ -153,6 +153,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l no-default-reda
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s h -l help -d 'Print help'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s V -l version -d 'Print version'
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l allow-file -d 'Let tool calls read snapshot files in this directory (and below it) or this one file; repeat it for more. Without it a call may read no file but the one `--snapshot` names. Paths are resolved when the server starts; a path a call names is resolved too (`..` and symlinks followed), and refused unless it ends up inside one of these' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r

@@ -92,11 +92,13 @@ pub enum Command {
     /// Each tool answers with the mdiag/v1 report that -o json prints and a
     /// short text: the headline and the next command. stdout carries only
     /// protocol messages (JSON-RPC); anything else goes to stderr. The
-    /// global flags given here (--kubeconfig, --context, -n, --lang,
-    /// --request-timeout...) are every tool's defaults; a tool's own
-    /// arguments override them. Like every command it only reads.
-    /// Register it with an agent as the command `mdiag` with the argument
-    /// `mcp` (docs/mcp.md).
+    /// global flags given here pin what every call reads: --kubeconfig and
+    /// --context are the only cluster, -n (or -A) the widest namespace
+    /// scope, and a call may read only the files --allow-file allows (none
+    /// by default). A call may narrow that scope, never widen it; what
+    /// would widen it is refused, naming the flag that allows it. Like every
+    /// command it only reads. Register it with an agent as the command
+    /// `mdiag` with the argument `mcp` (docs/mcp.md, docs/security.md).
     Mcp(McpArgs),
 }
 
@@ -272,10 +274,17 @@ pub struct ExplainArgs {
     pub output: OutputFormat,
 }
 
-/// `mdiag mcp` has no flags of its own: the global ones are every tool's
-/// defaults.
-#[derive(Debug, Args)]
-pub struct McpArgs {}
+/// What `mdiag mcp` may read besides the cluster its global flags pin.
+#[derive(Debug, Args, Default)]
+pub struct McpArgs {
+    /// Let tool calls read snapshot files in this directory (and below it)
+    /// or this one file; repeat it for more. Without it a call may read no
+    /// file but the one `--snapshot` names. Paths are resolved when the
+    /// server starts; a path a call names is resolved too (`..` and
+    /// symlinks followed), and refused unless it ends up inside one of these.
+    #[arg(long = "allow-file", value_name = "DIR|FILE")]
+    pub allow_file: Vec<PathBuf>,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum OutputFormat {

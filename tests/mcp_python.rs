@@ -55,7 +55,8 @@ fn lists_and_calls_every_tool() -> Result<(), Failed> {
         ["snapshot_summary", {"snapshot": snap}],
         ["trace", {"target": "deploy/nothing-here", "snapshot": demo}],
     ]);
-    let got = python_mcp::run(&calls, &[])?;
+    // The server reads only the files it is started to allow.
+    let got = python_mcp::run(&calls, &["--allow-file", "fixtures"])?;
 
     if got["server"]["name"] != "mdiag" || got["server"]["version"] != env!("CARGO_PKG_VERSION") {
         return Err(format!("server info: {}", got["server"]).into());

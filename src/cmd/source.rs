@@ -1,10 +1,12 @@
 //! Where a command's objects come from, decided from the global flags: a
 //! file (`--snapshot`) or the live cluster. Shared by every command.
 
+use std::path::Path;
+
 use crate::error::UsageError;
 use mdiag_core::chain::{self, TargetNotFound, namespaces_holding};
 use mdiag_core::model::{Snapshot, TargetSpec};
-use mdiag_source::file::read_snapshot_file_kept;
+use mdiag_source::file::{read_snapshot_file_kept, read_snapshot_opened};
 use mdiag_source::live::{self, Connection, TraceRead};
 
 pub use crate::request::SourceRequest;
@@ -21,7 +23,7 @@ impl SourceRequest {
     /// no target) from the file or the cluster.
     pub async fn load(&self, target: Option<&TargetSpec>) -> anyhow::Result<Loaded> {
         if let Some(path) = &self.snapshot_file {
-            let snapshot = read_snapshot_file_kept(path, self.keep)?;
+            let snapshot = self.read_file(path)?;
             let namespace = match (&self.namespace, target) {
                 (Some(ns), _) => ns.clone(),
                 (None, Some(t)) => file_namespace(&snapshot, t)?,
@@ -38,10 +40,7 @@ impl SourceRequest {
             });
         }
         let conn = live::connect(&self.live).await?;
-        let namespace = self
-            .namespace
-            .clone()
-            .unwrap_or_else(|| conn.default_namespace.clone());
+        let namespace = self.live_namespace(&conn.default_namespace)?;
         let read = TraceRead {
             namespace: Some(&namespace),
             resource: self.resource.as_deref(),
@@ -80,7 +79,7 @@ impl SourceRequest {
         selector: Option<&str>,
     ) -> anyhow::Result<(Snapshot, Option<String>, Option<Connection>)> {
         if let Some(path) = &self.snapshot_file {
-            let snapshot = read_snapshot_file_kept(path, self.keep)?;
+            let snapshot = self.read_file(path)?;
             let namespace = if all { None } else { self.namespace.clone() };
             return Ok((snapshot, namespace, None));
         }
@@ -88,11 +87,7 @@ impl SourceRequest {
         let namespace = if all {
             None
         } else {
-            Some(
-                self.namespace
-                    .clone()
-                    .unwrap_or_else(|| conn.default_namespace.clone()),
-            )
+            Some(self.live_namespace(&conn.default_namespace)?)
         };
         let snapshot = live::read_scoped(
             &conn,
@@ -105,6 +100,17 @@ impl SourceRequest {
         )
         .await?;
         Ok((snapshot, namespace, Some(conn)))
+    }
+}
+
+impl SourceRequest {
+    /// The snapshot file: from the handle `mdiag mcp` opened and checked,
+    /// else by its path.
+    fn read_file(&self, path: &Path) -> anyhow::Result<Snapshot> {
+        Ok(match &self.opened_file {
+            Some(file) => read_snapshot_opened(file.try_clone()?, path, self.keep)?,
+            None => read_snapshot_file_kept(path, self.keep)?,
+        })
     }
 }
 

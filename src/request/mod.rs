@@ -5,6 +5,7 @@
 
 mod explain;
 mod gate;
+mod mcp;
 mod snapshot;
 mod source;
 mod trace;
@@ -21,6 +22,7 @@ use mdiag_core::chain::ControllerLocation;
 
 pub use explain::ExplainRequest;
 pub use gate::GateRequest;
+pub use mcp::{Allowed, FileScope, McpRequest, NamespaceScope};
 pub use snapshot::SnapshotRequest;
 pub use source::SourceRequest;
 pub use trace::TraceRequest;

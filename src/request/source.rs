@@ -3,8 +3,10 @@
 //! `crate::cmd::source`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::cli::GlobalArgs;
+use crate::error::UsageError;
 use mdiag_core::chain::ControllerLocation;
 use mdiag_source::file::Keep;
 use mdiag_source::live::LiveOptions;
@@ -20,6 +22,14 @@ pub struct SourceRequest {
     /// What a file read keeps of each object (`snapshot` writes them back
     /// whole; every other command reads what the analysis uses).
     pub keep: Keep,
+    /// `snapshot_file` already opened and checked (by `mdiag mcp`, against
+    /// the files it may read): it is read from this handle, never opened by
+    /// its path again.
+    pub opened_file: Option<Arc<std::fs::File>>,
+    /// `mdiag mcp` started without `-n` or `-A`: a live read may only be
+    /// of the context's own namespace, so a namespace named here must be
+    /// that one.
+    pub context_namespace_only: bool,
 }
 
 impl SourceRequest {
@@ -35,6 +45,23 @@ impl SourceRequest {
             resource: global.resource.clone(),
             controller: super::parse_controller(global)?,
             keep: Keep::Analysed,
+            opened_file: None,
+            context_namespace_only: false,
         })
+    }
+
+    /// The namespace a live read is of: the one named, else the context's
+    /// (`default`, the namespace of the kubeconfig's context). Under
+    /// `context_namespace_only`, one named that is not the context's is
+    /// refused: it would widen what `mdiag mcp` was started to read.
+    pub fn live_namespace(&self, default: &str) -> anyhow::Result<String> {
+        match &self.namespace {
+            Some(ns) if self.context_namespace_only && ns != default => Err(UsageError(format!(
+                "refused: namespace {ns:?} is outside this server's scope: `mdiag mcp` was started without -n or -A, so it reads only its context's namespace ({default:?}); to read another namespace, start it as `mdiag mcp -n NS` (or `mdiag mcp -A` for every namespace)"
+            ))
+            .into()),
+            Some(ns) => Ok(ns.clone()),
+            None => Ok(default.to_string()),
+        }
     }
 }

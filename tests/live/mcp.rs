@@ -46,8 +46,9 @@ fn trace_and_triage() -> Result<(), Failed> {
     )?;
     let viewer = world().layout.viewer_kubeconfig();
     let viewer = viewer.to_str().unwrap();
-    // trace names its kubeconfig as an argument; triage inherits the
-    // server's flags (`mdiag mcp --kubeconfig ... -n ...`).
+    // Both read what the server's flags pin (`mdiag mcp --kubeconfig ...
+    // -n ...`); trace names the same kubeconfig and namespace again, which
+    // is not a change (another would be refused: tests/suite/hostile_mcp.rs).
     let calls = json!([
         ["trace", {"target": "chart-demo", "namespace": ns, "kubeconfig": viewer}],
         ["triage", {}],

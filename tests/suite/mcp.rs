@@ -20,11 +20,18 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `mdiag mcp` in the repository (fixture paths are relative to it), with
-/// no kubeconfig from the environment and English by default.
+/// `mdiag mcp` in the repository (fixture paths are relative to it),
+/// allowed to read the fixtures and README.md, with no kubeconfig from the
+/// environment and English by default.
 async fn start() -> Client {
+    start_with(&["--allow-file", "fixtures", "--allow-file", "README.md"]).await
+}
+
+async fn start_with(flags: &[&str]) -> Client {
+    let flags: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_mdiag")).configure(|c| {
         c.arg("mcp")
+            .args(&flags)
             .current_dir(root())
             .env_remove("KUBECONFIG")
             .env_remove("NO_COLOR")
@@ -127,14 +134,8 @@ async fn initialize_and_list_four_tools_with_schemas() {
         p.sort();
         p
     };
-    let source = [
-        "at",
-        "context",
-        "kubeconfig",
-        "lang",
-        "namespace",
-        "snapshot",
-    ];
+    // No kubeconfig, no context: they are the server's (docs/security.md#mcp).
+    let source = ["at", "lang", "namespace", "snapshot"];
     let with = |extra: &[&str]| {
         let mut all: Vec<String> = source.iter().chain(extra).map(|s| s.to_string()).collect();
         all.sort();
@@ -511,16 +512,6 @@ async fn failures_are_tool_errors_with_the_cli_message() {
             json!({"snapshot": "README.md"}),
             vec!["triage", "--snapshot", "README.md"],
         ),
-        (
-            "trace",
-            json!({"target": "chart-demo", "kubeconfig": "/nonexistent/kubeconfig"}),
-            vec![
-                "--kubeconfig",
-                "/nonexistent/kubeconfig",
-                "trace",
-                "chart-demo",
-            ],
-        ),
     ];
     for (tool, args, cli_args) in cases {
         let result = call(&client, tool, args.clone()).await;
@@ -550,5 +541,24 @@ async fn failures_are_tool_errors_with_the_cli_message() {
     // The session is still alive after all of it.
     let ok = call(&client, "explain", json!({"query": "oom-killed"})).await;
     assert_eq!(ok.is_error, Some(false));
+    client.cancel().await.unwrap();
+
+    // The kubeconfig the server was started with, unreadable: the CLI's
+    // message, whether the call names it again or not.
+    let client = start_with(&["--kubeconfig", "/nonexistent/kubeconfig"]).await;
+    let (_, stderr) = cli(&[
+        "--kubeconfig",
+        "/nonexistent/kubeconfig",
+        "trace",
+        "chart-demo",
+    ]);
+    for args in [
+        json!({"target": "chart-demo"}),
+        json!({"target": "chart-demo", "kubeconfig": "/nonexistent/kubeconfig"}),
+    ] {
+        let result = call(&client, "trace", args.clone()).await;
+        assert_eq!(result.is_error, Some(true), "{args}");
+        assert_eq!(format!("mdiag: {}\n", text(&result)), stderr, "{args}");
+    }
     client.cancel().await.unwrap();
 }

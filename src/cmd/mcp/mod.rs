@@ -8,31 +8,46 @@
 //! `-o json` prints) and a short text: the headline and the `next`
 //! command. A failure is a tool error carrying the message the CLI prints.
 //!
+//! What a call may read is pinned when the server starts (`scope`: the
+//! cluster, the namespaces; `confine`: the files), the messages it reads
+//! and writes are bounded (`transport`), and so are each argument
+//! (`scope::MAX_ARGUMENT_BYTES`) and each answer ([`MAX_TEXT_BYTES`],
+//! [`MAX_REPORT_BYTES`]). docs/security.md#mcp.
+//!
 //! stdout carries only protocol messages; nothing here prints.
 
-use std::path::PathBuf;
+use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
-use jiff::Timestamp;
-
+mod confine;
 mod params;
+mod scope;
+pub mod transport;
 
-use params::{ExplainParams, Language, Source, SummaryParams, TraceParams, TriageParams};
+use params::{ExplainParams, Source, SummaryParams, TraceParams, TriageParams};
 
-use crate::cli::{GlobalArgs, LangArg, McpArgs};
+use crate::cli::{GlobalArgs, McpArgs};
 use crate::exit::Exit;
-use crate::request::{self, ExplainRequest, SourceRequest, TraceRequest, TriageRequest};
-use mdiag_core::catalogue::Lang;
+use crate::request::{ExplainRequest, McpRequest, TraceRequest, TriageRequest};
+use mdiag_source::file::{Keep, read_snapshot_opened};
+
+/// The most text one answer carries; longer is cut, and says so.
+pub const MAX_TEXT_BYTES: usize = 64 << 10;
+
+/// The largest report (structured content, as JSON) one answer carries; a
+/// larger one is not sent, and the answer says how to narrow the call.
+pub const MAX_REPORT_BYTES: usize = 8 << 20;
 
 /// Serves until the client closes stdin (or a signal ends the process).
-pub async fn run(global: &GlobalArgs, _args: &McpArgs) -> anyhow::Result<Exit> {
-    let server = Mdiag::new(global.clone());
+pub async fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
+    let server = Mdiag::new(McpRequest::from_cli(global, args)?);
+    let (stdin, stdout) = rmcp::transport::stdio();
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport::Bounded::new(stdin, stdout))
         .await
         .map_err(|e| anyhow::anyhow!("cannot start the MCP session on stdio: {e}"))?;
     running
@@ -42,19 +57,19 @@ pub async fn run(global: &GlobalArgs, _args: &McpArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Healthy)
 }
 
-/// The server: the flags `mdiag mcp` was started with are every tool's
-/// defaults (`mdiag mcp --context prod`), which a tool's arguments override.
+/// The server: what it was started to read (`McpRequest`), which every
+/// call's arguments may narrow and never widen.
 #[derive(Clone)]
 pub struct Mdiag {
-    defaults: GlobalArgs,
+    pins: Arc<McpRequest>,
     tool_router: ToolRouter<Self>,
 }
 
 #[tool_router]
 impl Mdiag {
-    pub fn new(defaults: GlobalArgs) -> Self {
+    pub fn new(pins: McpRequest) -> Self {
         Mdiag {
-            defaults,
+            pins: Arc::new(pins),
             tool_router: Self::tool_router(),
         }
     }
@@ -69,12 +84,13 @@ impl Mdiag {
         open_world_hint = true
     ))]
     async fn trace(&self, Parameters(p): Parameters<TraceParams>) -> CallToolResult {
-        let tool = self.tool(&p.source);
+        let call =
+            scope::short(&[("target", Some(&p.target))]).and_then(|()| self.call(&p.source, false));
         answer(move || async move {
-            let (source, at, lang) = tool?;
+            let call = call?;
             let request = TraceRequest {
-                lang,
-                ..TraceRequest::of(&p.target, source, at, p.logs)?
+                lang: call.lang,
+                ..TraceRequest::of(&p.target, call.source, call.at, p.logs)?
             };
             let traced = super::trace::answer(&request).await?;
             Ok((
@@ -95,14 +111,15 @@ impl Mdiag {
         open_world_hint = true
     ))]
     async fn triage(&self, Parameters(p): Parameters<TriageParams>) -> CallToolResult {
-        let tool = self.tool(&p.source);
-        let all_namespaces = p.all_namespaces || self.defaults.all_namespaces;
-        let selector = p.selector.or_else(|| self.defaults.selector.clone());
+        let call = scope::short(&[("selector", p.selector.as_deref())])
+            .and_then(|()| self.call(&p.source, p.all_namespaces));
+        let selector = p.selector.or_else(|| self.pins.defaults.selector.clone());
         answer(move || async move {
-            let (source, at, lang) = tool?;
+            let call = call?;
+            let lang = call.lang;
             let request = TriageRequest {
                 lang,
-                ..TriageRequest::scope(source, all_namespaces, selector, at)?
+                ..TriageRequest::scope(call.source, call.all_namespaces, selector, call.at)?
             };
             let judged = super::triage::answer(&request).await?;
             Ok((
@@ -123,12 +140,17 @@ impl Mdiag {
         open_world_hint = true
     ))]
     async fn explain(&self, Parameters(p): Parameters<ExplainParams>) -> CallToolResult {
-        let tool = self.tool(&p.source);
+        let call = scope::short(&[
+            ("query", p.query.as_deref()),
+            ("target", p.target.as_deref()),
+        ])
+        .and_then(|()| self.call(&p.source, false));
         answer(move || async move {
-            let (source, at, lang) = tool?;
+            let call = call?;
+            let lang = call.lang;
             let request = ExplainRequest {
                 lang,
-                ..ExplainRequest::lookup(p.query, p.target, source, at)?
+                ..ExplainRequest::lookup(p.query, p.target, call.source, call.at)?
             };
             let explained = super::explain::answer(&request).await?;
             let report = explained.report(lang);
@@ -143,21 +165,23 @@ impl Mdiag {
     /// redacted, and the triage of every workload in it.
     #[tool(annotations(title = "Summarise a snapshot file", read_only_hint = true))]
     async fn snapshot_summary(&self, Parameters(p): Parameters<SummaryParams>) -> CallToolResult {
-        let path = PathBuf::from(&p.snapshot);
         let source = Source {
             snapshot: Some(p.snapshot),
             at: p.at,
             lang: p.lang,
             ..Source::default()
         };
-        let tool = self.tool(&source);
+        let call = self.call(&source, false);
         answer(move || async move {
-            let (_, at, lang) = tool?;
-            let snapshot = mdiag_source::read_snapshot_file(&path)?;
+            let call = call?;
+            let (path, file) = call
+                .file()
+                .ok_or_else(|| anyhow::anyhow!("the snapshot file was not opened"))?;
+            let snapshot = read_snapshot_opened(file.try_clone()?, path, Keep::Analysed)?;
             let contents = mdiag_core::analysis::contents::contents(&snapshot);
-            let judged = super::triage::of_snapshot(snapshot, at);
-            let text = mdiag_render::answer::summary(&contents, &judged.items, lang);
-            let report = mdiag_render::summary::report(&contents, judged.report(lang));
+            let judged = super::triage::of_snapshot(snapshot, call.at);
+            let text = mdiag_render::answer::summary(&contents, &judged.items, call.lang);
+            let report = mdiag_render::summary::report(&contents, judged.report(call.lang));
             Ok((serde_json::to_value(report)?, text))
         })
         .await
@@ -165,48 +189,18 @@ impl Mdiag {
 }
 
 impl Mdiag {
-    /// A tool's source, clock and language: the server's flags with the
-    /// tool's arguments laid over them. An error is the tool's, answered
-    /// as its result.
-    fn tool(&self, s: &Source) -> anyhow::Result<(SourceRequest, Option<Timestamp>, Lang)> {
-        let global = self.global(s);
-        Ok((
-            SourceRequest::from_cli(&global)?,
-            request::parse_at(&global)?,
-            request::lang(&global),
-        ))
-    }
-
-    /// The server's flags with a tool's source arguments laid over them.
-    fn global(&self, s: &Source) -> GlobalArgs {
-        let mut g = self.defaults.clone();
-        if s.namespace.is_some() {
-            g.namespace = s.namespace.clone();
-        }
-        if s.context.is_some() {
-            g.context = s.context.clone();
-        }
-        if let Some(k) = &s.kubeconfig {
-            g.kubeconfig = Some(PathBuf::from(k));
-        }
-        if let Some(f) = &s.snapshot {
-            g.snapshot = Some(PathBuf::from(f));
-        }
-        if s.at.is_some() {
-            g.at = s.at.clone();
-        }
-        if let Some(l) = s.lang {
-            g.lang = Some(match l {
-                Language::En => LangArg::En,
-                Language::Zh => LangArg::Zh,
-            });
-        }
-        g
+    /// A call's source, clock and language: the server's flags with the
+    /// call's arguments laid over them, refused where they would widen
+    /// what the server was started to read. An error is the tool's,
+    /// answered as its result.
+    fn call(&self, s: &Source, all_namespaces: bool) -> anyhow::Result<scope::Call> {
+        scope::call(&self.pins, s, all_namespaces)
     }
 }
 
 /// The tool's result: the report and the text answer, or a tool error
-/// with the one-line message the CLI prints (`mdiag: MESSAGE`).
+/// with the one-line message the CLI prints (`mdiag: MESSAGE`), each
+/// within the caps ([`bounded`]).
 ///
 /// The work runs on a blocking thread of its own, driven by the runtime's
 /// handle as `main` drives a command: a live triage's read holds borrows
@@ -219,22 +213,99 @@ where
 {
     let handle = tokio::runtime::Handle::current();
     let done = tokio::task::spawn_blocking(move || handle.block_on(work())).await;
-    match done {
-        Ok(Ok((report, text))) => {
-            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    bounded(match done {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(err)) => Err(format!("{err:#}")),
+        Err(panic) => Err(format!("the tool stopped unexpectedly: {panic}")),
+    })
+}
+
+/// An answer within the caps: a text over [`MAX_TEXT_BYTES`] is cut, with
+/// a line saying so; a report over [`MAX_REPORT_BYTES`] is not sent, and
+/// the answer is a tool error saying how large it was and how to narrow
+/// the call, with the text.
+fn bounded(answer: Result<(serde_json::Value, String), String>) -> CallToolResult {
+    match answer {
+        Ok((report, text)) => {
+            let size = serde_json::to_vec(&report).map_or(usize::MAX, |v| v.len());
+            if size > MAX_REPORT_BYTES {
+                let why = format!(
+                    "the report is {size} bytes, over the {MAX_REPORT_BYTES} (8 MiB) `mdiag mcp` sends in one answer; narrow the call (a namespace, a selector, one target), or run the command with -o json"
+                );
+                return CallToolResult::error(vec![ContentBlock::text(cut(format!(
+                    "{why}\n{text}"
+                )))]);
+            }
+            let mut result = CallToolResult::success(vec![ContentBlock::text(cut(text))]);
             result.structured_content = Some(report);
             result
         }
-        Ok(Err(err)) => CallToolResult::error(vec![ContentBlock::text(format!("{err:#}"))]),
-        Err(panic) => CallToolResult::error(vec![ContentBlock::text(format!(
-            "the tool stopped unexpectedly: {panic}"
-        ))]),
+        Err(message) => CallToolResult::error(vec![ContentBlock::text(cut(message))]),
     }
+}
+
+/// `text` within [`MAX_TEXT_BYTES`], cut at a character boundary and
+/// ended with a line that says it was cut and from how much.
+fn cut(text: String) -> String {
+    if text.len() <= MAX_TEXT_BYTES {
+        return text;
+    }
+    let marker = format!(
+        "\n[cut by mdiag mcp: the text is {} bytes; an answer carries at most {MAX_TEXT_BYTES}]",
+        text.len()
+    );
+    let mut end = MAX_TEXT_BYTES - marker.len();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = text;
+    out.truncate(end);
+    out.push_str(&marker);
+    out
 }
 
 #[tool_handler(
     router = self.tool_router,
     name = "mdiag",
-    instructions = "Read-only rollout diagnostics for ModelServices (and Deployments, StatefulSets, DaemonSets, ReplicaSets, Pods) on Kubernetes. Start with triage for a namespace, trace one workload, run the `next` command it gives, and explain a finding id. Nothing here writes to the cluster."
+    instructions = "Read-only rollout diagnostics for ModelServices (and Deployments, StatefulSets, DaemonSets, ReplicaSets, Pods) on Kubernetes. Start with triage for a namespace, trace one workload, run the `next` command it gives, and explain a finding id. Nothing here writes to the cluster. The cluster, the namespaces and the files a call may read are the ones the server was started for; a call may narrow them, and one that would widen them is refused with the flag that allows it."
 )]
 impl ServerHandler for Mdiag {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(r: &CallToolResult) -> &str {
+        &r.content[0].as_text().unwrap().text
+    }
+
+    #[test]
+    fn a_long_text_is_cut_at_a_character_and_says_so() {
+        let long = "é".repeat(MAX_TEXT_BYTES);
+        let r = bounded(Err(long));
+        let t = text(&r);
+        assert!(t.len() <= MAX_TEXT_BYTES, "{}", t.len());
+        assert!(t.ends_with(&format!(
+            "[cut by mdiag mcp: the text is {} bytes; an answer carries at most {MAX_TEXT_BYTES}]",
+            2 * MAX_TEXT_BYTES
+        )));
+        assert_eq!(r.is_error, Some(true));
+        let short = bounded(Ok((serde_json::json!({}), "headline".into())));
+        assert_eq!(text(&short), "headline");
+        assert_eq!(short.is_error, Some(false));
+    }
+
+    #[test]
+    fn a_report_over_the_cap_is_not_sent_and_the_answer_says_why() {
+        let big = serde_json::json!({"items": "x".repeat(MAX_REPORT_BYTES)});
+        let r = bounded(Ok((big, "3 workloads".into())));
+        assert_eq!(r.is_error, Some(true));
+        assert!(r.structured_content.is_none());
+        let t = text(&r);
+        assert!(
+            t.starts_with("the report is 8388620 bytes, over the 8388608"),
+            "{t}"
+        );
+        assert!(t.ends_with("\n3 workloads"), "{t}");
+    }
+}

@@ -13,19 +13,28 @@ pub enum Language {
     Zh,
 }
 
-/// Where the objects come from: the cluster of a kubeconfig context, or a
-/// snapshot file. Every field is optional.
+/// Where the objects come from: the cluster `mdiag mcp` was started for,
+/// or a snapshot file it may read. Every field is optional.
+///
+/// The kubeconfig and the context are not arguments: they are pinned by the
+/// server's flags. A call that sends `kubeconfig` or `context` anyway (they
+/// are not in the schema) is refused unless it names the pinned one.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct Source {
-    /// Namespace (default: the context's, or the one a snapshot file captured).
+    /// Namespace (default: the server's `-n`, else its context's, or the one
+    /// a snapshot file captured). Live, it must lie inside the scope the
+    /// server was started with (`-n NS`: only NS; `-A`: any; neither: the
+    /// context's).
     pub namespace: Option<String>,
-    /// The kubeconfig context to use (default: its current context).
+    #[schemars(skip)]
     pub context: Option<String>,
-    /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+    #[schemars(skip)]
     pub kubeconfig: Option<String>,
     /// Read objects from this file instead of a cluster: an mdiag snapshot,
-    /// or `kubectl get -o yaml|json` output (.gz is decompressed). A
-    /// relative path is read from the server's working directory.
+    /// or `kubectl get -o yaml|json` output (.gz is decompressed). Only
+    /// files the server was started to allow (`mdiag mcp --allow-file DIR`)
+    /// are read; a relative path is read from the server's working
+    /// directory.
     pub snapshot: Option<String>,
     /// Judge the snapshot file at this time (RFC 3339) instead of its capture time.
     pub at: Option<String>,
@@ -50,7 +59,8 @@ pub struct TraceParams {
 pub struct TriageParams {
     #[serde(flatten)]
     pub source: Source,
-    /// Look in every namespace (not with `namespace`).
+    /// Look in every namespace (not with `namespace`); live, only when the
+    /// server was started with `-A`.
     #[serde(default)]
     pub all_namespaces: bool,
     /// Label selector to filter workloads (as kubectl -l).
@@ -74,8 +84,9 @@ pub struct ExplainParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SummaryParams {
     /// The snapshot file: an mdiag snapshot, or `kubectl get -o yaml|json`
-    /// output (.gz is decompressed). A relative path is read from the
-    /// server's working directory.
+    /// output (.gz is decompressed). Only files the server was started to
+    /// allow (`mdiag mcp --allow-file DIR`) are read; a relative path is
+    /// read from the server's working directory.
     pub snapshot: String,
     /// Judge it at this time (RFC 3339) instead of its capture time.
     pub at: Option<String>,

@@ -42,10 +42,7 @@ pub(super) async fn read_and_analyze(request: &TriageRequest) -> anyhow::Result<
         } else if source.snapshot_file.is_none() {
             // One namespace, live: read and judged in parts like each of -A's.
             let conn = live::connect(&source.live).await?;
-            let ns = source
-                .namespace
-                .clone()
-                .unwrap_or_else(|| conn.default_namespace.clone());
+            let ns = source.live_namespace(&conn.default_namespace)?;
             let read = TraceRead {
                 namespace: Some(&ns),
                 resource: source.resource.as_deref(),

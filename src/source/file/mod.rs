@@ -12,4 +12,5 @@ pub use bookkeeping::COMPLETE_DUMP_RESOURCES;
 pub use error::SourceError;
 pub use read::{
     MAX_SNAPSHOT_BYTES, parse_snapshot_text, read_snapshot_file, read_snapshot_file_kept,
+    read_snapshot_opened,
 };

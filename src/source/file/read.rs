@@ -50,7 +50,39 @@ pub(crate) fn read_limited(path: &Path, keep: Keep, limit: u64) -> Result<Snapsh
         path: path.to_path_buf(),
         cause,
     };
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    let file = std::fs::File::open(path).map_err(io)?;
+    read_open(file, path, keep, limit)
+}
+
+/// Reads a file the caller has already opened (and checked), from its
+/// start; `path` names it in messages and the origin, and its `.gz`
+/// suffix says it is compressed. The path is not opened again, so what was
+/// checked is what is read (`mdiag mcp` confines the files it reads this
+/// way: a path swapped after the check cannot redirect the read).
+pub fn read_snapshot_opened(
+    mut file: std::fs::File,
+    path: &Path,
+    keep: Keep,
+) -> Result<Snapshot, SourceError> {
+    use std::io::Seek;
+    file.rewind().map_err(|cause| SourceError::Io {
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    read_open(file, path, keep, MAX_SNAPSHOT_BYTES)
+}
+
+/// An open file (not standard input) as a [`Snapshot`], within `limit`.
+fn read_open(
+    mut file: std::fs::File,
+    path: &Path,
+    keep: Keep,
+    limit: u64,
+) -> Result<Snapshot, SourceError> {
+    let io = |cause| SourceError::Io {
+        path: path.to_path_buf(),
+        cause,
+    };
     if path.extension().is_some_and(|e| e == "gz") {
         let file = std::io::BufReader::with_capacity(BUFFER, file);
         return read_stream(file, Compression::Gzip, path, keep, limit);

@@ -1,0 +1,147 @@
+//! `mdiag mcp [--allow-file DIR|FILE]...` as a plain request: what every
+//! tool call of the server may read, pinned when it starts. The global
+//! flags it was started with are the ceiling (the kubeconfig, the context,
+//! `-n` or `-A`); `--allow-file` lists the files. A call may narrow that
+//! scope; `crate::cmd::mcp` refuses what would widen it.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::{GlobalArgs, McpArgs};
+use crate::error::UsageError;
+
+pub struct McpRequest {
+    /// The global flags: every call's defaults.
+    pub defaults: GlobalArgs,
+    /// `--kubeconfig` resolved, when it names a file that exists (a call
+    /// naming that same file is not a change).
+    pub kubeconfig_real: Option<PathBuf>,
+    /// The widest namespace scope of a live read.
+    pub namespaces: NamespaceScope,
+    /// The files a call may read.
+    pub files: FileScope,
+}
+
+/// How far a live read may reach, from `-n` and `-A`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NamespaceScope {
+    /// Neither: the namespace of the context, as kubectl reads it.
+    Context,
+    /// `-n NS`.
+    One(String),
+    /// `-A`: every namespace.
+    All,
+}
+
+/// The directories and files `--allow-file` (and `--snapshot`) name,
+/// resolved at start, and the directory relative paths are read from.
+#[derive(Debug, Clone)]
+pub struct FileScope {
+    pub allowed: Vec<Allowed>,
+    pub cwd: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    /// As the operator wrote it (what messages show).
+    pub shown: PathBuf,
+    /// Canonical: absolute, no `..`, no symlink.
+    pub real: PathBuf,
+    /// A directory allows everything below it; a file only itself.
+    pub dir: bool,
+}
+
+impl McpRequest {
+    pub fn from_cli(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Self> {
+        if global.all_namespaces && global.namespace.is_some() {
+            return Err(UsageError("use -n NS or -A, not both".into()).into());
+        }
+        let cwd = std::env::current_dir()
+            .map_err(|e| UsageError(format!("cannot read the working directory: {e}")))?;
+        let mut allowed = Vec::new();
+        for path in &args.allow_file {
+            allowed.push(Allowed::resolve(&cwd, path, "--allow-file")?);
+        }
+        if let Some(file) = &global.snapshot {
+            if file == Path::new("-") {
+                return Err(UsageError(
+                    "`mdiag mcp --snapshot -` would read the protocol's own stream (standard input carries the client's requests); name a file".into(),
+                )
+                .into());
+            }
+            // The file the operator named is allowed, and only as a file.
+            let pinned = Allowed::resolve(&cwd, file, "--snapshot")?;
+            if pinned.dir {
+                return Err(UsageError(format!(
+                    "--snapshot {}: is a directory; name a snapshot file (and --allow-file DIR to let calls read the files in it)",
+                    file.display()
+                ))
+                .into());
+            }
+            allowed.push(pinned);
+        }
+        let kubeconfig_real = global
+            .kubeconfig
+            .as_ref()
+            .and_then(|k| std::fs::canonicalize(cwd.join(k)).ok());
+        let namespaces = match (&global.namespace, global.all_namespaces) {
+            (Some(ns), _) => NamespaceScope::One(ns.clone()),
+            (None, true) => NamespaceScope::All,
+            (None, false) => NamespaceScope::Context,
+        };
+        Ok(McpRequest {
+            defaults: global.clone(),
+            kubeconfig_real,
+            namespaces,
+            files: FileScope { allowed, cwd },
+        })
+    }
+}
+
+impl Allowed {
+    fn resolve(cwd: &Path, path: &Path, flag: &str) -> anyhow::Result<Self> {
+        let real = std::fs::canonicalize(cwd.join(path))
+            .map_err(|e| UsageError(format!("{flag} {}: {e}", path.display())))?;
+        let dir = real.is_dir();
+        Ok(Allowed {
+            shown: path.to_path_buf(),
+            real,
+            dir,
+        })
+    }
+}
+
+impl FileScope {
+    /// Whether `real` (canonical) is one of the allowed files or below one
+    /// of the allowed directories (compared by whole components, so
+    /// `/data/x` does not allow `/data/xy`).
+    pub fn holds(&self, real: &Path) -> bool {
+        self.allowed.iter().any(|a| {
+            if a.dir {
+                real.starts_with(&a.real)
+            } else {
+                real == a.real
+            }
+        })
+    }
+
+    /// What the server may read, for a refusal: the paths as the operator
+    /// wrote them.
+    pub fn describe(&self) -> String {
+        if self.allowed.is_empty() {
+            return "none: it was started without --allow-file".into();
+        }
+        let list: Vec<String> = self
+            .allowed
+            .iter()
+            .map(|a| {
+                let shown = a.shown.display();
+                if a.dir {
+                    format!("{shown} (a directory)")
+                } else {
+                    shown.to_string()
+                }
+            })
+            .collect();
+        format!("it may read {}", list.join(", "))
+    }
+}
