@@ -23,10 +23,17 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::Exit::Problem.code());
         }
     };
+    // An error may quote what it could not reach (a server URL with its
+    // password): it is redacted like every other answer.
+    let redactor = mdiag::request::redactor(&cli.global).ok();
     match runtime.block_on(mdiag::cmd::run(cli)) {
         Ok(code) => code.into(),
         Err(err) => {
-            eprintln!("{program}: {err:#}");
+            let mut text = format!("{err:#}");
+            if let Some(r) = &redactor {
+                r.line(&mut text);
+            }
+            eprintln!("{program}: {text}");
             exit::for_error(&err).into()
         }
     }

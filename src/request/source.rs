@@ -8,6 +8,7 @@ use crate::cli::GlobalArgs;
 use mdiag_core::chain::ControllerLocation;
 use mdiag_source::file::Keep;
 use mdiag_source::live::LiveOptions;
+use mdiag_source::redact::Redactor;
 
 #[derive(Clone)]
 /// The source flags as a plain request.
@@ -20,6 +21,10 @@ pub struct SourceRequest {
     /// What a file read keeps of each object (`snapshot` writes them back
     /// whole; every other command reads what the analysis uses).
     pub keep: Keep,
+    /// What every answer made of this source keeps out (`--redact`,
+    /// `--no-default-redaction`): applied where the answer is built,
+    /// before any view or file sees it.
+    pub redactor: Redactor,
 }
 
 impl SourceRequest {
@@ -35,6 +40,7 @@ impl SourceRequest {
             resource: global.resource.clone(),
             controller: super::parse_controller(global)?,
             keep: Keep::Analysed,
+            redactor: super::redactor(global)?,
         })
     }
 }

@@ -533,3 +533,107 @@ impl Redactor {
         self.scrub(|s| logs.iter_mut().for_each(|l| s.s(&mut l.text)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mdiag_core::model::{Clock, TargetSpec};
+    use serde_json::Value;
+
+    fn hostile() -> (mdiag_core::model::Snapshot, Diagnosis) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/hostile/snapshot.yaml");
+        let snapshot = crate::read_snapshot_file(&path).unwrap();
+        let target = TargetSpec::parse("vault-chat", None).unwrap();
+        let chain = mdiag_core::chain::walk(&snapshot, &target, "hostile-lab", None).unwrap();
+        let now = Clock::choose(&snapshot.origin, None, jiff::Timestamp::UNIX_EPOCH).now;
+        let d = mdiag_core::analysis::analyze(&snapshot, &chain, now);
+        drop(chain);
+        (snapshot, d)
+    }
+
+    /// Every string left in `v` that is not a marker, with its key.
+    fn unmarked(v: &Value, key: &str, out: &mut Vec<(String, String)>) {
+        match v {
+            // An empty string holds nothing to leak (`.+` cannot match it).
+            Value::String(s) if !s.is_empty() && !s.starts_with("<redacted:") => {
+                out.push((key.to_string(), s.clone()))
+            }
+            Value::Array(items) => items.iter().for_each(|i| unmarked(i, key, out)),
+            Value::Object(map) => map.iter().for_each(|(k, v)| unmarked(v, k, out)),
+            _ => {}
+        }
+    }
+
+    /// A pattern that matches any text reaches every string of the
+    /// diagnosis: what is left is mdiag's own (ids, enums, times).
+    #[test]
+    fn every_outside_string_of_a_diagnosis_is_reached() {
+        let (_, mut d) = hostile();
+        let before = serde_json::to_value(&d).unwrap();
+        let replaced = Redactor::new(&["(?s).+".into()], false)
+            .unwrap()
+            .diagnosis(&mut d);
+        assert!(replaced > 50, "{replaced}");
+        let mut left = Vec::new();
+        unmarked(&serde_json::to_value(&d).unwrap(), "", &mut left);
+        // mdiag's own: message ids, finding ids, severities, steps,
+        // states and times.
+        const OWN: &[&str] = &[
+            "id",
+            "severity",
+            "step",
+            "last_step",
+            "missing",
+            "state",
+            "now",
+            "at",
+            "renewed",
+        ];
+        let outside: Vec<_> = left
+            .iter()
+            .filter(|(k, _)| !OWN.contains(&k.as_str()))
+            .collect();
+        assert!(outside.is_empty(), "not reached: {outside:#?}");
+        assert_ne!(before, serde_json::to_value(&d).unwrap());
+    }
+
+    #[test]
+    fn a_diagnosis_keeps_the_cluster_words_around_what_it_replaces() {
+        let (_, mut d) = hostile();
+        let n = Redactor::default().diagnosis(&mut d);
+        let text = serde_json::to_string(&d).unwrap();
+        assert!(n >= 28 * 3, "{n}");
+        for secret in [
+            "Hostile-Fake-Pass-3",
+            "b0a7c0ffee0000hostile1111fake2222",
+            "HostileMysqlPw5",
+            "HostileGapPw14",
+        ] {
+            assert!(!text.contains(secret), "{secret}");
+        }
+        for kept in [
+            "login user=chat password=<redacted:credential>",
+            "CrashLoopBackOff",
+            "vault-chat-6f8b9c7d5-q7x2m",
+            "7d0c1a2e-4444-4a1a-8a1a-00000000a004",
+        ] {
+            assert!(text.contains(kept), "{kept}");
+        }
+        // Redacting again finds nothing more.
+        assert_eq!(Redactor::default().diagnosis(&mut d), 0);
+    }
+
+    #[test]
+    fn logs_are_redacted_whole_so_a_key_block_across_lines_goes() {
+        let (mut snapshot, _) = hostile();
+        let tail_key = "MIIEhostileFAKEkeyTAILforMDIAGtests9876543210";
+        assert!(snapshot.logs[0].text.contains(tail_key));
+        let n = Redactor::default().logs(&mut snapshot.logs);
+        assert!(n > 0);
+        assert!(!snapshot.logs.iter().any(|l| l.text.contains(tail_key)));
+        // Line by line, the body of the block is not a shape at all.
+        let mut line = tail_key.to_string();
+        assert_eq!(Redactor::default().line(&mut line), 0);
+    }
+}

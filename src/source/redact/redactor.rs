@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::shapes::{MARKER_PREFIX, marker, redact_shapes};
 use super::walk::object_label;
-use mdiag_core::model::{LogRecord, Redaction};
+use mdiag_core::model::{Gap, LogRecord, Redaction};
 
 #[derive(Clone)]
 pub struct Redactor {
@@ -101,6 +101,21 @@ impl Redactor {
                 if log.previous { " (previous)" } else { "" }
             );
             self.text(&mut log.text, true, &path, &mut tally);
+        }
+        tally.list
+    }
+
+    /// Gaps as a file keeps them: each reason (an API's error text, which
+    /// may quote a URL with its password) searched for shapes.
+    pub fn redact_gaps(&self, gaps: &mut [Gap]) -> Vec<Redaction> {
+        let mut tally = Tally::default();
+        for (i, gap) in gaps.iter_mut().enumerate() {
+            self.text(
+                &mut gap.reason,
+                true,
+                &format!("gaps[{i}]: reason"),
+                &mut tally,
+            );
         }
         tally.list
     }
