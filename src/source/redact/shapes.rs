@@ -286,14 +286,16 @@ fn basic_credentials(caps: &Captures) -> bool {
     })
 }
 
+/// A credential after `Authorization:`, not the next word of a sentence
+/// (`may require authorization: server message: ...`): token-like, as a
+/// bearer token is.
 fn authorization_value(caps: &Captures) -> bool {
     value(caps).is_some_and(|v| {
         let v = v.as_str();
-        v.len() >= 4
-            && !v.contains(MARKER_PREFIX)
+        !v.contains(MARKER_PREFIX)
             && !v.eq_ignore_ascii_case("bearer")
             && !v.eq_ignore_ascii_case("basic")
-    })
+    }) && token_like(caps)
 }
 
 /// The value of a `password=`-like pair, unless it is plainly not a
@@ -491,6 +493,8 @@ mod tests {
         let (out, _) = shapes("authorization: Token 9f8e7d6c5b4a");
         assert_eq!(out, "authorization: Token <redacted:authorization>");
         for prose in [
+            "pull access denied, repository does not exist or may require authorization: server message: insufficient_scope",
+            "authorization: required",
             "Bearer authentication is required",
             "Basic auth is disabled",
             "WWW-Authenticate: Bearer realm=\"api\"",
