@@ -65,7 +65,7 @@ _mdiag() {
 
     case "${cmd}" in
         mdiag)
-            opts="-n -A -l -h -V --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version trace triage gate snapshot mcp explain help"
+            opts="-n -A -l -h -V --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version trace triage gate snapshot mcp explain help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -123,6 +123,10 @@ _mdiag() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --redact)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -131,7 +135,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__explain)
-            opts="-o -n -A -l -h -V --list --output --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted rollout-in-progress update-on-delete"
+            opts="-o -n -A -l -h -V --list --output --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted rollout-in-progress update-on-delete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -197,6 +201,10 @@ _mdiag() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --redact)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -205,7 +213,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__gate)
-            opts="-o -v -n -A -l -h -V --timeout --fail-on --max-restarts --report --junit --html --evidence --redact --no-default-redaction --helm-release --output --verbose --width --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
+            opts="-o -v -n -A -l -h -V --timeout --fail-on --max-restarts --report --junit --html --evidence --helm-release --output --verbose --width --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -236,10 +244,6 @@ _mdiag() {
                     return 0
                     ;;
                 --evidence)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --redact)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -308,6 +312,10 @@ _mdiag() {
                     return 0
                     ;;
                 --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --redact)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -431,16 +439,12 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__mcp)
-            opts="-n -A -l -h -V --allow-file --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
+            opts="-n -A -l -h -V --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --allow-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -493,6 +497,10 @@ _mdiag() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --redact)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -501,7 +509,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__snapshot)
-            opts="-o -n -A -l -h -V --output --log-bytes --log-lines --redact --no-default-redaction --concurrency --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
+            opts="-o -n -A -l -h -V --output --log-bytes --log-lines --concurrency --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -520,10 +528,6 @@ _mdiag() {
                     return 0
                     ;;
                 --log-lines)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --redact)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -583,6 +587,10 @@ _mdiag() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --redact)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -591,7 +599,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__trace)
-            opts="-o -v -n -A -l -h -V --output --logs --verbose --width --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
+            opts="-o -v -n -A -l -h -V --output --logs --verbose --width --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -661,6 +669,10 @@ _mdiag() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --redact)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -669,7 +681,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__triage)
-            opts="-o -v -n -A -l -h -V --alert --all --output --verbose --width --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
+            opts="-o -v -n -A -l -h -V --alert --all --output --verbose --width --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -740,6 +752,10 @@ _mdiag() {
                     return 0
                     ;;
                 --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --redact)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

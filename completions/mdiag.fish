@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_mdiag_global_optspecs
-    string join \n kubeconfig= context= n/namespace= A/all-namespaces l/selector= snapshot= at= lang= color= resource= controller= request-timeout= h/help V/version
+    string join \n kubeconfig= context= n/namespace= A/all-namespaces l/selector= snapshot= at= lang= color= resource= controller= request-timeout= redact= no-default-redaction h/help V/version
 end
 
 function __fish_mdiag_needs_command
@@ -38,7 +38,9 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_needs_command" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
+complete -c mdiag -n "__fish_mdiag_needs_command" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_needs_command" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_needs_command" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_needs_command" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, sts/NAME, ds/NAME, rs/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'
@@ -67,9 +69,11 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l logs -d 'Read the logs of the Pods the findings are about (live only; pods/log get, the last lines, size-capped): a crash\'s own words are shown under its finding'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l alert -d 'Trace what an alert is about: an Alertmanager webhook payload, a list of alerts, one alert or its labels (JSON or YAML; `-` reads stdin). Its labels name the namespace and the ModelService, Deployment, StatefulSet, DaemonSet, Pod, ReplicaSet or Service' -r -F
@@ -92,9 +96,11 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l all -d 'Show healthy workloads too (they are folded into a count)'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l timeout -d 'How long to wait for the rollout to converge (`90s`, `10m`, `1h30m`; a bare number is seconds)' -r
@@ -104,7 +110,6 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l report -d 'Write th
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l junit -d 'Write JUnit XML (one test case per check) here, for CI systems' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l html -d 'Write the report as one self-contained HTML page here (also on timeout and interrupt), for a CI artifact or an incident ticket' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l evidence -d 'On failure or timeout, capture a snapshot (objects, events, logs) into this file before anyone rolls back' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l redact -d 'Also replace text matching this regular expression, in objects and logs (repeatable). Credential-like environment values and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l helm-release -d 'The Helm release that installed the target: its status and revision are read from Helm\'s storage Secret metadata (never its values)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s o -l output -d 'Output format of the final report on stdout' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
@@ -125,15 +130,15 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs, private keys, cloud and API tokens, password= and token= pairs) that are otherwise replaced in logs, annotations, env values and container args'
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s o -l output -d 'The file to write: .yaml or .json, gzip-compressed when it ends in .gz' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-bytes -d 'Keep at most this many bytes of each log (the end of it)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-lines -d 'Keep at most this many lines of each log (the last ones)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l redact -d 'Also replace text matching this regular expression, in objects and logs (repeatable). Credential-like environment values and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l concurrency -d 'Log reads to run at once' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l context -d 'The kubeconfig context to use' -r
@@ -149,8 +154,9 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs, private keys, cloud and API tokens, password= and token= pairs) that are otherwise replaced in logs, annotations, env values and container args'
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s h -l help -d 'Print help'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l allow-file -d 'Let tool calls read snapshot files in this directory (and below it) or this one file; repeat it for more. Without it a call may read no file but the one `--snapshot` names. Paths are resolved when the server starts; a path a call names is resolved too (`..` and symlinks followed), and refused unless it ends up inside one of these' -r -F
@@ -168,7 +174,9 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s o -l output -d 'Output format (json and yaml: the entries in full, schema mdiag/v1; no html: explain makes no diagnosis to draw)' -r -f -a "table\t'For people: tree, timeline, findings'
@@ -189,8 +197,10 @@ never\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l resource -d 'The ModelService resource, if not found by its short name `msvc` (e.g. `modelservices.modeldock.io`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l list -d 'List every finding id with its title (as with no argument)'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_subcommand_from trace triage gate snapshot mcp explain help" -f -a "trace" -d 'Trace one ModelService (or deploy/NAME, sts/NAME, ds/NAME, rs/NAME, pod/NAME): the object chain, each Pod\'s moments, where the rollout stopped, why, and what to run next'

@@ -66,6 +66,8 @@ pub struct GlobalArgs {
     /// credential plugin: 30s, 2m, or a number of seconds.
     #[arg(long, global = true, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub request_timeout: std::time::Duration,
+    #[command(flatten)]
+    pub redaction: RedactArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -184,8 +186,6 @@ pub struct GateArgs {
     /// this file before anyone rolls back.
     #[arg(long, value_name = "FILE")]
     pub evidence: Option<PathBuf>,
-    #[command(flatten)]
-    pub redaction: RedactArgs,
     /// The Helm release that installed the target: its status and revision
     /// are read from Helm's storage Secret metadata (never its values).
     #[arg(long, value_name = "NAME")]
@@ -230,26 +230,28 @@ pub struct SnapshotArgs {
     /// Keep at most this many lines of each log (the last ones).
     #[arg(long, value_name = "LINES", default_value_t = LogCaps::DEFAULT.lines)]
     pub log_lines: i64,
-    #[command(flatten)]
-    pub redaction: RedactArgs,
     /// Log reads to run at once.
     #[arg(long, value_name = "N", default_value_t = LogCaps::DEFAULT.concurrency)]
     pub concurrency: usize,
 }
 
-/// What a written snapshot (`snapshot -o`, `gate --evidence`) keeps out.
+/// What everything mdiag prints or writes keeps out: the terminal views,
+/// `-o json|yaml|html`, the gate's reports, JUnit and evidence, snapshot
+/// files and MCP answers (`mdiag mcp --redact ...` sets it for every tool).
 #[derive(Debug, Args, Clone, Default)]
 pub struct RedactArgs {
-    /// Also replace text matching this regular expression, in objects and
-    /// logs (repeatable). Credential-like environment values and the
-    /// last-applied annotation are always replaced.
-    #[arg(long, value_name = "REGEX")]
+    /// Also replace text matching this regular expression, in everything
+    /// printed or written: objects, logs, evidence, names (repeatable).
+    /// Credential-like environment values and probe headers, ConfigMap
+    /// binaryData and the last-applied annotation are always replaced.
+    #[arg(long, global = true, value_name = "REGEX")]
     pub redact: Vec<String>,
     /// Keep the shapes of credentials (JWTs, Bearer and Basic values,
-    /// passwords in URLs, private keys, cloud and API tokens, password= and
-    /// token= pairs) that are otherwise replaced in logs, annotations, env
-    /// values and container args.
-    #[arg(long)]
+    /// passwords in URLs and DSNs, signed URLs, webhooks, private keys,
+    /// cloud and API tokens, password= pairs and --password VALUE flags)
+    /// that are otherwise replaced in output, logs, messages and
+    /// snapshot files.
+    #[arg(long, global = true)]
     pub no_default_redaction: bool,
 }
 

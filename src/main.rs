@@ -23,14 +23,18 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::Exit::Problem.code());
         }
     };
+    // An error may quote what it could not reach (a server URL with its
+    // password): it is redacted like every other answer.
+    let redactor = mdiag::request::redactor(&cli.global).ok();
     match runtime.block_on(mdiag::cmd::run(cli)) {
         Ok(code) => code.into(),
         Err(err) => {
+            let mut text = format!("{err:#}");
+            if let Some(r) = &redactor {
+                r.line(&mut text);
+            }
             // An error can quote a file or a cluster's words: inert too.
-            eprintln!(
-                "{program}: {}",
-                mdiag_render::inert::text(&format!("{err:#}"), false)
-            );
+            eprintln!("{program}: {}", mdiag_render::inert::text(&text, false));
             exit::for_error(&err).into()
         }
     }

@@ -18,7 +18,7 @@ use mdiag_core::alert::{self, Alert, Subject};
 use mdiag_core::analysis::{self, Diagnosis};
 use mdiag_core::catalogue::Message;
 use mdiag_core::chain;
-use mdiag_core::model::{Clock, Snapshot, TargetSpec};
+use mdiag_core::model::{Clock, Origin, Snapshot, TargetSpec};
 use mdiag_render::alert::{AlertTraced, alert_report, alerts_block, unmapped_block};
 use mdiag_render::report::RunInfo;
 use mdiag_render::{Style, human};
@@ -45,7 +45,8 @@ struct Traced {
 }
 
 pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
-    let alerts = alert::parse(&read_alert(path)?)?;
+    let mut alerts = alert::parse(&read_alert(path)?)?;
+    let redactor = &request.source.redactor;
     let subjects: Vec<Subject> = alerts
         .iter()
         .map(|a| alert::subject(a, request.source.namespace.as_deref()))
@@ -63,7 +64,8 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
     // A file is one snapshot shared by every namespace it holds.
     let mut snapshots: Vec<(String, Rc<Snapshot>, Option<u32>)> = Vec::new();
     if source.snapshot_file.is_some() {
-        let (snapshot, _, _) = source.load_scope(true).await?;
+        let (mut snapshot, _, _) = source.load_scope(true).await?;
+        redactor.logs(&mut snapshot.logs);
         let snapshot = Rc::new(snapshot);
         for ns in &namespaces {
             snapshots.push((ns.clone(), Rc::clone(&snapshot), None));
@@ -74,8 +76,9 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
                 namespace: Some(ns.clone()),
                 ..source.clone()
             };
-            let loaded = scoped.load(None).await?;
+            let mut loaded = scoped.load(None).await?;
             let requests = loaded.connection.as_ref().map(|c| c.requests());
+            redactor.logs(&mut loaded.snapshot.logs);
             snapshots.push((ns.clone(), Rc::new(loaded.snapshot), requests));
         }
     }
@@ -129,7 +132,18 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
     }
 
     let (lang, color) = (request.lang, request.color);
-    let mut diagnoses: Vec<(Diagnosis, &Traced, &Snapshot, Option<u32>)> = Vec::new();
+    // Mapped: from here on the alerts and the traces are only shown, so
+    // every outside string in them is redacted once.
+    for a in &mut alerts {
+        redactor.alert(a);
+    }
+    for m in notes.iter_mut().flatten() {
+        redactor.message(m);
+    }
+    for (_, why) in &mut unmapped {
+        redactor.message(why);
+    }
+    let mut diagnoses: Vec<(Diagnosis, &Traced, Origin, Option<u32>)> = Vec::new();
     for t in &traced {
         let Some((_, snapshot, requests)) = snapshot_of(&t.namespace) else {
             continue;
@@ -142,19 +156,18 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
         )
         .map_err(|nf| super::source::explain_not_found(snapshot, nf))?;
         let clock = Clock::choose(&snapshot.origin, at, wall);
-        diagnoses.push((
-            analysis::analyze(snapshot, &chain, clock.now),
-            t,
-            snapshot,
-            *requests,
-        ));
+        let mut diagnosis = analysis::analyze(snapshot, &chain, clock.now);
+        redactor.diagnosis(&mut diagnosis);
+        let mut origin = snapshot.origin.clone();
+        redactor.origin(&mut origin);
+        diagnoses.push((diagnosis, t, origin, *requests));
     }
 
     let text = match request.output {
         OutputFormat::Table => {
             let mut out = String::new();
-            for (d, t, snapshot, requests) in &diagnoses {
-                let clock = Clock::choose(&snapshot.origin, at, wall);
+            for (d, t, origin, requests) in &diagnoses {
+                let clock = Clock::choose(origin, at, wall);
                 let style = Style {
                     lang,
                     color,
@@ -169,7 +182,7 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
                     .collect();
                 out.push_str(&alerts_block(&about, d, &style));
                 let run = RunInfo {
-                    origin: &snapshot.origin,
+                    origin,
                     clock,
                     requests: *requests,
                 };
@@ -184,12 +197,12 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
         OutputFormat::Json | OutputFormat::Yaml | OutputFormat::Html => {
             let items: Vec<AlertTraced> = diagnoses
                 .iter()
-                .map(|(d, t, snapshot, requests)| AlertTraced {
+                .map(|(d, t, origin, requests)| AlertTraced {
                     diagnosis: d,
                     alerts: t.alerts.clone(),
                     run: RunInfo {
-                        origin: &snapshot.origin,
-                        clock: Clock::choose(&snapshot.origin, at, wall),
+                        origin,
+                        clock: Clock::choose(origin, at, wall),
                         requests: *requests,
                     },
                 })

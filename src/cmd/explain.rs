@@ -84,7 +84,10 @@ pub async fn answer(request: &ExplainRequest) -> anyhow::Result<Explained> {
         Some((_, target)) => target_names(request, target, &entries)
             .await?
             .into_iter()
-            .map(Some)
+            .map(|mut vars| {
+                request.source.redactor.vars(&mut vars);
+                Some(vars)
+            })
             .collect(),
     };
     Ok(Explained {

@@ -41,7 +41,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
             }
         }
         Command::Explain(args) => explain::run(&ExplainRequest::from_cli(global, args)?).await,
-        Command::Mcp(args) => mcp::run(global, args).await,
+        Command::Mcp(args) => {
+            // Every tool's answer is redacted by the server's flags: a bad
+            // `--redact` is refused now, not at the first call.
+            crate::request::redactor(global)?;
+            mcp::run(global, args).await
+        }
     }
 }
 

@@ -76,6 +76,10 @@ pub async fn answer(request: &TraceRequest) -> anyhow::Result<Traced> {
         super::snapshot::read_logs_of(conn, &mut loaded.snapshot, &pods, LogCaps::DEFAULT, false)
             .await;
     }
+    let redactor = &request.source.redactor;
+    // Whole logs before the analysis quotes their last lines: a shape
+    // that spans lines (a private key block) is only seen whole.
+    redactor.logs(&mut loaded.snapshot.logs);
     let snapshot = &loaded.snapshot;
     let chain = match chain::walk(
         snapshot,
@@ -89,10 +93,14 @@ pub async fn answer(request: &TraceRequest) -> anyhow::Result<Traced> {
     if let Some(at) = request.at {
         refuse_before_the_data(&chain, at, snapshot)?;
     }
-    let diagnosis = analysis::analyze(snapshot, &chain, clock.now);
+    let mut diagnosis = analysis::analyze(snapshot, &chain, clock.now);
+    // Once, before any view (the CLI's or `mdiag mcp`'s) sees it.
+    redactor.diagnosis(&mut diagnosis);
+    let mut origin = snapshot.origin.clone();
+    redactor.origin(&mut origin);
     Ok(Traced {
         diagnosis,
-        origin: snapshot.origin.clone(),
+        origin,
         clock,
         requests: loaded.connection.as_ref().map(|c| c.requests()),
     })

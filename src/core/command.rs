@@ -31,6 +31,11 @@ impl Command {
         &self.argv
     }
 
+    /// The words, to rewrite one in place (redaction).
+    pub fn argv_mut(&mut self) -> &mut [String] {
+        &mut self.argv
+    }
+
     /// Adds words at the end.
     pub fn push<S: Into<String>>(&mut self, word: S) {
         self.argv.push(word.into());

@@ -99,7 +99,7 @@ impl GateRequest {
             junit: args.junit.clone(),
             html: args.html.clone(),
             evidence: args.evidence.clone(),
-            redactor: Redactor::new(&args.redaction.redact, !args.redaction.no_default_redaction)?,
+            redactor: super::redactor(global)?,
             helm_release: args.helm_release.clone(),
             output: args.output,
             lang: super::lang(global),

@@ -78,6 +78,16 @@ pub fn width(view: &ViewArgs) -> usize {
         .map_or(DEFAULT_WIDTH, |c| c.max(MIN_WIDTH))
 }
 
+/// The redactor of `--redact` and `--no-default-redaction`; a pattern
+/// that is not a regular expression is a usage error before anything is read.
+pub fn redactor(global: &GlobalArgs) -> anyhow::Result<mdiag_source::redact::Redactor> {
+    let r = &global.redaction;
+    Ok(mdiag_source::redact::Redactor::new(
+        &r.redact,
+        !r.no_default_redaction,
+    )?)
+}
+
 pub fn parse_at(global: &GlobalArgs) -> anyhow::Result<Option<Timestamp>> {
     global
         .at

@@ -39,7 +39,7 @@ impl SnapshotRequest {
         if target.is_none() && global.namespace.is_none() && global.snapshot.is_none() {
             return Err(UsageError("name a target, or a whole namespace with -n NS".into()).into());
         }
-        let redactor = Redactor::new(&args.redaction.redact, !args.redaction.no_default_redaction)?;
+        let redactor = super::redactor(global)?;
         Ok(SnapshotRequest {
             target,
             source: SourceRequest {

@@ -10,6 +10,7 @@ use crate::error::UsageError;
 use mdiag_core::chain::ControllerLocation;
 use mdiag_source::file::Keep;
 use mdiag_source::live::LiveOptions;
+use mdiag_source::redact::Redactor;
 
 #[derive(Clone)]
 /// The source flags as a plain request.
@@ -30,6 +31,10 @@ pub struct SourceRequest {
     /// of the context's own namespace, so a namespace named here must be
     /// that one.
     pub context_namespace_only: bool,
+    /// What every answer made of this source keeps out (`--redact`,
+    /// `--no-default-redaction`): applied where the answer is built,
+    /// before any view or file sees it.
+    pub redactor: Redactor,
 }
 
 impl SourceRequest {
@@ -47,6 +52,7 @@ impl SourceRequest {
             keep: Keep::Analysed,
             opened_file: None,
             context_namespace_only: false,
+            redactor: super::redactor(global)?,
         })
     }
 

@@ -27,6 +27,8 @@ pub fn to_file(snapshot: &Snapshot, redactor: &Redactor) -> SnapshotFile {
     let mut logs = snapshot.logs.clone();
     let mut redactions = snapshot.redactions.clone();
     redactions.extend(redactor.redact(&mut objects, &mut logs));
+    let mut gaps = snapshot.gaps.clone();
+    redactions.extend(redactor.redact_gaps(&mut gaps));
     let origin = &snapshot.origin;
     SnapshotFile {
         format: FORMAT_ID.to_string(),
@@ -39,7 +41,7 @@ pub fn to_file(snapshot: &Snapshot, redactor: &Redactor) -> SnapshotFile {
         target: origin.target.clone(),
         objects,
         logs,
-        gaps: snapshot.gaps.clone(),
+        gaps,
         redactions,
     }
 }

@@ -23,6 +23,7 @@ mod gate_policy;
 mod gate_readiness;
 mod gate_view;
 mod hostile_mcp;
+mod hostile_redact;
 mod hostile_text;
 mod html_report;
 mod interrupts;

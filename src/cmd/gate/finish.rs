@@ -29,7 +29,62 @@ pub(super) async fn finish(
             Err(e) => eprintln!("mdiag: could not write the evidence: {e:#}"),
         }
     }
-    let elapsed = started.elapsed();
+    let views = render(
+        request,
+        namespace,
+        &mut ended,
+        helm,
+        started.elapsed(),
+        evidence_file,
+    )?;
+    if let (Some(path), Some(text)) = (&request.report, &views.report) {
+        write_atomic(path, text.as_bytes(), false)?;
+    }
+    if let (Some(path), Some(xml)) = (&request.junit, &views.junit) {
+        write_atomic(
+            path,
+            mdiag_render::inert::text(&xml, false).as_bytes(),
+            false,
+        )?;
+    }
+    if let (Some(path), Some(page)) = (&request.html, &views.html) {
+        write_atomic(
+            path,
+            mdiag_render::inert::text(&page, false).as_bytes(),
+            false,
+        )?;
+    }
+    crate::cmd::emit(&views.stdout, request.output.paints(request.color))
+}
+
+/// What the gate writes and prints when it ends: the report (`--report`),
+/// JUnit (`--junit`), the HTML page (`--html`), each only when asked for,
+/// and stdout in the chosen format.
+pub struct Views {
+    pub report: Option<String>,
+    pub junit: Option<String>,
+    pub html: Option<String>,
+    pub stdout: String,
+}
+
+/// Renders the end of a wait. The moments were redacted as they were
+/// judged; what the wait ended with (an API's error text, Helm's words)
+/// is redacted here, so no view quotes the cluster unredacted.
+pub(super) fn render(
+    request: &GateRequest,
+    namespace: &str,
+    ended: &mut Ended,
+    helm: Option<HelmRelease>,
+    elapsed: std::time::Duration,
+    evidence_file: Option<String>,
+) -> anyhow::Result<Views> {
+    if let Some(m) = &mut ended.reason {
+        request.redactor.message(m);
+    }
+    let mut helm = helm;
+    if let Some(h) = &mut helm {
+        request.redactor.helm(h);
+    }
     let judged = ended.last.as_ref();
     let view = judged.map(|j| &j.decision.view);
     let diagnosis = judged.map(|j| &j.diagnosis);
@@ -73,43 +128,32 @@ pub(super) async fn finish(
         source: ClockSource::Live,
     };
     let default_origin = Origin::default();
+    let mut origin = judged.map_or(default_origin, |j| j.snapshot.origin.clone());
+    request.redactor.origin(&mut origin);
     let run = RunInfo {
-        origin: judged.map_or(&default_origin, |j| &j.snapshot.origin),
+        origin: &origin,
         clock,
         requests: None,
     };
     let trace = diagnosis.map(|d| trace_report(d, &run, request.lang));
     let report = GateReport::new(trace, target, ended.outcome, elapsed, details);
-    if let Some(path) = &request.report {
-        let text = mdiag_render::encode(&report, Encoding::Json)?;
-        write_atomic(path, text.as_bytes(), false)?;
-    }
-    if let Some(path) = &request.junit {
-        let label = format!("{namespace}/{}", request.target.name);
-        let xml = junit(
-            &label,
-            ended.outcome,
-            elapsed,
-            view,
-            diagnosis,
-            &report.gate,
-        )?;
-        write_atomic(
-            path,
-            mdiag_render::inert::text(&xml, false).as_bytes(),
-            false,
-        )?;
-    }
-    if let Some(path) = &request.html {
-        let page = mdiag_render::html::gate(&report, request.lang);
-        write_atomic(
-            path,
-            mdiag_render::inert::text(&page, false).as_bytes(),
-            false,
-        )?;
-    }
-    let text = match request.output {
-        OutputFormat::Json => mdiag_render::encode(&report, Encoding::Json)?,
+    let json = || mdiag_render::encode(&report, Encoding::Json);
+    let junit_xml = match &request.junit {
+        Some(_) => {
+            let label = format!("{namespace}/{}", request.target.name);
+            Some(junit(
+                &label,
+                ended.outcome,
+                elapsed,
+                view,
+                diagnosis,
+                &report.gate,
+            )?)
+        }
+        None => None,
+    };
+    let stdout = match request.output {
+        OutputFormat::Json => json()?,
         OutputFormat::Yaml => mdiag_render::encode(&report, Encoding::Yaml)?,
         OutputFormat::Html => mdiag_render::html::gate(&report, request.lang),
         OutputFormat::Table => {
@@ -130,7 +174,15 @@ pub(super) async fn finish(
             )
         }
     };
-    crate::cmd::emit(&text, request.output.paints(request.color))
+    Ok(Views {
+        report: request.report.as_ref().map(|_| json()).transpose()?,
+        junit: junit_xml,
+        html: request
+            .html
+            .as_ref()
+            .map(|_| mdiag_render::html::gate(&report, request.lang)),
+        stdout,
+    })
 }
 
 /// The chain as the gate last saw it, with its Pods' logs, in the

@@ -17,6 +17,7 @@ use jiff::Timestamp;
 mod finish;
 mod wait;
 
+pub use finish::Views;
 use finish::finish;
 use wait::wait;
 
@@ -80,6 +81,80 @@ impl Ended {
             disconnects: 0,
         }
     }
+}
+
+/// Judges one moment: the analysis and the gate's decision, made on the
+/// cluster's own words, then both redacted, since from here on they are
+/// only shown (progress, reports, JUnit, HTML, stdout; a repeated crash
+/// quotes its last log line). The snapshot stays whole for the evidence
+/// file, which is redacted as it is written.
+fn judge(
+    request: &GateRequest,
+    snapshot: &Snapshot,
+    chain: &chain::Chain,
+    crashes: &CrashHistory,
+    helm: Option<&HelmRelease>,
+    now: Timestamp,
+) -> (Diagnosis, Decision) {
+    let mut diagnosis = analysis::analyze(snapshot, chain, now);
+    let moment = gate::Observation {
+        snapshot,
+        chain,
+        diagnosis: &diagnosis,
+        crashes,
+    };
+    let mut decision = gate::decide(moment, &request.policy, helm);
+    request.redactor.diagnosis(&mut diagnosis);
+    request.redactor.decision(&mut decision);
+    (diagnosis, decision)
+}
+
+/// What the gate would write and print had its wait ended with `outcome`
+/// on this moment, judged at its capture time by the code the wait runs
+/// ([`judge`], then what `finish` renders). The gate only waits on a live
+/// cluster; this is how a test sees its views of a file.
+pub fn views_of_moment(
+    request: &GateRequest,
+    mut snapshot: Snapshot,
+    crashes: &CrashHistory,
+    outcome: Outcome,
+) -> anyhow::Result<Views> {
+    let namespace = request
+        .target
+        .namespace
+        .clone()
+        .or_else(|| snapshot.origin.namespace.clone())
+        .unwrap_or_default();
+    request.redactor.logs(&mut snapshot.logs);
+    let chain = chain::walk(
+        &snapshot,
+        &request.target,
+        &namespace,
+        request.source.controller.as_ref(),
+    )
+    .map_err(|nf| crate::cmd::source::explain_not_found(&snapshot, nf))?;
+    let now = snapshot.origin.captured_at.unwrap_or_else(Timestamp::now);
+    let (diagnosis, decision) = judge(request, &snapshot, &chain, crashes, None, now);
+    drop(chain);
+    let mut ended = Ended {
+        outcome,
+        reason: decision.reason.clone(),
+        last: Some(Judged {
+            snapshot,
+            diagnosis,
+            decision,
+        }),
+        relists: 0,
+        disconnects: 0,
+    };
+    finish::render(
+        request,
+        &namespace,
+        &mut ended,
+        None,
+        std::time::Duration::from_secs(1),
+        None,
+    )
 }
 
 /// One judged moment: the snapshot it was judged on and the verdicts.

@@ -53,7 +53,8 @@ pub(super) async fn wait(
         };
         let mut snapshot = match event {
             FeedEvent::View(snapshot) => *snapshot,
-            FeedEvent::Note(text) => {
+            FeedEvent::Note(mut text) => {
+                request.redactor.message(&mut text);
                 progress.note(started.elapsed(), &text);
                 continue;
             }
@@ -67,6 +68,9 @@ pub(super) async fn wait(
         };
         // A Helm Secret that may not be read is a gap of the judged view.
         snapshot.gaps.extend(helm.and_then(|h| h.gap.clone()));
+        // A watched view holds no logs today; were it to, they would be
+        // redacted whole before the analysis quotes their last lines.
+        request.redactor.logs(&mut snapshot.logs);
         let chain = match chain::walk(
             &snapshot,
             &request.target,
@@ -98,14 +102,8 @@ pub(super) async fn wait(
                 live::read_requested(conn, requests, LogCaps::CRASH_TAIL, &|_| {}).await;
             crashes.record(unseen, &logs);
         }
-        let diagnosis = analysis::analyze(&snapshot, &chain, Timestamp::now());
-        let moment = gate::Observation {
-            snapshot: &snapshot,
-            chain: &chain,
-            diagnosis: &diagnosis,
-            crashes: &crashes,
-        };
-        let decision = gate::decide(moment, &request.policy, helm);
+        let (diagnosis, decision) =
+            judge(request, &snapshot, &chain, &crashes, helm, Timestamp::now());
         progress.update(started.elapsed(), &diagnosis, &decision.view);
         drop(chain);
         let ends = decision.outcome.map(|o| (o, decision.reason.clone()));

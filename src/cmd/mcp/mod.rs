@@ -178,8 +178,8 @@ impl Mdiag {
                 .file()
                 .ok_or_else(|| anyhow::anyhow!("the snapshot file was not opened"))?;
             let snapshot = read_snapshot_opened(file.try_clone()?, path, Keep::Analysed)?;
-            let contents = mdiag_core::analysis::contents::contents(&snapshot);
-            let judged = super::triage::of_snapshot(snapshot, call.at);
+            // Redacted as the CLI's summary is: its gaps and origin too.
+            let (contents, judged) = super::triage::summary_of(snapshot, call.at);
             let text = mdiag_render::answer::summary(&contents, &judged.items, call.lang);
             let report = mdiag_render::summary::report(&contents, judged.report(call.lang));
             Ok((serde_json::to_value(report)?, text))

@@ -8,8 +8,8 @@ use jiff::Timestamp;
 
 mod read;
 
-pub use read::of_snapshot;
 use read::read_and_analyze;
+pub use read::{of_snapshot, summary_of};
 
 use crate::cli::OutputFormat;
 use crate::error::NoWorkloads;
@@ -25,6 +25,7 @@ use mdiag_render::Style;
 use mdiag_render::report::RunInfo;
 use mdiag_render::triage::TriageReport;
 use mdiag_source::live::{self, Connection, LiveError, TraceRead};
+use mdiag_source::redact::Redactor;
 
 /// Set to print how long loading and analysis took (on stderr), for
 /// benchmarks.
@@ -69,7 +70,8 @@ pub async fn run(request: &TriageRequest) -> anyhow::Result<Exit> {
 /// triage but the printing (the CLI's and `mdiag mcp`'s). Nothing to judge
 /// is [`NoWorkloads`].
 pub async fn answer(request: &TriageRequest) -> anyhow::Result<Triaged> {
-    let judged = read_and_analyze(request).await?;
+    let mut judged = read_and_analyze(request).await?;
+    judged.redact(&request.source.redactor);
     if judged.items.is_empty() {
         return Err(NoWorkloads {
             namespace: judged.namespace,
@@ -86,6 +88,14 @@ pub async fn answer(request: &TriageRequest) -> anyhow::Result<Triaged> {
 }
 
 impl Triaged {
+    /// Redacts every outside string a view of this triage shows: the
+    /// diagnoses, the rows outside workloads, the read's gaps and origin.
+    pub fn redact(&mut self, redactor: &Redactor) {
+        redactor.triage(&mut self.items);
+        redactor.gaps(&mut self.snapshot.gaps);
+        redactor.origin(&mut self.snapshot.origin);
+    }
+
     pub fn run_info(&self) -> RunInfo<'_> {
         RunInfo {
             origin: &self.snapshot.origin,

@@ -2,6 +2,7 @@
 //! live namespace in shards, `-A` a few namespaces at a time.
 
 use super::*;
+use mdiag_core::analysis::contents::Contents;
 
 pub(super) fn pods_per_shard() -> usize {
     std::env::var(PODS_PER_SHARD_ENV)
@@ -58,6 +59,9 @@ pub(super) async fn read_and_analyze(request: &TriageRequest) -> anyhow::Result<
                 .await?
         };
     let load_time = t_load.elapsed();
+    let mut snapshot = snapshot;
+    // Whole logs before the analysis quotes their last lines.
+    source.redactor.logs(&mut snapshot.logs);
     let mut judged = analyze_read(snapshot, namespace, filter, source.controller.as_ref(), at);
     judged.connection = connection;
     judged.load_time = load_time;
@@ -97,8 +101,28 @@ pub(super) fn analyze_read(
 /// The triage of a whole snapshot file already read, as `triage -A
 /// --snapshot FILE [--at TIME]` judges it (for `mdiag mcp`'s summary of a
 /// file, which reads it once). It may hold no workload.
-pub fn of_snapshot(snapshot: Snapshot, at: Option<Timestamp>) -> Triaged {
-    analyze_read(snapshot, None, None, None, at)
+///
+/// It is redacted by the default rules: the summary tool has no request
+/// to carry the server's `--redact` patterns.
+pub fn of_snapshot(mut snapshot: Snapshot, at: Option<Timestamp>) -> Triaged {
+    let redactor = Redactor::default();
+    redactor.logs(&mut snapshot.logs);
+    let mut judged = analyze_read(snapshot, None, None, None, at);
+    judged.redact(&redactor);
+    judged
+}
+
+/// What a summary of a snapshot file shows: what it holds (origin, counts,
+/// logs, gaps, redactions) and its triage, both redacted by the default
+/// rules, as [`of_snapshot`] redacts. `mdiag mcp`'s snapshot_summary tool
+/// computes the contents itself from the file as read, so the gaps'
+/// reasons it shows are not redacted until it calls this instead.
+pub fn summary_of(snapshot: Snapshot, at: Option<Timestamp>) -> (Contents, Triaged) {
+    let redactor = Redactor::default();
+    let mut contents = mdiag_core::analysis::contents::contents(&snapshot);
+    redactor.gaps(&mut contents.gaps);
+    redactor.origin(&mut contents.origin);
+    (contents, of_snapshot(snapshot, at))
 }
 
 /// One namespace's diagnoses, its own gaps, the objects read and the

@@ -106,41 +106,60 @@ impl Message {
         self
     }
 
-    /// The message in `lang`. An id without a template (a defect the tests
-    /// rule out) is shown as the id with its arguments.
+    /// The message in `lang`, for a person: text from outside in it shown
+    /// inert ([`crate::inert::inert`]). An id without a template (a defect
+    /// the tests rule out) is shown as the id with its arguments.
     pub fn render(&self, lang: Lang) -> String {
+        self.text(lang, Shown::Inert)
+    }
+
+    /// The English text with outside text as it was: what JSON keeps as
+    /// `detail` or `note`, and what the analysis builds evidence values
+    /// from, so redaction sees the words as they were written (an escaped
+    /// newline would glue two lines into one word).
+    pub fn en(&self) -> String {
+        self.text(Lang::En, Shown::Raw)
+    }
+
+    fn text(&self, lang: Lang, shown: Shown) -> String {
         match messages().get(self.id) {
-            Some(t) => fill(t.get(lang), &self.args, lang),
+            Some(t) => fill(t.get(lang), &self.args, lang, shown),
             None => {
                 let args: Vec<String> = self
                     .args
                     .iter()
-                    .map(|(k, v)| format!("{k}={}", v.render(lang)))
+                    .map(|(k, v)| format!("{k}={}", v.text(lang, shown)))
                     .collect();
                 format!("{}({})", self.id, args.join(", "))
             }
         }
     }
+}
 
-    /// The English text: what JSON keeps as `detail` or `note`.
-    pub fn en(&self) -> String {
-        self.render(Lang::En)
-    }
+/// How outside text is put into a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Inert,
+    Raw,
 }
 
 impl Arg {
+    /// For a person: text from outside shown inert, on one line.
     pub fn render(&self, lang: Lang) -> String {
+        self.text(lang, Shown::Inert)
+    }
+
+    fn text(&self, lang: Lang, shown: Shown) -> String {
         match self {
-            // Text from outside: shown inert, on one line, in every view.
-            Arg::Text(t) => crate::inert::inert(t).into_owned(),
-            Arg::Styled(t) => t.clone(),
+            Arg::Text(t) if shown == Shown::Inert => crate::inert::inert(t).into_owned(),
+            Arg::Text(t) | Arg::Styled(t) => t.clone(),
             Arg::Int(n) => n.to_string(),
-            Arg::Msg(m) => m.render(lang),
+            Arg::Msg(m) => m.text(lang, shown),
             Arg::List { items, sep } => {
                 let sep = Message::new(sep).render(lang);
                 items
                     .iter()
-                    .map(|i| i.render(lang))
+                    .map(|i| i.text(lang, shown))
                     .collect::<Vec<_>>()
                     .join(&sep)
             }
@@ -176,7 +195,7 @@ pub fn messages() -> &'static BTreeMap<String, Template> {
 
 /// A template with its `{name}` and `{name|one|other}` filled from `args`.
 /// A brace that opens no known form stays as it is.
-fn fill(template: &str, args: &BTreeMap<&'static str, Arg>, lang: Lang) -> String {
+fn fill(template: &str, args: &BTreeMap<&'static str, Arg>, lang: Lang, shown: Shown) -> String {
     let mut out = String::with_capacity(template.len() + 16);
     let mut rest = template;
     while let Some(pos) = rest.find('{') {
@@ -196,7 +215,7 @@ fn fill(template: &str, args: &BTreeMap<&'static str, Arg>, lang: Lang) -> Strin
                 let one = matches!(value, Arg::Int(1));
                 out.push_str(if one { forms[0] } else { forms[1] });
             }
-            Some(value) if forms.is_empty() => out.push_str(&value.render(lang)),
+            Some(value) if forms.is_empty() => out.push_str(&value.text(lang, shown)),
             _ => {
                 out.push('{');
                 out.push_str(inner);
@@ -256,21 +275,21 @@ mod tests {
     fn arguments_fill_and_plurals_choose() {
         let m = Message::new("test.restarts").arg("n", 1);
         assert_eq!(
-            fill("{n} {n|restart|restarts}", &m.args, Lang::En),
+            fill("{n} {n|restart|restarts}", &m.args, Lang::En, Shown::Inert),
             "1 restart"
         );
         let m = Message::new("test.restarts").arg("n", 3);
         assert_eq!(
-            fill("{n} {n|restart|restarts}", &m.args, Lang::En),
+            fill("{n} {n|restart|restarts}", &m.args, Lang::En, Shown::Inert),
             "3 restarts"
         );
         let nested = Message::new("x").arg("inner", m);
         assert_eq!(
-            fill("[{inner}] {missing}", &nested.args, Lang::En),
+            fill("[{inner}] {missing}", &nested.args, Lang::En, Shown::Inert),
             "[{inner}] {missing}".replace("{inner}", &nested.args["inner"].render(Lang::En))
         );
         assert_eq!(
-            fill("{.status} {", &BTreeMap::new(), Lang::En),
+            fill("{.status} {", &BTreeMap::new(), Lang::En, Shown::Inert),
             "{.status} {"
         );
     }

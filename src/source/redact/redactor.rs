@@ -9,12 +9,23 @@ use serde_json::Value;
 
 use super::shapes::{MARKER_PREFIX, marker, redact_shapes};
 use super::walk::object_label;
-use mdiag_core::model::{LogRecord, Redaction};
+use mdiag_core::model::{Gap, LogRecord, Redaction};
 
+#[derive(Clone)]
 pub struct Redactor {
     /// Whether the credential shapes of [`RULES`](super::RULES) are replaced.
     defaults: bool,
     patterns: Vec<Regex>,
+}
+
+impl Default for Redactor {
+    /// The default shapes and no pattern of the user's.
+    fn default() -> Self {
+        Redactor {
+            defaults: true,
+            patterns: Vec::new(),
+        }
+    }
 }
 
 /// A `--redact` pattern that is not a valid regular expression.
@@ -94,12 +105,38 @@ impl Redactor {
         tally.list
     }
 
+    /// Gaps as a file keeps them: each reason (an API's error text, which
+    /// may quote a URL with its password) searched for shapes.
+    pub fn redact_gaps(&self, gaps: &mut [Gap]) -> Vec<Redaction> {
+        let mut tally = Tally::default();
+        for (i, gap) in gaps.iter_mut().enumerate() {
+            self.text(
+                &mut gap.reason,
+                true,
+                &format!("gaps[{i}]: reason"),
+                &mut tally,
+            );
+        }
+        tally.list
+    }
+
+    /// Whether the credential shapes are replaced (not `--no-default-redaction`).
+    pub(crate) fn defaults(&self) -> bool {
+        self.defaults
+    }
+
     /// Replaces in one string: the default shapes where `shapes` says
     /// they apply (and defaults are on), the user's patterns everywhere.
     pub(crate) fn text(&self, s: &mut String, shapes: bool, path: &str, tally: &mut Tally) {
+        self.replace(s, shapes, &mut |rule, count| tally.add(path, rule, count));
+    }
+
+    /// [`Redactor::text`] without a tally: `found` hears each rule that
+    /// replaced something, with its count.
+    pub(crate) fn replace(&self, s: &mut String, shapes: bool, found: &mut dyn FnMut(&str, u32)) {
         if shapes && self.defaults {
             for (rule, count) in redact_shapes(s) {
-                tally.add(path, rule, count);
+                found(rule, count);
             }
         }
         for (i, p) in self.patterns.iter().enumerate() {
@@ -121,7 +158,7 @@ impl Redactor {
             });
             if count > 0 {
                 *s = replaced.into_owned();
-                tally.add(path, &rule, count);
+                found(&rule, count);
             }
         }
     }

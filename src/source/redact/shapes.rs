@@ -74,9 +74,77 @@ pub const RULES: &[Rule] = &[
         accept: authorization_value,
     },
     Rule {
-        name: "url-password",
-        pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/?#@"'<>\\]*:(?P<v>[^\s/?#@"'<>\\]+)@"#,
+        name: "aws-presigned",
+        // A presigned S3 URL's signature, and the key id and scope it names.
+        pattern: r#"(?i)[?&](?:x-amz-signature|x-amz-credential|x-amz-security-token)=(?P<v>[^&\s"'<>#\\]+)"#,
         accept: any_value,
+    },
+    Rule {
+        name: "gcs-signed",
+        pattern: r#"(?i)[?&](?:x-goog-signature|x-goog-credential)=(?P<v>[^&\s"'<>#\\]+)"#,
+        accept: any_value,
+    },
+    Rule {
+        name: "azure-sas",
+        // A shared access signature's `sig`, in a URL or a connection string.
+        pattern: r#"(?i)[?&]sig=(?P<v>[^&\s"'<>#;\\]+)"#,
+        accept: any_value,
+    },
+    Rule {
+        name: "url-signature",
+        // The `Signature=` of older signed URLs (S3 and GCS version 2).
+        pattern: r#"[?&]Signature=(?P<v>[^&\s"'<>#\\]+)"#,
+        accept: any_value,
+    },
+    Rule {
+        name: "slack-webhook",
+        pattern: r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/\-]{8,})",
+        accept: any_value,
+    },
+    Rule {
+        name: "discord-webhook",
+        pattern: r"(?i)(?:discord|discordapp)\.com/api/(?:v[0-9]+/)?webhooks/(?P<v>[0-9]{5,}/[A-Za-z0-9_\-]{20,})",
+        accept: any_value,
+    },
+    Rule {
+        name: "url-password",
+        // The password may hold `/`, `#`, `@` or `:` as people write
+        // them unescaped: it ends at the first `@` that a host (and a
+        // port) and the end of the authority follow.
+        pattern: r#"(?i)(?-u:\b)[a-z][a-z0-9+.\-]*://[^\s:/?#@"'<>\\]*:(?P<v>[^\s?"'<>\\]+?)@(?:\[[0-9a-f:.]+\]|[a-z0-9_\-]+(?:\.[a-z0-9_\-]+)*\.?)(?::[0-9]{1,5})?(?:[/?#\s"'<>\\,;)\]|&]|$)"#,
+        accept: url_password,
+    },
+    Rule {
+        name: "mysql-dsn",
+        // Go's MySQL driver: `user:password@tcp(host:3306)/db`.
+        pattern: r#"(?-u:\b)[A-Za-z0-9_.\-]+:(?P<v>[^\s"'<>\\]+?)@(?:tcp6?|udp|unix)\("#,
+        accept: any_value,
+    },
+    Rule {
+        name: "mysql-password",
+        // `mysql -pPASSWORD` (attached: `-p NAME` prompts, NAME is the database).
+        pattern: r#"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlpump|mysqlshow|mysqlslap|mysqlbinlog|mariadb|mariadb-dump|mariadb-admin)(?-u:\b)[^\n;|&]*?[ \t]-p(?:"(?P<vd>[^"\n]+)"|'(?P<vs>[^'\n]+)'|(?P<vb>[^\s"';|&<>\\]+))"#,
+        accept: pair_value,
+    },
+    Rule {
+        name: "login-password",
+        // `-p VALUE` where the program reads a password there: a registry
+        // login, sshpass, the mongo shell; redis-cli's is `-a VALUE`.
+        pattern: r#"(?-u:\b)(?:(?:(?:docker|podman|buildah|skopeo|oras|nerdctl|crane|helm)[ \t]+(?:registry[ \t]+)?login|sshpass|mongosh|mongo)(?-u:\b)[^\n;|&]*?[ \t]-p|redis-cli(?-u:\b)[^\n;|&]*?[ \t]-a)[ \t]+(?:"(?P<vd>[^"\n]+)"|'(?P<vs>[^'\n]+)'|(?P<vb>[^\s"'\-;|&<>\\][^\s"';|&<>\\]*))"#,
+        accept: pair_value,
+    },
+    Rule {
+        name: "flag-value",
+        // `--password VALUE`: a flag whose name ends in a credential word,
+        // its value the next word (`--password=VALUE` is a `credential`).
+        pattern: r#"(?i)(?:^|[^A-Za-z0-9_.\-])(?P<k>--?[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|secret|token|credentials?|api[_.\-]?key|apikey|access[_.\-]?key|secret[_.\-]?key|private[_.\-]?key|signing[_.\-]?key))[ \t]+(?:"(?P<vd>[^"\n]*)"|'(?P<vs>[^'\n]*)'|(?P<vb>[^\s"'\-;|&<>\\][^\s"';|&<>\\]*))"#,
+        accept: pair_value,
+    },
+    Rule {
+        name: "docker-auth",
+        // A registry's `"auth"` in a Docker config: base64 of `user:password`.
+        pattern: r#"(?i)(?-u:\b)auth\\?["']?[ \t]*:[ \t]*\\?["']?(?P<v>[A-Za-z0-9+/]{4,}={0,2})"#,
+        accept: basic_credentials,
     },
     Rule {
         name: "aws-access-key-id",
@@ -107,6 +175,23 @@ pub const RULES: &[Rule] = &[
         name: "sk-key",
         // OpenAI-style and similar `sk-` API keys.
         pattern: r"(?-u:\b)(?P<v>sk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_\-]{20,})",
+        // Random: a Kubernetes name such as `sk-learn-server-7d9f` is not.
+        accept: random_like,
+    },
+    Rule {
+        name: "stripe-key",
+        // Secret and restricted keys; a publishable `pk_live_` is public.
+        pattern: r"(?-u:\b)(?P<v>(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,})",
+        accept: any_value,
+    },
+    Rule {
+        name: "npm-token",
+        pattern: r"(?-u:\b)(?P<v>npm_[A-Za-z0-9]{36})(?-u:\b)",
+        accept: any_value,
+    },
+    Rule {
+        name: "sendgrid-key",
+        pattern: r"(?-u:\b)(?P<v>SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,})",
         accept: any_value,
     },
     Rule {
@@ -158,6 +243,29 @@ fn any_value(caps: &Captures) -> bool {
     value(caps).is_some_and(|v| !v.as_str().is_empty() && !v.as_str().contains(MARKER_PREFIX))
 }
 
+/// A random key holds an upper-case letter and a digit; a Kubernetes name
+/// (lower case) never does both.
+fn random_like(caps: &Captures) -> bool {
+    value(caps).is_some_and(|v| {
+        let v = v.as_str();
+        !v.contains(MARKER_PREFIX)
+            && v.bytes().any(|b| b.is_ascii_uppercase())
+            && v.bytes().any(|b| b.is_ascii_digit())
+    })
+}
+
+/// A URL's password, unless what sits between `host:` and `@` is a port
+/// and a path (`http://h:8080/users/@me`).
+fn url_password(caps: &Captures) -> bool {
+    value(caps).is_some_and(|v| {
+        let v = v.as_str();
+        let port_then_path = v.split_once('/').is_some_and(|(port, _)| {
+            !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())
+        });
+        !v.contains(MARKER_PREFIX) && !port_then_path
+    })
+}
+
 /// A bearer token, not a word: "Bearer authentication" stays.
 fn token_like(caps: &Captures) -> bool {
     let Some(v) = value(caps).map(|v| v.as_str()) else {
@@ -178,14 +286,16 @@ fn basic_credentials(caps: &Captures) -> bool {
     })
 }
 
+/// A credential after `Authorization:`, not the next word of a sentence
+/// (`may require authorization: server message: ...`): token-like, as a
+/// bearer token is.
 fn authorization_value(caps: &Captures) -> bool {
     value(caps).is_some_and(|v| {
         let v = v.as_str();
-        v.len() >= 4
-            && !v.contains(MARKER_PREFIX)
+        !v.contains(MARKER_PREFIX)
             && !v.eq_ignore_ascii_case("bearer")
             && !v.eq_ignore_ascii_case("basic")
-    })
+    }) && token_like(caps)
 }
 
 /// The value of a `password=`-like pair, unless it is plainly not a
@@ -252,6 +362,45 @@ pub fn redact_shapes(text: &mut String) -> Vec<(&'static str, u32)> {
         }
     }
     found
+}
+
+/// Where the default rules would replace in `text`, without replacing:
+/// each value's byte range, the whole match's, and the rule. Overlaps go
+/// to the rule listed first (the most specific).
+pub(crate) fn value_spans(text: &str) -> Vec<Span> {
+    let compiled = &*COMPILED;
+    let mut spans: Vec<Span> = Vec::new();
+    for index in compiled.set.matches(text).iter() {
+        let rule = &RULES[index];
+        for caps in compiled.regexes[index].captures_iter(text) {
+            let (Some(whole), Some(v)) = (caps.get(0), value(&caps)) else {
+                continue;
+            };
+            if !(rule.accept)(&caps) {
+                continue;
+            }
+            let overlaps = spans
+                .iter()
+                .any(|s| s.value.start < v.end() && v.start() < s.value.end);
+            if !overlaps {
+                spans.push(Span {
+                    value: v.range(),
+                    whole: whole.range(),
+                    rule: rule.name,
+                });
+            }
+        }
+    }
+    spans.sort_by_key(|s| s.value.start);
+    spans
+}
+
+/// One value a rule would replace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub value: std::ops::Range<usize>,
+    pub whole: std::ops::Range<usize>,
+    pub rule: &'static str,
 }
 
 #[cfg(test)]
@@ -344,6 +493,8 @@ mod tests {
         let (out, _) = shapes("authorization: Token 9f8e7d6c5b4a");
         assert_eq!(out, "authorization: Token <redacted:authorization>");
         for prose in [
+            "pull access denied, repository does not exist or may require authorization: server message: insufficient_scope",
+            "authorization: required",
             "Bearer authentication is required",
             "Basic auth is disabled",
             "WWW-Authenticate: Bearer realm=\"api\"",
@@ -451,6 +602,123 @@ mod tests {
         ] {
             assert_eq!(shapes(text), (text.to_string(), vec![]), "{text}");
         }
+    }
+
+    /// Each shape added for issue 26's list, beside the text nearest to it
+    /// that must stay (the corpus holds more of both).
+    #[test]
+    fn each_shape_goes_and_its_near_miss_stays() {
+        for (rule, positive, near_miss) in [
+            (
+                "aws-presigned",
+                "GET /w.bin?X-Amz-Credential=AKIAZQ4MDIAGFAKE7X2P%2F20261201&X-Amz-Signature=0ddba11cafe",
+                "GET /w.bin?X-Amz-SignedHeaders=host&X-Amz-Date=20261201T090000Z",
+            ),
+            (
+                "gcs-signed",
+                "GET /o?X-Goog-Signature=fa15e5167a7e",
+                "X-Goog-Algorithm=GOOG4-RSA-SHA256 signature checked",
+            ),
+            (
+                "azure-sas",
+                "https://a.blob.core.windows.net/c/b?sv=2024&sig=Fa%2Bke",
+                "GET /c?signal=9",
+            ),
+            (
+                "url-signature",
+                "/b?Expires=1&Signature=ZmFrZQ%3D%3D",
+                "/b?SignatureVersion=2",
+            ),
+            (
+                "slack-webhook",
+                "https://hooks.slack.com/services/T0FAKE/B0FAKE/fakefakefake",
+                "https://hooks.slack.com/services",
+            ),
+            (
+                "discord-webhook",
+                "https://discord.com/api/webhooks/1234567890/FakeDiscordWebhookToken01",
+                "https://discord.com/api/webhooks",
+            ),
+            (
+                "url-password",
+                "redis://default:p@ss/w#rd@cache.lab.svc:6379/0",
+                "https://registry.example.com:5000/v2/ml/server@sha256:0123abcd4567ef89",
+            ),
+            (
+                "mysql-dsn",
+                "app:p@ss/w#rd@tcp(mysql:3306)/models",
+                "app@tcp(mysql:3306)/models",
+            ),
+            (
+                "mysql-password",
+                "mysql -u root -pS3cretFake db",
+                "mysql -u root -p db",
+            ),
+            (
+                "login-password",
+                "sshpass -p FakeSshPass ssh lab",
+                "docker run -p 8080:80 web",
+            ),
+            (
+                "flag-value",
+                "server --hf-token FakeFlagToken1",
+                "server --max-tokens 512 --token-limit 4096",
+            ),
+            (
+                "docker-auth",
+                r#"{"auth":"cm9ib3Q6cGFzcw=="}"#,
+                r#"{"auth": "enabled"}"#,
+            ),
+            (
+                "stripe-key",
+                "sk_live_FakeStripeKey0123456789",
+                "pk_live_FakeStripeKey0123456789",
+            ),
+            (
+                "npm-token",
+                "npm_FakeNpmToken0123456789abcdefABCDEF01",
+                "npm_config_cache=/tmp",
+            ),
+            (
+                "sendgrid-key",
+                "SG.FakeSendGridKey01.FakeSendGridSecret0123456789",
+                "SG.example.com",
+            ),
+            (
+                "sk-key",
+                "sk-proj-FakeFakeFakeFake0123456789",
+                "sk-learn-inference-server-7d9f4c-xk2lp",
+            ),
+        ] {
+            let (out, found) = shapes(positive);
+            assert!(
+                found.iter().any(|f| f.0 == rule),
+                "{positive} -> {out} {found:?}"
+            );
+            assert!(out.contains(&marker(rule)), "{out}");
+            assert_eq!(
+                shapes(near_miss),
+                (near_miss.to_string(), vec![]),
+                "{near_miss}"
+            );
+        }
+    }
+
+    #[test]
+    fn spans_name_each_value_once_by_the_most_specific_rule() {
+        let text = "--password hunter2 Authorization: Bearer abc123DEF456ghi789.jkl";
+        let spans = value_spans(text);
+        let got: Vec<(&str, &str)> = spans
+            .iter()
+            .map(|s| (&text[s.value.clone()], s.rule))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("hunter2", "flag-value"),
+                ("abc123DEF456ghi789.jkl", "bearer")
+            ]
+        );
     }
 
     #[test]

@@ -1,11 +1,34 @@
 //! The walk over an object: which fields are searched for shapes, and the
-//! annotations, env values and Secret data replaced whatever they hold.
+//! annotations, env values, credential-named headers, Secret data and
+//! ConfigMap binary data replaced whatever they hold.
+//!
+//! Searched for shapes: annotations, env values, container command and
+//! args (each word, and the words together: `--password VALUE`), probe
+//! and lifecycle `httpHeaders` values, every `message` and `note` (status
+//! and condition messages, termination and waiting messages, Events),
+//! ConfigMap `data`, and the `spec` of a custom resource (a ModelService).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::redactor::{Redactor, Tally};
-use super::shapes::{is_marker, looks_like_credential, marker};
+use super::shapes::{Span, is_marker, looks_like_credential, marker, value_spans};
 use crate::plan::LAST_APPLIED;
+
+/// Header names whose value is a credential whatever it looks like, beside
+/// the words of an env name: `Authorization`, `Cookie`, `X-Api-Key`.
+fn header_is_credential(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    looks_like_credential(name) || lower.contains("cookie") || lower.contains("session")
+}
+
+/// A custom resource: its API group has a dot and is not one of
+/// Kubernetes' own (`*.k8s.io`). Its spec is free text to mdiag.
+fn is_custom(api_version: &str) -> bool {
+    match api_version.split_once('/') {
+        Some((group, _)) => group.contains('.') && !group.ends_with(".k8s.io"),
+        None => false,
+    }
+}
 
 impl Redactor {
     /// `shapes`: whether the default shapes apply to strings below `v`.
@@ -21,6 +44,14 @@ impl Redactor {
         match v {
             Value::Object(map) => {
                 let top = at.is_empty();
+                let custom = top
+                    && map
+                        .get("apiVersion")
+                        .and_then(Value::as_str)
+                        .is_some_and(is_custom);
+                if self.defaults() {
+                    self.split_words(map, at, label, tally);
+                }
                 for (key, child) in map.iter_mut() {
                     let len = at.len();
                     if !at.is_empty() {
@@ -44,7 +75,22 @@ impl Redactor {
                         ("data", child) if top && kind == "ConfigMap" => {
                             self.walk(child, at, label, kind, true, tally);
                         }
-                        ("command" | "args", child @ Value::Array(_)) => {
+                        ("binaryData", Value::Object(data)) if top && kind == "ConfigMap" => {
+                            // Bytes mdiag cannot read are never copied.
+                            for (name, value) in data.iter_mut() {
+                                if value.as_str().is_some_and(|s| !is_marker(s)) {
+                                    *value = Value::String(marker("binary-data"));
+                                    tally.add(&format!("{label}: {at}[{name}]"), "binary-data", 1);
+                                }
+                            }
+                        }
+                        ("spec", child) if custom => {
+                            self.walk(child, at, label, kind, true, tally);
+                        }
+                        ("httpHeaders", Value::Array(headers)) => {
+                            self.headers(headers, at, label, tally);
+                        }
+                        ("command" | "args" | "message" | "note", child) => {
                             self.walk(child, at, label, kind, true, tally);
                         }
                         (_, child) => self.walk(child, at, label, kind, shapes, tally),
@@ -116,6 +162,107 @@ impl Redactor {
                     self.walk(child, &mut here, label, kind, key == "value", tally);
                     here.truncate(len);
                 }
+            }
+        }
+    }
+}
+
+impl Redactor {
+    /// Probe and lifecycle `httpHeaders`: a credential-named header
+    /// (`Authorization`, `X-Api-Key`, `Cookie`) loses its value whatever
+    /// it is; any other value is searched for credential shapes.
+    fn headers(&self, headers: &mut [Value], at: &str, label: &str, tally: &mut Tally) {
+        for (i, header) in headers.iter_mut().enumerate() {
+            let name = header
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let here = match &name {
+                Some(name) => format!("{at}[name={name}]"),
+                None => format!("{at}[{i}]"),
+            };
+            let Some(value) = header.get_mut("value") else {
+                continue;
+            };
+            let Value::String(s) = value else {
+                continue;
+            };
+            if is_marker(s) {
+                continue;
+            }
+            if name.as_deref().is_some_and(header_is_credential) {
+                *s = marker("header-name");
+                tally.add(&format!("{label}: {here}.value"), "header-name", 1);
+            } else {
+                self.text(s, true, &format!("{label}: {here}.value"), tally);
+            }
+        }
+    }
+
+    /// A container's `command` and `args` read as one command line, for
+    /// the shapes that span words: `["--password", "VALUE"]`,
+    /// `["mysql", "-pVALUE"]`, `["docker", "login", "-p", "VALUE"]`. A
+    /// value inside one word is replaced there; the shapes inside a word
+    /// alone are left to the walk of that word.
+    fn split_words(&self, map: &mut Map<String, Value>, at: &str, label: &str, tally: &mut Tally) {
+        let mut words: Vec<(&'static str, usize, String)> = Vec::new();
+        for key in ["command", "args"] {
+            if let Some(Value::Array(items)) = map.get(key) {
+                for (i, item) in items.iter().enumerate() {
+                    if let Some(s) = item.as_str() {
+                        words.push((key, i, s.to_string()));
+                    }
+                }
+            }
+        }
+        if words.len() < 2 {
+            return;
+        }
+        let line = words
+            .iter()
+            .map(|(_, _, w)| w.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut starts = Vec::with_capacity(words.len());
+        let mut offset = 0;
+        for (_, _, w) in &words {
+            starts.push(offset);
+            offset += w.len() + 1;
+        }
+        let word_of = |pos: usize| starts.iter().rposition(|&s| s <= pos).unwrap_or(0);
+        // Per word, the spans to replace (in the word's own offsets).
+        let mut replace: Vec<Vec<Span>> = vec![Vec::new(); words.len()];
+        for span in value_spans(&line) {
+            let w = word_of(span.value.start);
+            let crosses =
+                word_of(span.whole.start) != w || word_of(span.whole.end.saturating_sub(1)) != w;
+            let end = starts[w] + words[w].2.len();
+            if !crosses || span.value.end > end || span.value.is_empty() {
+                continue;
+            }
+            replace[w].push(Span {
+                value: span.value.start - starts[w]..span.value.end - starts[w],
+                ..span
+            });
+        }
+        for ((key, i, word), spans) in words.into_iter().zip(replace) {
+            if spans.is_empty() {
+                continue;
+            }
+            let mut out = word;
+            for span in spans.iter().rev() {
+                out.replace_range(span.value.clone(), &marker(span.rule));
+            }
+            if let Some(Value::Array(items)) = map.get_mut(key) {
+                items[i] = Value::String(out);
+            }
+            for span in &spans {
+                let path = if at.is_empty() {
+                    format!("{label}: {key}[{i}]")
+                } else {
+                    format!("{label}: {at}.{key}[{i}]")
+                };
+                tally.add(&path, span.rule, 1);
             }
         }
     }
@@ -268,16 +415,224 @@ mod tests {
         );
     }
 
-    #[test]
-    fn other_fields_are_not_searched_by_the_defaults() {
-        // An Event message is what the analysis reads: it stays as written.
-        let mut objects = vec![json!({
-            "kind": "Event", "metadata": {"name": "e", "namespace": "lab"},
-            "message": "Error: secret \"db\" not found; token=abc123"
-        })];
-        let found = Redactor::new(&[], true)
+    fn redacted(object: Value, defaults: bool) -> (Value, Vec<(String, String)>) {
+        let mut objects = vec![object];
+        let found = Redactor::new(&[], defaults)
             .unwrap()
             .redact(&mut objects, &mut []);
+        let found = found.into_iter().map(|r| (r.path, r.rule)).collect();
+        (objects.remove(0), found)
+    }
+
+    #[test]
+    fn event_text_and_status_messages_are_searched_and_names_are_not() {
+        let (event, found) = redacted(
+            json!({
+                "kind": "Event", "metadata": {"name": "e", "namespace": "lab"},
+                "reason": "Failed",
+                "message": "Error: secret \"db\" not found; token=abc123",
+                "note": "pull https://robot:Pw-fake-9@registry.example.com/v2/"
+            }),
+            true,
+        );
+        assert_eq!(
+            event["message"],
+            "Error: secret \"db\" not found; token=<redacted:credential>"
+        );
+        assert_eq!(
+            event["note"],
+            "pull https://robot:<redacted:url-password>@registry.example.com/v2/"
+        );
+        assert_eq!(event["reason"], "Failed");
+        assert!(found.contains(&("event/lab/e: message".into(), "credential".into())));
+
+        let (pod, found) = redacted(
+            json!({
+                "kind": "Pod", "metadata": {"name": "p", "namespace": "lab",
+                    "labels": {"app": "token=abc123"}},
+                "spec": {"nodeName": "password=hunter2"},
+                "status": {
+                    "message": "evicted",
+                    "conditions": [{"type": "Ready", "message": "probe sent password=cond-pw"}],
+                    "containerStatuses": [{"name": "c",
+                        "state": {"waiting": {"reason": "CrashLoopBackOff",
+                            "message": "back-off; last error: api_key=wait-key-1"}},
+                        "lastState": {"terminated": {"exitCode": 1,
+                            "message": "FATAL dial postgres://app:term-pw-2@db:5432/app"}}}]
+                }
+            }),
+            true,
+        );
+        let text = pod.to_string();
+        for secret in ["cond-pw", "wait-key-1", "term-pw-2"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        // Names and labels are what a snapshot is walked by: left as read.
+        assert_eq!(pod["spec"]["nodeName"], "password=hunter2");
+        assert_eq!(pod["metadata"]["labels"]["app"], "token=abc123");
+        assert!(found.iter().any(|(path, _)| path
+            == "pod/lab/p: status.containerStatuses[0].lastState.terminated.message"));
+    }
+
+    #[test]
+    fn probe_headers_lose_credential_values_by_name_and_shapes_by_shape() {
+        let probe = json!({"httpGet": {"path": "/healthz", "port": 8080, "httpHeaders": [
+            {"name": "Authorization", "value": "Bearer-less-fake-value"},
+            {"name": "X-Upstream", "value": "https://u:hdr-pw@up.lab.svc/"},
+            {"name": "X-Request-Source", "value": "kubelet"}
+        ]}});
+        let pod = json!({"kind": "Pod", "metadata": {"name": "p", "namespace": "lab"},
+            "spec": {"containers": [{"name": "c", "readinessProbe": probe}]}});
+        let (out, found) = redacted(pod.clone(), true);
+        let headers = &out["spec"]["containers"][0]["readinessProbe"]["httpGet"]["httpHeaders"];
+        assert_eq!(headers[0]["value"], "<redacted:header-name>");
+        assert_eq!(
+            headers[1]["value"],
+            "https://u:<redacted:url-password>@up.lab.svc/"
+        );
+        assert_eq!(headers[2]["value"], "kubelet");
+        assert!(found.contains(&(
+            "pod/lab/p: spec.containers[0].readinessProbe.httpGet.httpHeaders[name=Authorization].value"
+                .into(),
+            "header-name".into()
+        )));
+        // By name whatever the flag, as an env value is.
+        let (out, _) = redacted(pod, false);
+        let headers = &out["spec"]["containers"][0]["readinessProbe"]["httpGet"]["httpHeaders"];
+        assert_eq!(headers[0]["value"], "<redacted:header-name>");
+        assert_eq!(headers[1]["value"], "https://u:hdr-pw@up.lab.svc/");
+    }
+
+    fn container_words(command: Value, args: Value) -> (Value, Vec<(String, String)>) {
+        let (out, found) = redacted(
+            json!({"kind": "Pod", "metadata": {"name": "p", "namespace": "lab"},
+                "spec": {"containers": [{"name": "c", "command": command, "args": args}]}}),
+            true,
+        );
+        let c = out["spec"]["containers"][0].clone();
+        (json!([c["command"], c["args"]]), found)
+    }
+
+    #[test]
+    fn a_value_in_the_word_after_its_flag_is_replaced() {
+        let (words, found) = container_words(
+            json!(["/app/server"]),
+            json!([
+                "--port",
+                "8080",
+                "--db-password",
+                "split-pw-1",
+                "--api-key",
+                "split-key-2",
+                "-v"
+            ]),
+        );
+        assert_eq!(
+            words[1],
+            json!([
+                "--port",
+                "8080",
+                "--db-password",
+                "<redacted:flag-value>",
+                "--api-key",
+                "<redacted:flag-value>",
+                "-v"
+            ])
+        );
+        assert!(found.contains(&(
+            "pod/lab/p: spec.containers[0].args[3]".into(),
+            "flag-value".into()
+        )));
+        // The program in `command`, its flags in `args`.
+        let (words, _) = container_words(
+            json!(["docker"]),
+            json!([
+                "login",
+                "-u",
+                "robot",
+                "-p",
+                "split-pw-3",
+                "reg.example.com"
+            ]),
+        );
+        assert_eq!(words[1][4], "<redacted:login-password>");
+        let (words, _) = container_words(
+            json!(["mysql", "-uroot", "-psplit-pw-4"]),
+            json!(["models"]),
+        );
+        assert_eq!(words[0][2], "-p<redacted:mysql-password>");
+        assert_eq!(words[1][0], "models");
+    }
+
+    #[test]
+    fn words_that_only_look_like_a_split_value_stay() {
+        for (command, args) in [
+            (json!(["python"]), json!(["-m", "server", "-p", "8080"])),
+            (json!(["docker"]), json!(["run", "-p", "8080:80", "web"])),
+            (json!(["mysql"]), json!(["-u", "app", "-p", "models"])),
+            (json!(["redis-cli"]), json!(["-p", "6379", "ping"])),
+            (
+                json!(["/app/server"]),
+                json!(["--password-file", "/run/secrets/db", "--max-tokens", "512"]),
+            ),
+            (
+                json!(["/app/server"]),
+                json!(["--token", "$(HF_TOKEN)", "--secret", "--verbose"]),
+            ),
+        ] {
+            let (words, found) = container_words(command.clone(), args.clone());
+            assert_eq!(words, json!([command, args]));
+            assert!(found.is_empty(), "{found:?}");
+        }
+    }
+
+    #[test]
+    fn a_custom_resources_spec_is_searched_and_configmap_binary_data_is_never_copied() {
+        let (msvc, found) = redacted(
+            json!({"apiVersion": "modeldock.io/v1alpha1", "kind": "ModelService",
+                "metadata": {"name": "m", "namespace": "lab"},
+                "spec": {"model": {"uri": "s3://weights/llama?X-Amz-Signature=cafe0123beef",
+                    "pullSecret": "hf_FakeHuggingFaceTokenForSpecTests01"},
+                    "replicas": 2, "owner": "team-models"}}),
+            true,
+        );
+        assert_eq!(
+            msvc["spec"]["model"]["uri"],
+            "s3://weights/llama?X-Amz-Signature=<redacted:aws-presigned>"
+        );
+        assert_eq!(
+            msvc["spec"]["model"]["pullSecret"],
+            "<redacted:huggingface-token>"
+        );
+        assert_eq!(msvc["spec"]["owner"], "team-models");
+        assert!(
+            found
+                .iter()
+                .any(|(p, r)| p == "modelservice/lab/m: spec.model.uri" && r == "aws-presigned")
+        );
+        // A built-in kind's spec is read by the analysis, not searched.
+        let (route, found) = redacted(
+            json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+                "metadata": {"name": "r", "namespace": "lab"}, "spec": {"hostnames": ["token=abc"]}}),
+            true,
+        );
+        assert_eq!(route["spec"]["hostnames"][0], "token=abc");
         assert!(found.is_empty());
+
+        for defaults in [true, false] {
+            let (cm, found) = redacted(
+                json!({"kind": "ConfigMap", "metadata": {"name": "cfg", "namespace": "lab"},
+                    "binaryData": {"key.der": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw"}}),
+                defaults,
+            );
+            assert_eq!(cm["binaryData"]["key.der"], "<redacted:binary-data>");
+            assert_eq!(
+                found,
+                vec![(
+                    "configmap/lab/cfg: binaryData[key.der]".into(),
+                    "binary-data".into()
+                )]
+            );
+        }
     }
 }
