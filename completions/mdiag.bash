@@ -497,17 +497,17 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__snapshot)
-            opts="-o -n -A -l -h -V --output --log-bytes --log-lines --redact --no-default-redaction --concurrency --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
+            opts="-n -A -l -h -V --file --output-file --log-bytes --log-lines --redact --no-default-redaction --concurrency --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --output)
+                --output-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                -o)
+                --file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
