@@ -146,10 +146,13 @@ const FREE_MAPS: &[&str] = &[
 /// time does not make its object, and the file, unreadable.
 ///
 /// Only the time fields count, outside `spec` (a desired state, written by
-/// users) and the free maps.
+/// users; but for a Lease's) and the free maps.
 pub(crate) fn object_times(origin: &mut Origin, object: &mut Value) {
     let mut newest = None;
-    walk_times(object, true, &mut newest);
+    // A Lease's spec is its holder's record (acquired, renewed), written
+    // as it happens: observed, as a status is elsewhere.
+    let spec_observed = object["kind"] == "Lease";
+    walk_times(object, spec_observed, &mut newest);
     if let Some(newest) = newest
         && origin.newest_seen.is_none_or(|seen| newest > seen)
     {
@@ -157,11 +160,20 @@ pub(crate) fn object_times(origin: &mut Origin, object: &mut Value) {
     }
 }
 
-fn walk_times(value: &mut Value, observed: bool, newest: &mut Option<Timestamp>) {
+fn walk_times(value: &mut Value, spec_observed: bool, newest: &mut Option<Timestamp>) {
+    walk_times_in(value, spec_observed, true, newest);
+}
+
+fn walk_times_in(
+    value: &mut Value,
+    spec_observed: bool,
+    observed: bool,
+    newest: &mut Option<Timestamp>,
+) {
     match value {
         Value::Array(items) => {
             for item in items {
-                walk_times(item, observed, newest);
+                walk_times_in(item, spec_observed, observed, newest);
             }
         }
         Value::Object(map) => {
@@ -181,7 +193,8 @@ fn walk_times(value: &mut Value, observed: bool, newest: &mut Option<Timestamp>)
                     }
                     continue;
                 }
-                walk_times(v, observed && key != "spec", newest);
+                let observed = observed && (key != "spec" || spec_observed);
+                walk_times_in(v, false, observed, newest);
             }
         }
         _ => {}
@@ -276,6 +289,24 @@ spec: {startTime: "2126-01-01T00:00:00Z"}
         assert_eq!(
             s.origin.newest_seen.map(|t| t.to_string()),
             Some("2026-11-28T10:00:04Z".to_string())
+        );
+    }
+
+    #[test]
+    fn a_lease_renewed_is_a_time_observed_though_it_is_in_its_spec() {
+        let text = r#"
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: kube-scheduler, namespace: kube-system, creationTimestamp: "2026-11-28T09:00:00Z"}
+spec:
+  holderIdentity: kind-control-plane_1
+  acquireTime: "2026-11-28T09:00:01Z"
+  renewTime: "2026-11-28T10:11:06.532418Z"
+"#;
+        let s = parse_snapshot_text(text, Path::new("l.yaml")).unwrap();
+        assert_eq!(
+            s.origin.newest_seen.map(|t| t.to_string()),
+            Some("2026-11-28T10:11:06.532418Z".to_string())
         );
     }
 
