@@ -380,6 +380,7 @@ mod tests {
         assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind));
     }
 
+    #[cfg(unix)]
     #[test]
     fn where_each_path_goes() {
         assert_eq!(destination(Path::new("-")).unwrap(), Destination::Stdout);

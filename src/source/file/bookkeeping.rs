@@ -81,62 +81,63 @@ fn dump_namespaces(o: &mdiag_core::model::Objects) -> Vec<String> {
     out.into_iter().map(str::to_string).collect()
 }
 
-/// The fields Kubernetes keeps a time in (every `metav1.Time` and
-/// `MicroTime` of the API): creation, conditions, container states, Events,
-/// Leases, managedFields' write times and the rest. Only these are read as
-/// times; a string elsewhere (a termination message, a log line, an
-/// environment value) is free text whatever it looks like.
-const TIME_FIELDS: &[&str] = &[
-    "acquireTime",
-    "allocationTimestamp",
-    "beginRefreshAt",
-    "completionTime",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deprecatedFirstTimestamp",
-    "deprecatedLastTimestamp",
-    "eventTime",
-    "expirationTimestamp",
-    "finishedAt",
-    "firstTimestamp",
-    "lastHeartbeatTime",
-    "lastObservedTime",
-    "lastPhaseTransitionTime",
-    "lastProbeTime",
-    "lastScaleTime",
-    "lastScheduleTime",
-    "lastSuccessfulTime",
-    "lastTimestamp",
-    "lastTransitionTime",
-    "lastUpdateTime",
-    "notAfter",
-    "notBefore",
-    "pingTime",
-    "renewTime",
-    "startTime",
-    "startedAt",
-    "time",
-    "timeAdded",
-];
+/// Whether a field is one Kubernetes keeps a time in (every `metav1.Time`
+/// and `MicroTime` of the API): creation, conditions, container states,
+/// Events, Leases, managedFields' write times and the rest. Only these are
+/// read as times; a string elsewhere (a termination message, a log line,
+/// an environment value) is free text whatever it looks like.
+fn is_time_field(key: &str) -> bool {
+    matches!(
+        key,
+        "acquireTime"
+            | "allocationTimestamp"
+            | "beginRefreshAt"
+            | "completionTime"
+            | "creationTimestamp"
+            | "deletionTimestamp"
+            | "deprecatedFirstTimestamp"
+            | "deprecatedLastTimestamp"
+            | "eventTime"
+            | "expirationTimestamp"
+            | "finishedAt"
+            | "firstTimestamp"
+            | "lastHeartbeatTime"
+            | "lastObservedTime"
+            | "lastPhaseTransitionTime"
+            | "lastProbeTime"
+            | "lastScaleTime"
+            | "lastScheduleTime"
+            | "lastSuccessfulTime"
+            | "lastTimestamp"
+            | "lastTransitionTime"
+            | "lastUpdateTime"
+            | "notAfter"
+            | "notBefore"
+            | "pingTime"
+            | "renewTime"
+            | "startTime"
+            | "startedAt"
+            | "time"
+            | "timeAdded"
+    )
+}
 
 /// Time fields that are deadlines or validity bounds, not moments anything
 /// was seen: a deletionTimestamp is in the future while a Pod drains.
-const NOT_OBSERVED: &[&str] = &[
-    "deletionTimestamp",
-    "expirationTimestamp",
-    "notAfter",
-    "notBefore",
-];
+fn is_deadline(key: &str) -> bool {
+    matches!(
+        key,
+        "deletionTimestamp" | "expirationTimestamp" | "notAfter" | "notBefore"
+    )
+}
 
 /// Maps whose values are the user's strings, never the object's times.
-const FREE_MAPS: &[&str] = &[
-    "annotations",
-    "labels",
-    "data",
-    "binaryData",
-    "stringData",
-    "fieldsV1",
-];
+fn is_free_map(key: &str) -> bool {
+    matches!(
+        key,
+        "annotations" | "labels" | "data" | "binaryData" | "stringData" | "fieldsV1"
+    )
+}
 
 /// Prepares an object for typing and for a dump's clock, in one walk:
 /// remembers the newest time it observed (a kubectl dump has no capture
@@ -179,16 +180,16 @@ fn walk_times_in(
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
                 let key = key.as_str();
-                if FREE_MAPS.contains(&key) {
+                if is_free_map(key) {
                     continue;
                 }
-                if TIME_FIELDS.contains(&key)
+                if is_time_field(key)
                     && let Value::String(text) = v
                 {
                     let Some(at) = time_of(text) else {
                         continue;
                     };
-                    if observed && !NOT_OBSERVED.contains(&key) {
+                    if observed && !is_deadline(key) {
                         *newest = (*newest).max(Some(at));
                     }
                     continue;
