@@ -439,12 +439,16 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__mcp)
-            opts="-n -A -l -h -V --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version"
+            opts="-n -A -l -h -V --allow-file --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --allow-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -509,17 +513,17 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__snapshot)
-            opts="-o -n -A -l -h -V --output --log-bytes --log-lines --concurrency --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version"
+            opts="-n -A -l -h -V --file --output-file --log-bytes --log-lines --concurrency --kubeconfig --context --namespace --all-namespaces --selector --snapshot --at --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --output)
+                --output-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                -o)
+                --file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

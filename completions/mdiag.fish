@@ -76,7 +76,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s A -l all-namespace
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s V -l version -d 'Print version'
-complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l alert -d 'Trace what an alert is about: an Alertmanager webhook payload, a list of alerts, one alert or its labels (JSON or YAML; `-` reads stdin). Its labels name the namespace and the ModelService, Deployment, StatefulSet, DaemonSet, Pod, ReplicaSet or Service' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l alert -d 'Trace what an alert is about: an Alertmanager webhook payload, a list of alerts, one alert or its labels (JSON or YAML, gzip too, up to 16 MiB; `-` reads stdin). Its labels name the namespace and the ModelService, Deployment, StatefulSet, DaemonSet, Pod, ReplicaSet or Service' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s o -l output -d 'Output format' -r -f -a "table\t'For people: tree, timeline, findings'
 json\t'The versioned JSON report (schema mdiag/v1)'
 yaml\t'The same report as YAML'
@@ -136,7 +136,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s A -l all-namespaces
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s V -l version -d 'Print version'
-complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s o -l output -d 'The file to write: .yaml or .json, gzip-compressed when it ends in .gz' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l output-file -l file -d 'The file to write: .yaml or .json, gzip-compressed when it ends in .gz; `-` writes YAML to stdout. A symlink is written through' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-bytes -d 'Keep at most this many bytes of each log (the end of it)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-lines -d 'Keep at most this many lines of each log (the last ones)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l concurrency -d 'Log reads to run at once' -r

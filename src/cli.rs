@@ -139,7 +139,8 @@ pub struct ViewArgs {
 #[derive(Debug, Args)]
 pub struct TriageArgs {
     /// Trace what an alert is about: an Alertmanager webhook payload, a list
-    /// of alerts, one alert or its labels (JSON or YAML; `-` reads stdin).
+    /// of alerts, one alert or its labels (JSON or YAML, gzip too, up to
+    /// 16 MiB; `-` reads stdin).
     /// Its labels name the namespace and the ModelService, Deployment,
     /// StatefulSet, DaemonSet, Pod, ReplicaSet or Service.
     #[arg(long, value_name = "FILE|-")]
@@ -221,8 +222,17 @@ pub struct SnapshotArgs {
     /// What to capture: NAME (a ModelService), msvc/NAME, deploy/NAME,
     /// sts/NAME, ds/NAME, rs/NAME or pod/NAME; without it, the whole namespace.
     pub target: Option<String>,
-    /// The file to write: .yaml or .json, gzip-compressed when it ends in .gz.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    /// The file to write: .yaml or .json, gzip-compressed when it ends in
+    /// .gz; `-` writes YAML to stdout. A symlink is written through.
+    // `-o`/`--output` (once its name) still work, unlisted: `-o` is a
+    // format everywhere else.
+    #[arg(
+        long = "output-file",
+        visible_alias = "file",
+        short_alias = 'o',
+        alias = "output",
+        value_name = "FILE"
+    )]
     pub file: std::path::PathBuf,
     /// Keep at most this many bytes of each log (the end of it).
     #[arg(long, value_name = "BYTES", default_value_t = LogCaps::DEFAULT.bytes)]

@@ -3,11 +3,9 @@
 //! Service of one, or only a namespace); every workload named is traced
 //! once, with the alerts about it and their start times beside its timeline.
 
-use std::io::Read;
 use std::path::Path;
 use std::rc::Rc;
 
-use anyhow::Context;
 use jiff::Timestamp;
 
 use crate::cli::OutputFormat;
@@ -22,19 +20,13 @@ use mdiag_core::model::{Clock, Origin, Snapshot, TargetSpec};
 use mdiag_render::alert::{AlertTraced, alert_report, alerts_block, unmapped_block};
 use mdiag_render::report::RunInfo;
 use mdiag_render::{Style, human};
+use mdiag_source::file::{Input, read_text};
 
-/// The alert text, from a file or stdin (`-`).
+/// The alert text, from a file, stdin (`-`), a FIFO or gzip, through the
+/// reader snapshots use, under the alert's cap
+/// ([`mdiag_source::file::MAX_ALERT_BYTES`]).
 fn read_alert(path: &Path) -> anyhow::Result<String> {
-    let mut text = String::new();
-    if path == Path::new("-") {
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read the alert from stdin")?;
-    } else {
-        text = std::fs::read_to_string(path)
-            .map_err(|e| UsageError(format!("cannot read the alert {}: {e}", path.display())))?;
-    }
-    Ok(text)
+    Ok(read_text(path, Input::Alert)?)
 }
 
 /// One workload to trace, and the alerts (by index) about it.

@@ -32,10 +32,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
                 Ok(done) => done,
                 Err(signal) => Err(crate::error::Interrupted {
                     signal,
-                    left: format!(
-                        "no snapshot was written; {} is as it was",
-                        request.file.display()
-                    ),
+                    left: if request.file == std::path::Path::new(mdiag_source::write::STDOUT_PATH)
+                    {
+                        "no snapshot was written".to_string()
+                    } else {
+                        format!(
+                            "no snapshot was written; {} is as it was",
+                            request.file.display()
+                        )
+                    },
                 }
                 .into()),
             }

@@ -1,4 +1,4 @@
-//! `mdiag snapshot [TARGET] -o FILE`: the evidence in one file, before Pods
+//! `mdiag snapshot [TARGET] --output-file FILE`: the evidence in one file, before Pods
 //! are recreated and their logs are gone.
 
 use std::io::IsTerminal;
@@ -135,7 +135,7 @@ fn summary(
     let cut = snapshot.logs.iter().filter(|l| l.truncated).count();
     eprintln!(
         "mdiag: wrote {} ({} bytes): {} objects, {} logs ({} cut to the cap), {} gaps, {} redactions, in {:.1}s{}",
-        path.display(),
+        mdiag_source::write::display_path(path),
         bytes,
         file.objects.len(),
         file.logs.len(),

@@ -86,9 +86,15 @@ fn from_raw(raw: RawAlert) -> Alert {
         Some(Value::Object(o)) => o.get("state").and_then(|s| s.as_str()).map(str::to_string),
         _ => None,
     };
+    // Annotations are prose the report quotes (a summary, a description);
+    // labels name what to trace and are kept whole.
+    let mut annotations = strings(raw.annotations);
+    annotations
+        .values_mut()
+        .for_each(crate::analysis::quote::bound);
     Alert {
         labels: strings(raw.labels),
-        annotations: strings(raw.annotations),
+        annotations,
         status,
         starts_at: time(raw.starts_at.as_deref()),
         ends_at: time(raw.ends_at.as_deref()),

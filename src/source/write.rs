@@ -1,6 +1,10 @@
 //! Writing a snapshot file: YAML or JSON by the name, gzip for `.gz`,
 //! atomically (a temporary file in the same folder, then a rename), so a
-//! failed or interrupted capture never leaves half a file behind.
+//! failed or interrupted capture never leaves half a file behind; and every
+//! file mdiag writes (snapshots, the gate's reports) as users expect of a
+//! file named on the command line: `-` is standard output, a symlink is
+//! written through, a new file's mode comes from the umask
+//! ([`write_atomic`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -69,34 +73,165 @@ pub fn write_file(path: &Path, file: &SnapshotFile) -> Result<u64, WriteError> {
     write_atomic(path, &bytes, gz)
 }
 
-/// Writes `bytes` (gzip-compressed when `gzip`) to a temporary file beside
-/// `path`, then renames it: the file is whole or absent, never cut.
-/// Returns the bytes on disk.
+/// What `-` (and `/dev/stdout`) means: standard output.
+pub const STDOUT_PATH: &str = "-";
+
+/// How messages name a path written to (`standard output` for `-`).
+pub fn display_path(path: &Path) -> String {
+    if path == Path::new(STDOUT_PATH) {
+        "standard output".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Writes `bytes` (gzip-compressed when `gzip`) to `path` as users expect
+/// of a file named on the command line, and returns the bytes written:
+///
+/// - `-` and `/dev/stdout` write to standard output; another file that is
+///   not a regular file (a FIFO, a device, `/dev/stderr`, `/dev/fd/N`) is
+///   written through, as a shell's `>` would;
+/// - a regular file (or none yet) is written atomically: a temporary file
+///   in the same folder, then a rename, so the file is whole or as it was,
+///   never cut;
+/// - a symlink is followed: its target is written (atomically, in the
+///   target's folder) and the symlink kept;
+/// - a new file gets the mode the umask leaves of 0666 (0644 under the
+///   usual 022), as `>` would give it; a file replaced keeps its mode.
 pub fn write_atomic(path: &Path, bytes: &[u8], gzip: bool) -> Result<u64, WriteError> {
     let io = |cause| WriteError::Io {
-        path: path.to_path_buf(),
+        path: PathBuf::from(display_path(path)),
         cause,
     };
-    let dir = match path.parent() {
+    match destination(path).map_err(io)? {
+        Destination::Stdout => {
+            let mut out = std::io::stdout().lock();
+            match write_to(&mut out, bytes, gzip).and_then(|n| out.flush().map(|()| n)) {
+                // A reader that closed the pipe (`| head`) wanted no more.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+                written => written.map_err(io),
+            }
+        }
+        Destination::Through(target) => {
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(true)
+                .open(&target)
+                .map_err(io)?;
+            write_to(&mut file, bytes, gzip).map_err(io)
+        }
+        Destination::Replace(target) => replace(&target, bytes, gzip).map_err(io),
+    }
+}
+
+/// Where the bytes for a path go.
+#[derive(Debug, PartialEq, Eq)]
+enum Destination {
+    Stdout,
+    /// Not a regular file: opened and written in place.
+    Through(PathBuf),
+    /// A regular file, or none yet: replaced atomically.
+    Replace(PathBuf),
+}
+
+fn destination(path: &Path) -> std::io::Result<Destination> {
+    if path == Path::new(STDOUT_PATH) || path == Path::new("/dev/stdout") {
+        return Ok(Destination::Stdout);
+    }
+    // A file descriptor's name stands for what the descriptor is open on
+    // (a file `2>` opened, a pipe): never replaced, always written through.
+    if path.starts_with("/dev/fd")
+        || path.starts_with("/proc/self/fd")
+        || path == Path::new("/dev/stderr")
+    {
+        return Ok(Destination::Through(path.to_path_buf()));
+    }
+    let target = follow_links(path)?;
+    match std::fs::metadata(&target) {
+        Ok(meta) if meta.is_dir() => Err(std::io::ErrorKind::IsADirectory.into()),
+        Ok(meta) if !meta.is_file() => Ok(Destination::Through(target)),
+        Ok(_) => Ok(Destination::Replace(target)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Destination::Replace(target)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The path a chain of symlinks ends at (which need not exist yet, as a
+/// dangling link's target is created); `path` itself when it is no link.
+fn follow_links(path: &Path) -> std::io::Result<PathBuf> {
+    let mut at = path.to_path_buf();
+    // The kernel's own limit on links followed in one lookup.
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let next = std::fs::read_link(&at)?;
+                at = match at.parent() {
+                    Some(dir) if next.is_relative() => dir.join(next),
+                    _ => next,
+                };
+            }
+            Ok(_) => return Ok(at),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(at),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// Writes a temporary file beside `target`, then renames it over `target`.
+fn replace(target: &Path, bytes: &[u8], gzip: bool) -> std::io::Result<u64> {
+    let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".mdiag-")
-        .tempfile_in(&dir)
-        .map_err(io)?;
-    if gzip {
-        let mut encoder =
-            flate2::write::GzEncoder::new(temp.as_file_mut(), flate2::Compression::default());
-        encoder.write_all(bytes).map_err(io)?;
-        encoder.finish().map_err(io)?;
-    } else {
-        temp.write_all(bytes).map_err(io)?;
+    let existing = std::fs::metadata(target).ok().map(|m| m.permissions());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".mdiag-");
+    // tempfile's own default is 0600; a new file gets what `>` gives it.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    temp.as_file().sync_all().map_err(io)?;
-    let written = temp.as_file().metadata().map_err(io)?.len();
-    temp.persist(path).map_err(|e| io(e.error))?;
+    let mut temp = builder.tempfile_in(&dir)?;
+    if let Some(permissions) = existing {
+        temp.as_file().set_permissions(permissions)?;
+    }
+    let written = write_to(temp.as_file_mut(), bytes, gzip)?;
+    temp.as_file().sync_all()?;
+    temp.persist(target).map_err(|e| e.error)?;
     Ok(written)
+}
+
+/// Writes `bytes`, gzip-compressed when `gzip`; returns the bytes written.
+fn write_to(out: &mut impl Write, bytes: &[u8], gzip: bool) -> std::io::Result<u64> {
+    if !gzip {
+        out.write_all(bytes)?;
+        return Ok(bytes.len() as u64);
+    }
+    let mut counted = Counted { inner: out, n: 0 };
+    let mut encoder = flate2::write::GzEncoder::new(&mut counted, flate2::Compression::default());
+    encoder.write_all(bytes)?;
+    encoder.finish()?;
+    Ok(counted.n)
+}
+
+/// A writer that counts what it passes on.
+struct Counted<'a, W> {
+    inner: &'a mut W,
+    n: u64,
+}
+
+impl<W: Write> Write for Counted<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 #[cfg(test)]
@@ -135,5 +270,138 @@ mod tests {
         let file = to_file(&Snapshot::default(), &Redactor::new(&[], true).unwrap());
         let err = write_file(Path::new("/nonexistent-dir/x.yaml"), &file).unwrap_err();
         assert!(err.to_string().contains("/nonexistent-dir/x.yaml"));
+    }
+
+    /// The umask of this process, read without changing it (setting it
+    /// would race with the other tests' threads).
+    #[cfg(target_os = "linux")]
+    fn umask() -> u32 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+        u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_new_file_gets_the_mode_the_umask_leaves() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.json");
+        write_atomic(&path, b"{}", false).unwrap();
+        assert_eq!(mode(&path), 0o666 & !umask(), "{:o}", mode(&path));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.json");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&path, b"new", false).unwrap();
+        assert_eq!(mode(&path), 0o640);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_is_kept_and_its_target_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.yaml");
+        std::fs::write(&real, "old").unwrap();
+        let link = dir.path().join("link.yaml");
+        std::os::unix::fs::symlink("real.yaml", &link).unwrap();
+        // A link to a link, relative, as `ln -s` makes them.
+        let outer = dir.path().join("outer.yaml");
+        std::os::unix::fs::symlink("link.yaml", &outer).unwrap();
+        write_atomic(&outer, b"new", false).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&outer)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        // A dangling link's target is created, the link kept.
+        let dangling = dir.path().join("dangling.yaml");
+        std::os::unix::fs::symlink("made.yaml", &dangling).unwrap();
+        write_atomic(&dangling, b"made", false).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&dangling)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("made.yaml")).unwrap(),
+            "made"
+        );
+        // No temporary file is left in the folder.
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with(".mdiag-"))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_written_through_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(&fifo).unwrap())
+        };
+        let written = write_atomic(&fifo, b"through", true).unwrap();
+        let got = reader.join().unwrap();
+        assert_eq!(got.len() as u64, written);
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&got[..]), &mut text)
+            .unwrap();
+        assert_eq!(text, "through");
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn where_each_path_goes() {
+        assert_eq!(destination(Path::new("-")).unwrap(), Destination::Stdout);
+        assert_eq!(
+            destination(Path::new("/dev/stdout")).unwrap(),
+            Destination::Stdout
+        );
+        assert_eq!(
+            destination(Path::new("/dev/fd/2")).unwrap(),
+            Destination::Through(PathBuf::from("/dev/fd/2"))
+        );
+        assert_eq!(
+            destination(Path::new("/dev/null")).unwrap(),
+            Destination::Through(PathBuf::from("/dev/null"))
+        );
+        assert_eq!(
+            destination(Path::new("new.yaml")).unwrap(),
+            Destination::Replace(PathBuf::from("new.yaml"))
+        );
+        assert!(destination(Path::new("/")).is_err());
     }
 }

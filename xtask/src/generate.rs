@@ -174,7 +174,7 @@ fn examples(page: &str) -> Vec<(&'static str, &'static str)> {
                 "After helm upgrade in CI: wait until the rollout serves (exit 0), fails on a symptom that waiting does not cure (1), or times out (3).",
             ),
             (
-                "mdiag snapshot chart-demo -n modeldock-lab -o evidence.yaml.gz",
+                "mdiag snapshot chart-demo -n modeldock-lab --output-file evidence.yaml.gz",
                 "Capture the objects, events and logs behind chart-demo into one file, before anyone rolls back.",
             ),
             (
@@ -250,11 +250,11 @@ fn examples(page: &str) -> Vec<(&'static str, &'static str)> {
         ],
         "snapshot" => vec![
             (
-                "mdiag snapshot chart-demo -n modeldock-lab -o chart-demo.yaml.gz",
+                "mdiag snapshot chart-demo -n modeldock-lab --output-file chart-demo.yaml.gz",
                 "The chain of one ModelService with its events and logs, gzip-compressed.",
             ),
             (
-                "mdiag snapshot -n shop -o shop.yaml --redact 'sk-[A-Za-z0-9]+'",
+                "mdiag snapshot -n shop --output-file shop.yaml --redact 'sk-[A-Za-z0-9]+'",
                 "A whole namespace, with text matching the pattern also replaced.",
             ),
             (

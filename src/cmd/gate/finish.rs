@@ -43,14 +43,14 @@ pub(super) async fn finish(
     if let (Some(path), Some(xml)) = (&request.junit, &views.junit) {
         write_atomic(
             path,
-            mdiag_render::inert::text(&xml, false).as_bytes(),
+            mdiag_render::inert::text(xml, false).as_bytes(),
             false,
         )?;
     }
     if let (Some(path), Some(page)) = (&request.html, &views.html) {
         write_atomic(
             path,
-            mdiag_render::inert::text(&page, false).as_bytes(),
+            mdiag_render::inert::text(page, false).as_bytes(),
             false,
         )?;
     }

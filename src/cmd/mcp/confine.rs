@@ -14,6 +14,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::error::UsageError;
 use crate::request::FileScope;
 use mdiag_source::SourceError;
+use mdiag_source::file::Input;
 
 /// `given` opened for reading, or why not.
 pub fn open(files: &FileScope, given: &Path) -> anyhow::Result<File> {
@@ -36,6 +37,7 @@ pub fn open(files: &FileScope, given: &Path) -> anyhow::Result<File> {
             return Err(match lexical(&path) {
                 Some(p) if files.holds(&p) => SourceError::Io {
                     path: shown(),
+                    input: Input::Snapshot,
                     cause,
                 }
                 .into(),
@@ -52,6 +54,7 @@ pub fn open(files: &FileScope, given: &Path) -> anyhow::Result<File> {
     }
     let file = File::open(&real).map_err(|cause| SourceError::Io {
         path: shown(),
+        input: Input::Snapshot,
         cause,
     })?;
     if !opened_inside(files, &file, &real) {

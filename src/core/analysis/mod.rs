@@ -8,6 +8,7 @@ pub mod gate;
 mod ladder;
 pub mod logs;
 pub mod outside;
+pub mod quote;
 mod rules;
 pub mod state;
 pub mod summary;
@@ -372,7 +373,7 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
         .collect();
     gaps.dedup();
     let unread = chain_hidden(chain, &gaps);
-    verdict::decide(
+    let mut diagnosis = verdict::decide(
         chain,
         now,
         verdict::Observations {
@@ -384,7 +385,10 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
             unread,
             replay: snapshot.origin.replay_vars(now),
         },
-    )
+    );
+    // Last, once every rule has read the cluster's words whole.
+    quote::bound_diagnosis(&mut diagnosis);
+    diagnosis
 }
 
 /// A gap about the ModelService controller matters only to a chain that

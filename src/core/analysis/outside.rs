@@ -210,9 +210,13 @@ fn row(
     meta: &ObjectMeta,
     state: Option<State>,
     mut findings: Vec<Finding>,
-    gaps: Vec<Gap>,
+    mut gaps: Vec<Gap>,
 ) -> Outside {
     findings.sort_by_key(|f| f.severity);
+    super::quote::bound_findings(&mut findings);
+    for g in &mut gaps {
+        super::quote::bound(&mut g.reason);
+    }
     Outside {
         kind,
         namespace: namespace(meta).to_string(),

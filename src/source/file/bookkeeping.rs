@@ -87,43 +87,148 @@ fn dump_namespaces(o: &mdiag_core::model::Objects) -> Vec<String> {
     out.into_iter().map(str::to_string).collect()
 }
 
-/// A kubectl dump has no capture time: remember the newest timestamp seen
-/// in any object, which becomes the replay clock.
-pub(crate) fn track_newest(origin: &mut Origin, object: &Value) {
-    if let Some(newest) = newest_timestamp(object)
+/// Whether a field is one Kubernetes keeps a time in (every `metav1.Time`
+/// and `MicroTime` of the API): creation, conditions, container states,
+/// Events, Leases, managedFields' write times and the rest. Only these are
+/// read as times; a string elsewhere (a termination message, a log line,
+/// an environment value) is free text whatever it looks like.
+fn is_time_field(key: &str) -> bool {
+    matches!(
+        key,
+        "acquireTime"
+            | "allocationTimestamp"
+            | "beginRefreshAt"
+            | "completionTime"
+            | "creationTimestamp"
+            | "deletionTimestamp"
+            | "deprecatedFirstTimestamp"
+            | "deprecatedLastTimestamp"
+            | "eventTime"
+            | "expirationTimestamp"
+            | "finishedAt"
+            | "firstTimestamp"
+            | "lastHeartbeatTime"
+            | "lastObservedTime"
+            | "lastPhaseTransitionTime"
+            | "lastProbeTime"
+            | "lastScaleTime"
+            | "lastScheduleTime"
+            | "lastSuccessfulTime"
+            | "lastTimestamp"
+            | "lastTransitionTime"
+            | "lastUpdateTime"
+            | "notAfter"
+            | "notBefore"
+            | "pingTime"
+            | "renewTime"
+            | "startTime"
+            | "startedAt"
+            | "time"
+            | "timeAdded"
+    )
+}
+
+/// Time fields that are deadlines or validity bounds, not moments anything
+/// was seen: a deletionTimestamp is in the future while a Pod drains.
+fn is_deadline(key: &str) -> bool {
+    matches!(
+        key,
+        "deletionTimestamp" | "expirationTimestamp" | "notAfter" | "notBefore"
+    )
+}
+
+/// Maps whose values are the user's strings, never the object's times.
+fn is_free_map(key: &str) -> bool {
+    matches!(
+        key,
+        "annotations" | "labels" | "data" | "binaryData" | "stringData" | "fieldsV1"
+    )
+}
+
+/// Prepares an object for typing and for a dump's clock, in one walk:
+/// remembers the newest time it observed (a kubectl dump has no capture
+/// time; this becomes the replay clock), and brings a time past the last
+/// instant jiff holds (9999-12-30T22:00:00Z; Kubernetes writes up to
+/// 9999-12-31T23:59:59Z) down to that instant, so that a valid far-future
+/// time does not make its object, and the file, unreadable.
+///
+/// Only the time fields count, outside `spec` (a desired state, written by
+/// users; but for a Lease's) and the free maps.
+pub(crate) fn object_times(origin: &mut Origin, object: &mut Value) {
+    let mut newest = None;
+    // A Lease's spec is its holder's record (acquired, renewed), written
+    // as it happens: observed, as a status is elsewhere.
+    let spec_observed = object["kind"] == "Lease";
+    walk_times(object, spec_observed, &mut newest);
+    if let Some(newest) = newest
         && origin.newest_seen.is_none_or(|seen| newest > seen)
     {
         origin.newest_seen = Some(newest);
     }
 }
 
-fn newest_timestamp(value: &Value) -> Option<Timestamp> {
+fn walk_times(value: &mut Value, spec_observed: bool, newest: &mut Option<Timestamp>) {
+    walk_times_in(value, spec_observed, true, newest);
+}
+
+fn walk_times_in(
+    value: &mut Value,
+    spec_observed: bool,
+    observed: bool,
+    newest: &mut Option<Timestamp>,
+) {
     match value {
-        Value::String(s) if looks_like_timestamp(s) => s.parse::<Timestamp>().ok(),
-        Value::Array(items) => items.iter().filter_map(newest_timestamp).max(),
-        Value::Object(map) => map
-            .iter()
-            // Field sets, free text and annotations are not observations; a
-            // deletionTimestamp is a deadline in the future, not a time seen.
-            .filter(|(k, _)| {
-                !matches!(
-                    k.as_str(),
-                    "fieldsV1" | "data" | "annotations" | "deletionTimestamp"
-                )
-            })
-            .filter_map(|(_, v)| newest_timestamp(v))
-            .max(),
-        _ => None,
+        Value::Array(items) => {
+            for item in items {
+                walk_times_in(item, spec_observed, observed, newest);
+            }
+        }
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                let key = key.as_str();
+                if is_free_map(key) {
+                    continue;
+                }
+                if is_time_field(key)
+                    && let Value::String(text) = v
+                {
+                    let Some(at) = time_of(text) else {
+                        continue;
+                    };
+                    if observed && !is_deadline(key) {
+                        *newest = (*newest).max(Some(at));
+                    }
+                    continue;
+                }
+                let observed = observed && (key != "spec" || spec_observed);
+                walk_times_in(v, false, observed, newest);
+            }
+        }
+        _ => {}
     }
 }
 
-fn looks_like_timestamp(s: &str) -> bool {
-    let b = s.as_bytes();
-    (20..=40).contains(&b.len())
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b[10] == b'T'
-        && b[..4].iter().all(u8::is_ascii_digit)
+/// The time a time field holds; one past jiff's range is saturated in
+/// place to the last whole second jiff holds. Anything else (not a time at
+/// all) is left for the typed parse to judge.
+fn time_of(text: &mut String) -> Option<Timestamp> {
+    if let Ok(at) = text.parse::<Timestamp>() {
+        return Some(at);
+    }
+    let pieces = jiff::fmt::temporal::Pieces::parse(text.as_str()).ok()?;
+    // Only the end of year 9999 (or an offset pushing it past) falls out
+    // of a range that starts in year -9999.
+    if pieces.date().year() < 9999 || pieces.time().is_none() || pieces.offset().is_none() {
+        return None;
+    }
+    let last = last_instant();
+    *text = last.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    Some(last)
+}
+
+/// The last whole second jiff holds.
+fn last_instant() -> Timestamp {
+    Timestamp::from_second(Timestamp::MAX.as_second()).unwrap_or(Timestamp::MAX)
 }
 
 #[cfg(test)]
@@ -131,6 +236,7 @@ mod tests {
     use std::path::Path;
 
     use super::super::read::parse_snapshot_text;
+    use super::*;
 
     #[test]
     fn the_clock_of_a_dump_ignores_deadlines_and_annotations() {
@@ -152,6 +258,104 @@ status:
             s.origin.newest_seen.map(|t| t.to_string()),
             Some("2026-11-28T10:00:05Z".to_string())
         );
+    }
+
+    #[test]
+    fn the_clock_of_a_dump_ignores_free_text_shaped_like_a_time() {
+        // A termination message, an environment value, a label and a
+        // ModelService's spec: none is a time the cluster observed.
+        let text = r#"
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  namespace: lab
+  creationTimestamp: "2026-11-28T10:00:00Z"
+  labels: {startTime: "2126-01-01T00:00:00Z"}
+spec:
+  containers:
+  - name: c
+    env: [{name: startTime, value: "2126-01-01T00:00:00Z"}]
+status:
+  containerStatuses:
+  - name: c
+    lastState:
+      terminated:
+        exitCode: 1
+        message: "2126-01-01T00:00:00Z"
+        reason: Error
+        startedAt: "2026-11-28T10:00:03Z"
+        finishedAt: "2026-11-28T10:00:04Z"
+---
+apiVersion: modeldock.io/v1alpha1
+kind: ModelService
+metadata: {name: m, namespace: lab, creationTimestamp: "2026-11-28T09:00:00Z"}
+spec: {startTime: "2126-01-01T00:00:00Z"}
+"#;
+        let s = parse_snapshot_text(text, Path::new("p.yaml")).unwrap();
+        assert_eq!(
+            s.origin.newest_seen.map(|t| t.to_string()),
+            Some("2026-11-28T10:00:04Z".to_string())
+        );
+    }
+
+    #[test]
+    fn a_lease_renewed_is_a_time_observed_though_it_is_in_its_spec() {
+        let text = r#"
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: kube-scheduler, namespace: kube-system, creationTimestamp: "2026-11-28T09:00:00Z"}
+spec:
+  holderIdentity: kind-control-plane_1
+  acquireTime: "2026-11-28T09:00:01Z"
+  renewTime: "2026-11-28T10:11:06.532418Z"
+"#;
+        let s = parse_snapshot_text(text, Path::new("l.yaml")).unwrap();
+        assert_eq!(
+            s.origin.newest_seen.map(|t| t.to_string()),
+            Some("2026-11-28T10:11:06.532418Z".to_string())
+        );
+    }
+
+    #[test]
+    fn a_time_at_the_end_of_year_9999_is_held_at_the_last_instant_jiff_holds() {
+        let text = r#"
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  namespace: lab
+  creationTimestamp: "9999-12-31T23:59:59Z"
+status:
+  conditions:
+  - {type: Ready, status: "True", lastTransitionTime: "9999-12-31T23:59:59.999999Z"}
+"#;
+        let s = parse_snapshot_text(text, Path::new("p.yaml")).unwrap();
+        let pod = &s.objects.pods[0];
+        let created = pod.metadata.creation_timestamp.as_ref().unwrap().0;
+        assert_eq!(created.to_string(), "9999-12-30T22:00:00Z");
+        let ready = pod.status.as_ref().unwrap().conditions.as_ref().unwrap()[0]
+            .last_transition_time
+            .as_ref()
+            .unwrap()
+            .0;
+        assert_eq!(ready, created);
+        assert_eq!(s.origin.newest_seen, Some(created));
+    }
+
+    #[test]
+    fn a_time_field_that_is_no_time_is_left_to_the_typed_parse() {
+        let mut text = "yesterday".to_string();
+        assert_eq!(time_of(&mut text), None);
+        assert_eq!(text, "yesterday");
+        let mut text = "9999-12-30T21:59:59Z".to_string();
+        assert_eq!(
+            time_of(&mut text).map(|t| t.to_string()).as_deref(),
+            Some("9999-12-30T21:59:59Z")
+        );
+        let mut text = "9999-12-31T10:00:00+02:00".to_string();
+        assert!(time_of(&mut text).is_some());
+        assert_eq!(text, "9999-12-30T22:00:00Z");
     }
 }
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::bookkeeping::{Listed, track_newest, unlisted_kinds};
+use super::bookkeeping::{Listed, object_times, unlisted_kinds};
 use super::error::SourceError;
 use crate::format::{FORMAT_ID, FORMAT_VERSION, SnapshotFile};
 use crate::objects::{Keep, sort_object_kept};
@@ -459,8 +459,9 @@ fn add_object_to(
     {
         object["kind"] = Value::String(kind.to_string());
     }
-    // Before any trimming: the clock of a dump is what the file holds.
-    track_newest(&mut snapshot.origin, &object);
+    // Before any trimming: the clock of a dump is what the file holds; and
+    // before typing: a time past jiff's range is brought within it.
+    object_times(&mut snapshot.origin, &mut object);
     sort_object_kept(&mut snapshot.objects, object, keep).map_err(|cause| SourceError::BadObject {
         path: path.to_path_buf(),
         cause,

@@ -3,15 +3,18 @@
 
 use std::path::{Path, PathBuf};
 
+use super::input::{Input, size_words};
 use crate::objects::ObjectError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     /// The cause is part of the one sentence, not a source below it, so
     /// that the printed chain does not say it twice.
-    #[error("{}", io_message(.path, .cause))]
+    #[error("{}", io_message(.path, *.input, .cause))]
     Io {
         path: PathBuf,
+        /// What the file was named as (its flag is in the message).
+        input: Input,
         cause: std::io::Error,
     },
     #[error(
@@ -23,12 +26,17 @@ pub enum SourceError {
         cause: std::io::Error,
     },
     #[error(
-        "{} is larger than {limit} bytes{}; capture a smaller target or namespace",
+        "{} is larger than the {} limit of {} ({limit} bytes){}; {}",
         .path.display(),
-        if *.inflated { " once decompressed (the read stopped there)" } else { "" }
+        .input.noun(),
+        size_words(*.limit),
+        if *.inflated { " once decompressed (the read stopped there)" } else { "" },
+        .input.advice()
     )]
     TooLarge {
         path: PathBuf,
+        /// Whose limit it is (a snapshot's, an alert's).
+        input: Input,
         limit: u64,
         /// Counted after decompression: the stream was stopped at the limit.
         inflated: bool,
@@ -70,17 +78,22 @@ pub enum SourceError {
 }
 
 /// One sentence for a file that cannot be read: what is wrong and what to do.
-fn io_message(path: &Path, cause: &std::io::Error) -> String {
+fn io_message(path: &Path, input: Input, cause: &std::io::Error) -> String {
     let path = path.display();
     match cause.kind() {
         std::io::ErrorKind::NotFound => {
-            format!("{path} does not exist; check the path (`--snapshot -` reads standard input)")
+            let flag = input.flag();
+            format!("{path} does not exist; check the path (`{flag} -` reads standard input)")
         }
         std::io::ErrorKind::PermissionDenied => {
             format!("{path} may not be read (permission denied); check its permissions")
         }
         std::io::ErrorKind::IsADirectory => {
-            format!("{path} is a directory; name a snapshot file in it")
+            let file = match input {
+                Input::Snapshot => "a snapshot file",
+                Input::Alert => "an alert file",
+            };
+            format!("{path} is a directory; name {file} in it")
         }
         _ => format!("cannot read {path}: {cause}"),
     }

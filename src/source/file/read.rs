@@ -1,23 +1,14 @@
 //! Opening and reading a snapshot file: standard input, gzip, the caps on
 //! size, and handing the bytes or the stream to the decoder.
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::path::Path;
 
 use super::decode::{Document, ReadingScope};
 use super::error::{SourceError, json_error, yaml_error};
+use super::input::{self, Input, MAX_SNAPSHOT_BYTES, Opened, Stream};
 use crate::objects::Keep;
 use mdiag_core::model::Snapshot;
-
-/// The largest snapshot we read (after decompression). Far above any real
-/// namespace, low enough that a hostile file cannot exhaust memory.
-pub const MAX_SNAPSHOT_BYTES: u64 = 1 << 30;
-
-/// The path that means standard input (`--snapshot -`).
-pub(crate) const STDIN_PATH: &str = "-";
-
-/// What messages call standard input.
-const STDIN_LABEL: &str = mdiag_core::model::STDIN_LOCATION;
 
 /// Reads any supported file into a [`Snapshot`], each object trimmed to
 /// what the analysis reads as it arrives ([`Keep::Analysed`]); `-` reads
@@ -29,29 +20,15 @@ pub fn read_snapshot_file(path: &Path) -> Result<Snapshot, SourceError> {
 
 /// [`read_snapshot_file`], keeping what `keep` says.
 ///
-/// A plain file is read into memory (parsing from memory is several times
-/// faster than from a reader) and parsed one list item at a time, so the
-/// whole document is never built as a tree. A compressed file and standard
-/// input are parsed as they stream, and the bytes they inflate to are
-/// counted: past [`MAX_SNAPSHOT_BYTES`] the read stops, having held no more
-/// than the parser's buffer of them.
+/// A plain regular file is read into memory (parsing from memory is
+/// several times faster than from a reader) and parsed one list item at a
+/// time, so the whole document is never built as a tree. A compressed
+/// file, standard input, a FIFO and a device are parsed as they stream,
+/// and the bytes they give (inflated) are counted: past
+/// [`MAX_SNAPSHOT_BYTES`] the read stops, having held no more than the
+/// parser's buffer of them (`file::input`, which alerts are read with too).
 pub fn read_snapshot_file_kept(path: &Path, keep: Keep) -> Result<Snapshot, SourceError> {
     read_limited(path, keep, MAX_SNAPSHOT_BYTES)
-}
-
-/// [`read_snapshot_file_kept`] with another limit (tests use a small one).
-pub(crate) fn read_limited(path: &Path, keep: Keep, limit: u64) -> Result<Snapshot, SourceError> {
-    if path == Path::new(STDIN_PATH) {
-        let label = Path::new(STDIN_LABEL);
-        let stdin = std::io::BufReader::with_capacity(BUFFER, std::io::stdin().lock());
-        return read_stream(stdin, Compression::Sniff, label, keep, limit);
-    }
-    let io = |cause| SourceError::Io {
-        path: path.to_path_buf(),
-        cause,
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    read_open(file, path, keep, limit)
 }
 
 /// Reads a file the caller has already opened (and checked), from its
@@ -67,160 +44,29 @@ pub fn read_snapshot_opened(
     use std::io::Seek;
     file.rewind().map_err(|cause| SourceError::Io {
         path: path.to_path_buf(),
+        input: Input::Snapshot,
         cause,
     })?;
-    read_open(file, path, keep, MAX_SNAPSHOT_BYTES)
+    match input::open_file(file, path, Input::Snapshot, MAX_SNAPSHOT_BYTES)? {
+        Opened::Whole(bytes) => parse_snapshot_bytes(&bytes, path, keep),
+        Opened::Stream(stream) => read_stream(stream, keep),
+    }
 }
 
-/// An open file (not standard input) as a [`Snapshot`], within `limit`.
-fn read_open(
-    mut file: std::fs::File,
-    path: &Path,
-    keep: Keep,
-    limit: u64,
-) -> Result<Snapshot, SourceError> {
-    let io = |cause| SourceError::Io {
-        path: path.to_path_buf(),
-        cause,
-    };
-    if path.extension().is_some_and(|e| e == "gz") {
-        let file = std::io::BufReader::with_capacity(BUFFER, file);
-        return read_stream(file, Compression::Gzip, path, keep, limit);
+/// [`read_snapshot_file_kept`] with another limit (tests use a small one).
+pub(crate) fn read_limited(path: &Path, keep: Keep, limit: u64) -> Result<Snapshot, SourceError> {
+    match input::open(path, Input::Snapshot, limit)? {
+        Opened::Whole(bytes) => parse_snapshot_bytes(&bytes, path, keep),
+        Opened::Stream(stream) => read_stream(stream, keep),
     }
-    let meta = file.metadata().map_err(io)?;
-    if meta.is_dir() {
-        return Err(io(std::io::ErrorKind::IsADirectory.into()));
-    }
-    // A size the file system reports is checked before reading; a special
-    // file (a pipe, /dev/stdin) reports none, so the read is capped too.
-    if meta.len() > limit {
-        return Err(SourceError::TooLarge {
-            path: path.to_path_buf(),
-            limit,
-            inflated: false,
-        });
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    (&mut file)
-        .take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > limit {
-        return Err(SourceError::TooLarge {
-            path: path.to_path_buf(),
-            limit,
-            inflated: false,
-        });
-    }
-    parse_snapshot_bytes(&bytes, path, keep)
 }
 
-/// How large a buffer the stream readers use.
-const BUFFER: usize = 64 * 1024;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Compression {
-    /// The name says gzip.
-    Gzip,
-    /// Gzip when the first bytes are its magic number (standard input).
-    Sniff,
-}
-
-/// Parses a stream as it arrives: inflated when it is gzip, counted, and
-/// stopped at `limit` bytes of text.
-fn read_stream<R: BufRead>(
-    mut raw: R,
-    compression: Compression,
-    path: &Path,
-    keep: Keep,
-    limit: u64,
-) -> Result<Snapshot, SourceError> {
-    let gzip = match compression {
-        Compression::Gzip => true,
-        Compression::Sniff => {
-            let head = raw.fill_buf().map_err(|cause| SourceError::Io {
-                path: path.to_path_buf(),
-                cause,
-            })?;
-            head.starts_with(&[0x1f, 0x8b])
-        }
-    };
-    let inner: Box<dyn Read + '_> = if gzip {
-        Box::new(flate2::bufread::MultiGzDecoder::new(raw))
-    } else {
-        Box::new(raw)
-    };
-    let mut capped = Capped {
-        inner,
-        left: limit,
-        over: false,
-        failure: None,
-    };
-    let result = {
-        let mut text = std::io::BufReader::with_capacity(BUFFER, &mut capped);
-        parse_stream(&mut text, path, keep)
-    };
-    // What stopped the parser decides the message: the limit, the gzip or
-    // the read below it, and only then the text.
-    if capped.over {
-        return Err(SourceError::TooLarge {
-            path: path.to_path_buf(),
-            limit,
-            inflated: gzip,
-        });
-    }
-    if let Some(cause) = capped.failure.take()
-        && result.is_err()
-    {
-        return Err(if gzip {
-            SourceError::Gzip {
-                path: path.to_path_buf(),
-                cause,
-            }
-        } else {
-            SourceError::Io {
-                path: path.to_path_buf(),
-                cause,
-            }
-        });
-    }
-    result
-}
-
-/// A reader that gives at most `left` bytes, then fails, remembering why it
-/// stopped: over the limit, or the first error of the reader below it.
-struct Capped<R> {
-    inner: R,
-    left: u64,
-    over: bool,
-    failure: Option<std::io::Error>,
-}
-
-impl<R: Read> Read for Capped<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.over {
-            return Err(std::io::Error::other("over the size limit"));
-        }
-        // One byte past the cap tells an oversized input from one that fits.
-        let want = buf
-            .len()
-            .min(usize::try_from(self.left + 1).unwrap_or(usize::MAX));
-        let n = match self.inner.read(&mut buf[..want]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Err(e),
-            Err(e) => {
-                let copy = std::io::Error::new(e.kind(), e.to_string());
-                self.failure.get_or_insert(e);
-                return Err(copy);
-            }
-        };
-        if n as u64 > self.left {
-            self.over = true;
-            return Err(std::io::Error::other("over the size limit"));
-        }
-        self.left -= n as u64;
-        Ok(n)
-    }
+/// Parses a stream as it arrives; the stream says whether it stopped at
+/// its cap.
+fn read_stream(mut stream: Stream<'_>, keep: Keep) -> Result<Snapshot, SourceError> {
+    let path = stream.path().to_path_buf();
+    let result = parse_stream(&mut stream.reader(), &path, keep);
+    stream.finish(result)
 }
 
 /// The YAML parser's limits, scaled to the input: a kubectl dump of a big
@@ -279,6 +125,7 @@ pub(crate) fn parse_snapshot_bytes(
 fn parse_stream(text: &mut impl BufRead, path: &Path, keep: Keep) -> Result<Snapshot, SourceError> {
     let io = |cause| SourceError::Io {
         path: path.to_path_buf(),
+        input: Input::Snapshot,
         cause,
     };
     // Skip what the old whole-text reader trimmed, and look at the head:
@@ -334,7 +181,9 @@ fn looks_like_text(head: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::input::{BUFFER, Compression};
     use super::*;
+    use std::io::Read;
 
     /// `head` once, then `repeat` for ever, counting what was given.
     struct Endless {
@@ -379,14 +228,15 @@ mod tests {
 
     fn read_endless(endless: &mut Endless, compression: Compression) -> SourceError {
         let reader = std::io::BufReader::new(endless);
-        read_stream(
-            reader,
+        let stream = Stream::new(
+            Box::new(reader),
             compression,
             Path::new("endless"),
-            Keep::Analysed,
+            Input::Snapshot,
             SMALL_LIMIT,
         )
-        .unwrap_err()
+        .unwrap();
+        read_stream(stream, Keep::Analysed).unwrap_err()
     }
 
     #[test]
@@ -405,7 +255,7 @@ mod tests {
         );
         assert_eq!(
             err.to_string(),
-            "endless is larger than 1048576 bytes; capture a smaller target or namespace"
+            "endless is larger than the snapshot limit of 1 MiB (1048576 bytes); capture a smaller target or namespace"
         );
         // Read no further than a buffer past the limit.
         assert!(
@@ -446,7 +296,7 @@ mod tests {
         );
         assert!(
             err.to_string().ends_with(
-                "larger than 1048576 bytes once decompressed (the read stopped there); capture a smaller target or namespace"
+                "larger than the snapshot limit of 1 MiB (1048576 bytes) once decompressed (the read stopped there); capture a smaller target or namespace"
             ),
             "{err}"
         );
