@@ -562,8 +562,14 @@ mod tests {
     /// Every string left in `v` that is not a marker, with its key.
     fn unmarked(v: &Value, key: &str, out: &mut Vec<(String, String)>) {
         match v {
-            // An empty string holds nothing to leak (`.+` cannot match it).
-            Value::String(s) if !s.is_empty() && !s.starts_with("<redacted:") => {
+            // An empty string holds nothing to leak (`.+` cannot match it);
+            // a command is its words, each replaced (shown shell-quoted).
+            Value::String(s)
+                if !s.is_empty()
+                    && !s.starts_with("<redacted:")
+                    && !mdiag_core::command::split(s)
+                        .is_some_and(|words| words.iter().all(|w| w.starts_with("<redacted:"))) =>
+            {
                 out.push((key.to_string(), s.clone()))
             }
             Value::Array(items) => items.iter().for_each(|i| unmarked(i, key, out)),
