@@ -354,3 +354,74 @@ fn an_error_quoting_a_hostile_file_is_inert() {
     let wrong = raw_invisibles(&stderr, false);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The MCP server's answers are inert too: every byte of its reply to a
+/// trace and a triage of the hostile file, text and structured report.
+#[test]
+fn mcp_answers_hold_no_raw_control_character() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let file = hostile_snapshot(dir.path());
+    let mut child = Process::new(env!("CARGO_BIN_EXE_mdiag"))
+        .arg("mcp")
+        .arg("--allow-file")
+        .arg(dir.path())
+        .env_remove("KUBECONFIG")
+        .env("LANG", "C")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let snapshot = file.to_str().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "hostile", "version": "0"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "trace", "arguments": {"target": "chart-demo", "snapshot": snapshot}}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "triage", "arguments": {"snapshot": snapshot}}}),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("mdiag mcp answers within a minute");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 2 || v["id"] == 3 {
+            assert!(v["result"]["isError"] != true, "the call failed: {line}");
+            answers.push(line);
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    for line in &answers {
+        let raw: Vec<char> = line
+            .chars()
+            .filter(|c| mdiag_core::inert::invisible(*c))
+            .collect();
+        assert!(raw.is_empty(), "raw {raw:?} in {line}");
+        // The hostile name is there, escaped, as the same data.
+        assert!(
+            line.contains("\\u202e") || line.contains("\\\\u{202e}"),
+            "{line}"
+        );
+    }
+}

@@ -250,7 +250,13 @@ fn error_line(id: Option<Value>, code: ErrorCode, message: &str) -> Vec<u8> {
 /// A message as its line; one over [`MAX_ANSWER_BYTES`] becomes an error
 /// for its id (an answer), or is not sent.
 fn encode(item: &TxJsonRpcMessage<RoleServer>) -> Result<Vec<u8>, std::io::Error> {
-    let mut line = serde_json::to_vec(item).map_err(std::io::Error::other)?;
+    let line = serde_json::to_vec(item).map_err(std::io::Error::other)?;
+    // Inert as every JSON mdiag writes: what serde_json leaves raw (C1,
+    // bidi, zero-width characters) as `\uXXXX` escapes, the same data.
+    let mut line = match String::from_utf8(line) {
+        Ok(text) => mdiag_render::inert::json(&text).into_bytes(),
+        Err(e) => e.into_bytes(),
+    };
     if line.len() > MAX_ANSWER_BYTES {
         let id = match item {
             JsonRpcMessage::Response(r) => serde_json::to_value(&r.id).ok(),
