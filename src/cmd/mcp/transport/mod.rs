@@ -15,17 +15,21 @@
 //! All writes go through one task in the order they are queued, so an
 //! answer and an error reply never interleave on stdout.
 
-use std::borrow::Cow;
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::model::{ErrorCode, JsonRpcMessage};
+use rmcp::model::ErrorCode;
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+
+mod lines;
+#[cfg(test)]
+mod tests;
+
+use lines::{Parsed, closed, encode, error_line, parse, write_lines};
 
 /// The longest line (one JSON-RPC message, not counting its newline) the
 /// server reads: a tool call's arguments are a few hundred bytes, so this
@@ -191,196 +195,5 @@ impl<R: AsyncRead + Unpin + Send + 'static> Transport<RoleServer> for Bounded<R>
             let _ = tokio::time::timeout(FLUSH_ON_CLOSE, writer).await;
         }
         Ok(())
-    }
-}
-
-enum Parsed {
-    Message(Box<RxJsonRpcMessage<RoleServer>>),
-    /// A notification this server does not take: never answered.
-    Ignored,
-    Reply(Vec<u8>),
-}
-
-fn parse(text: &[u8]) -> Parsed {
-    let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
-        Ok(m) => return Parsed::Message(Box::new(m)),
-        Err(e) => e,
-    };
-    let Ok(value) = serde_json::from_slice::<Value>(text) else {
-        return Parsed::Reply(error_line(
-            None,
-            ErrorCode::PARSE_ERROR,
-            &format!("Parse error: the line is not JSON ({error})"),
-        ));
-    };
-    let id = value
-        .get("id")
-        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
-        .cloned();
-    let method = value.get("method").and_then(Value::as_str);
-    match (method, id) {
-        // A notification (no id) is never answered, even when it is wrong.
-        (Some(_), None) if value.get("id").is_none() => Parsed::Ignored,
-        (Some(method), Some(id)) => Parsed::Reply(error_line(
-            Some(id),
-            ErrorCode::INVALID_PARAMS,
-            &format!("Invalid params for {method}: {error}"),
-        )),
-        (_, id) => Parsed::Reply(error_line(
-            id,
-            ErrorCode::INVALID_REQUEST,
-            &format!("Invalid Request: not a JSON-RPC 2.0 message ({error})"),
-        )),
-    }
-}
-
-/// A JSON-RPC error response as one line. `id: null` when the request's
-/// could not be read, as JSON-RPC 2.0 says.
-fn error_line(id: Option<Value>, code: ErrorCode, message: &str) -> Vec<u8> {
-    let mut line = serde_json::to_vec(&json!({
-        "jsonrpc": "2.0",
-        "id": id.unwrap_or(Value::Null),
-        "error": {"code": code.0, "message": message},
-    }))
-    .unwrap_or_default();
-    line.push(b'\n');
-    line
-}
-
-/// A message as its line; one over [`MAX_ANSWER_BYTES`] becomes an error
-/// for its id (an answer), or is not sent.
-fn encode(item: &TxJsonRpcMessage<RoleServer>) -> Result<Vec<u8>, std::io::Error> {
-    let line = serde_json::to_vec(item).map_err(std::io::Error::other)?;
-    // Inert as every JSON mdiag writes: what serde_json leaves raw (C1,
-    // bidi, zero-width characters) as `\uXXXX` escapes, the same data.
-    let mut line = match String::from_utf8(line) {
-        Ok(text) => mdiag_render::inert::json(&text).into_bytes(),
-        Err(e) => e.into_bytes(),
-    };
-    if line.len() > MAX_ANSWER_BYTES {
-        let id = match item {
-            JsonRpcMessage::Response(r) => serde_json::to_value(&r.id).ok(),
-            JsonRpcMessage::Error(e) => e.id.as_ref().and_then(|id| serde_json::to_value(id).ok()),
-            _ => None,
-        };
-        let Some(id) = id else {
-            return Err(std::io::Error::other(format!(
-                "a message of {} bytes is over the {MAX_ANSWER_BYTES} `mdiag mcp` sends",
-                line.len()
-            )));
-        };
-        return Ok(error_line(
-            Some(id),
-            ErrorCode::INTERNAL_ERROR,
-            &format!(
-                "the answer is {} bytes, over the {MAX_ANSWER_BYTES} (16 MiB) `mdiag mcp` sends in one message; narrow the call",
-                line.len()
-            ),
-        ));
-    }
-    line.push(b'\n');
-    Ok(line)
-}
-
-fn closed(why: impl Into<Cow<'static, str>>) -> std::io::Error {
-    std::io::Error::new(std::io::ErrorKind::BrokenPipe, why.into().into_owned())
-}
-
-/// Writes the queued lines in order, each flushed, until every sender is
-/// gone or stdout fails.
-async fn write_lines<W: AsyncWrite + Unpin>(mut write: W, mut lines: mpsc::Receiver<Vec<u8>>) {
-    while let Some(line) = lines.recv().await {
-        if write.write_all(&line).await.is_err() || write.flush().await.is_err() {
-            return;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tokio::io::AsyncReadExt;
-
-    /// Feeds `input` to a transport and returns the messages it passed on
-    /// and what it wrote back.
-    async fn run(input: Vec<u8>) -> (Vec<RxJsonRpcMessage<RoleServer>>, String) {
-        let (out_w, mut out_r) = tokio::io::duplex(1 << 16);
-        let mut t = Bounded::new(std::io::Cursor::new(input), out_w);
-        let mut got = Vec::new();
-        while let Some(m) = t.receive().await {
-            got.push(m);
-        }
-        t.close().await.unwrap();
-        drop(t);
-        let mut written = String::new();
-        out_r.read_to_string(&mut written).await.unwrap();
-        (got, written)
-    }
-
-    fn lines(written: &str) -> Vec<Value> {
-        written
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
-    const PING: &str = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
-
-    #[tokio::test]
-    async fn every_line_it_cannot_take_is_answered_and_the_next_is_read() {
-        let mut input = Vec::new();
-        input.extend_from_slice(b"this is not json\n");
-        input.extend_from_slice(&vec![b'x'; MAX_MESSAGE_BYTES + 10]);
-        input.extend_from_slice(b"\n");
-        input.extend_from_slice(br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":5}"#);
-        input.extend_from_slice(b"\n[1,2]\n");
-        input.extend_from_slice(
-            br#"{"jsonrpc":"2.0","method":"notifications/whatever","params":5}"#,
-        );
-        input.extend_from_slice(b"\n\n");
-        input.extend_from_slice(PING.as_bytes());
-        input.extend_from_slice(b"\r\n");
-        let (got, written) = run(input).await;
-        assert_eq!(got.len(), 1, "{written}");
-        let replies = lines(&written);
-        let codes: Vec<i64> = replies
-            .iter()
-            .map(|r| r["error"]["code"].as_i64().unwrap())
-            .collect();
-        assert_eq!(codes, [-32700, -32600, -32602, -32600], "{written}");
-        assert_eq!(replies[0]["id"], Value::Null);
-        assert_eq!(replies[2]["id"], "a");
-        assert!(
-            replies[1]["error"]["message"]
-                .as_str()
-                .unwrap()
-                .contains("longer than 1048576 bytes"),
-            "{written}"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_line_of_exactly_the_cap_is_read() {
-        let pad = MAX_MESSAGE_BYTES - PING.len();
-        let mut line = PING.trim_end_matches('}').to_string();
-        line.push_str(&format!(",\"x\":\"{}\"}}", "y".repeat(pad - 7)));
-        assert_eq!(line.len(), MAX_MESSAGE_BYTES);
-        let (got, written) = run(format!("{line}\n{line}x\n").into_bytes()).await;
-        assert_eq!(got.len(), 1, "{written}");
-        assert_eq!(lines(&written).len(), 1, "{written}");
-    }
-
-    #[test]
-    fn an_answer_over_the_cap_becomes_an_error_for_its_id() {
-        let big = serde_json::json!({
-            "jsonrpc": "2.0", "id": 3,
-            "result": {"content": [{"type": "text", "text": "x".repeat(MAX_ANSWER_BYTES)}]}
-        });
-        let item: TxJsonRpcMessage<RoleServer> = serde_json::from_value(big).unwrap();
-        let line = encode(&item).unwrap();
-        let v: Value = serde_json::from_slice(&line).unwrap();
-        assert_eq!(v["id"], 3);
-        assert_eq!(v["error"]["code"], -32603);
-        assert!(line.len() < 1024);
     }
 }
