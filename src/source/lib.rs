@@ -11,5 +11,6 @@ pub mod plan;
 pub use file::{SourceError, read_snapshot_file};
 pub use objects::{ObjectError, all_values, sort_object};
 pub mod redact;
+mod times;
 pub mod watch;
 pub mod write;

@@ -1,7 +1,6 @@
 //! The bookkeeping of a dump: which kinds it listed, the gaps for those it
 //! did not, and the newest time it holds (the replay clock).
 
-use jiff::Timestamp;
 use serde_json::Value;
 
 use mdiag_core::model::{Gap, Kind, Origin, Snapshot};
@@ -87,64 +86,6 @@ fn dump_namespaces(o: &mdiag_core::model::Objects) -> Vec<String> {
     out.into_iter().map(str::to_string).collect()
 }
 
-/// Whether a field is one Kubernetes keeps a time in (every `metav1.Time`
-/// and `MicroTime` of the API): creation, conditions, container states,
-/// Events, Leases, managedFields' write times and the rest. Only these are
-/// read as times; a string elsewhere (a termination message, a log line,
-/// an environment value) is free text whatever it looks like.
-fn is_time_field(key: &str) -> bool {
-    matches!(
-        key,
-        "acquireTime"
-            | "allocationTimestamp"
-            | "beginRefreshAt"
-            | "completionTime"
-            | "creationTimestamp"
-            | "deletionTimestamp"
-            | "deprecatedFirstTimestamp"
-            | "deprecatedLastTimestamp"
-            | "eventTime"
-            | "expirationTimestamp"
-            | "finishedAt"
-            | "firstTimestamp"
-            | "lastHeartbeatTime"
-            | "lastObservedTime"
-            | "lastPhaseTransitionTime"
-            | "lastProbeTime"
-            | "lastScaleTime"
-            | "lastScheduleTime"
-            | "lastSuccessfulTime"
-            | "lastTimestamp"
-            | "lastTransitionTime"
-            | "lastUpdateTime"
-            | "notAfter"
-            | "notBefore"
-            | "pingTime"
-            | "renewTime"
-            | "startTime"
-            | "startedAt"
-            | "time"
-            | "timeAdded"
-    )
-}
-
-/// Time fields that are deadlines or validity bounds, not moments anything
-/// was seen: a deletionTimestamp is in the future while a Pod drains.
-fn is_deadline(key: &str) -> bool {
-    matches!(
-        key,
-        "deletionTimestamp" | "expirationTimestamp" | "notAfter" | "notBefore"
-    )
-}
-
-/// Maps whose values are the user's strings, never the object's times.
-fn is_free_map(key: &str) -> bool {
-    matches!(
-        key,
-        "annotations" | "labels" | "data" | "binaryData" | "stringData" | "fieldsV1"
-    )
-}
-
 /// Prepares an object for typing and for a dump's clock, in one walk:
 /// remembers the newest time it observed (a kubectl dump has no capture
 /// time; this becomes the replay clock), and brings a time past the last
@@ -159,7 +100,7 @@ pub(crate) fn object_times(origin: &mut Origin, object: &mut Value) {
     // A Lease's spec is its holder's record (acquired, renewed), written
     // as it happens: observed, as a status is elsewhere.
     let spec_observed = object["kind"] == "Lease";
-    walk_times(object, spec_observed, &mut newest);
+    crate::times::walk_times(object, spec_observed, &mut newest);
     if let Some(newest) = newest
         && origin.newest_seen.is_none_or(|seen| newest > seen)
     {
@@ -167,76 +108,12 @@ pub(crate) fn object_times(origin: &mut Origin, object: &mut Value) {
     }
 }
 
-fn walk_times(value: &mut Value, spec_observed: bool, newest: &mut Option<Timestamp>) {
-    walk_times_in(value, spec_observed, true, newest);
-}
-
-fn walk_times_in(
-    value: &mut Value,
-    spec_observed: bool,
-    observed: bool,
-    newest: &mut Option<Timestamp>,
-) {
-    match value {
-        Value::Array(items) => {
-            for item in items {
-                walk_times_in(item, spec_observed, observed, newest);
-            }
-        }
-        Value::Object(map) => {
-            for (key, v) in map.iter_mut() {
-                let key = key.as_str();
-                if is_free_map(key) {
-                    continue;
-                }
-                if is_time_field(key)
-                    && let Value::String(text) = v
-                {
-                    let Some(at) = time_of(text) else {
-                        continue;
-                    };
-                    if observed && !is_deadline(key) {
-                        *newest = (*newest).max(Some(at));
-                    }
-                    continue;
-                }
-                let observed = observed && (key != "spec" || spec_observed);
-                walk_times_in(v, false, observed, newest);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The time a time field holds; one past jiff's range is saturated in
-/// place to the last whole second jiff holds. Anything else (not a time at
-/// all) is left for the typed parse to judge.
-fn time_of(text: &mut String) -> Option<Timestamp> {
-    if let Ok(at) = text.parse::<Timestamp>() {
-        return Some(at);
-    }
-    let pieces = jiff::fmt::temporal::Pieces::parse(text.as_str()).ok()?;
-    // Only the end of year 9999 (or an offset pushing it past) falls out
-    // of a range that starts in year -9999.
-    if pieces.date().year() < 9999 || pieces.time().is_none() || pieces.offset().is_none() {
-        return None;
-    }
-    let last = last_instant();
-    *text = last.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-    Some(last)
-}
-
-/// The last whole second jiff holds.
-fn last_instant() -> Timestamp {
-    Timestamp::from_second(Timestamp::MAX.as_second()).unwrap_or(Timestamp::MAX)
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::Path;
 
     use super::super::read::parse_snapshot_text;
-    use super::*;
+    use crate::times::time_of;
 
     #[test]
     fn the_clock_of_a_dump_ignores_deadlines_and_annotations() {

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use crate::times::Lenient;
 use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// Decodes a list page (`{"metadata": {...}, "items": [...]}`), pushing
@@ -18,6 +19,31 @@ pub fn decode_page<K, T>(
 ) -> Result<Option<String>, serde_json::Error>
 where
     K: DeserializeOwned,
+{
+    let before = out.len();
+    match decode_page_as::<K, T>(bytes, take, out) {
+        Ok(token) => Ok(token),
+        // A page that does not type may hold a valid time past jiff's
+        // range (crate::times): decoded again, each item as a JSON value
+        // saturated before it is typed. Only a failed page pays for it.
+        Err(first) => {
+            out.truncate(before);
+            let lenient = |item: Lenient<K>| take(item.0);
+            decode_page_as::<Lenient<K>, T>(bytes, &lenient, out).map_err(|_| {
+                out.truncate(before);
+                first
+            })
+        }
+    }
+}
+
+fn decode_page_as<I, T>(
+    bytes: &[u8],
+    take: &(dyn Fn(I) -> Option<T> + Sync),
+    out: &mut Vec<T>,
+) -> Result<Option<String>, serde_json::Error>
+where
+    I: DeserializeOwned,
 {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let token = Page {

@@ -20,6 +20,7 @@ use super::health::{Signal, WatchFailure, WatchId};
 use super::scope::{WatchPlan, WatchScope};
 use crate::live::Connection;
 use crate::plan::{self, ManagedFields, Planned, Where, trim_meta};
+use crate::times::Lenient;
 use mdiag_core::model::{Gap, Origin, OriginKind, Snapshot};
 
 /// Retries quickly: a gate waits on a person's CI job, and an apiserver that
@@ -53,9 +54,9 @@ trait Dump: Send + Sync {
     fn dump(&self, objects: &mut mdiag_core::model::Objects);
 }
 
-impl<K: Planned> Dump for Store<K> {
+impl<K: Planned> Dump for Store<Lenient<K>> {
     fn dump(&self, objects: &mut mdiag_core::model::Objects) {
-        let mut items: Vec<K> = self.state().iter().map(|arc| (**arc).clone()).collect();
+        let mut items: Vec<K> = self.state().iter().map(|arc| arc.0.clone()).collect();
         sort_by_name(&mut items);
         K::land(items, objects);
     }
@@ -130,6 +131,16 @@ fn classify(err: &watcher::Error) -> (WatchFailure, String) {
         },
         watcher::Error::WatchError(status) => by_status(status.code, &status.message),
         watcher::Error::NoResourceVersion => (WatchFailure::Unreachable, err.to_string()),
+    }
+}
+
+/// The API of a typed watch, its objects typed leniently (crate::times):
+/// a far-future time in one object must not fail the watch.
+fn lenient_api<K: Planned>(client: &kube::Client, namespace: Option<&str>) -> Api<Lenient<K>> {
+    // `K::api` knows whether the kind is namespaced.
+    match K::api(client.clone(), namespace).namespace() {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &()),
+        None => Api::all_with(client.clone(), &()),
     }
 }
 
@@ -230,13 +241,13 @@ impl WatchSet {
                 labels: Option<&str>,
             ) {
                 let id = WatchId::new(K::RESOURCE, namespace, name).selecting(labels);
-                let api = K::api(self.client.clone(), namespace);
-                let (store, writer) = reflector::store::<K>();
+                let api = lenient_api::<K>(self.client, namespace);
+                let (store, writer) = reflector::store::<Lenient<K>>();
                 let chain = match self.plan.scope {
                     WatchScope::Chain(c) => Some(c.clone()),
                     WatchScope::Namespace => None,
                 };
-                let keep = move |o: &mut K| {
+                let keep = move |Lenient(o): &mut Lenient<K>| {
                     let about_chain = match (&chain, o.subject()) {
                         (Some(c), Some((kind, name))) => c.keeps_events_about(kind, name),
                         _ => true,

@@ -4,7 +4,7 @@ use super::*;
 
 /// The first whole view a gate on `target` gets from the fake, and the
 /// watches it ran.
-async fn gate_view(
+pub(super) async fn gate_view(
     conn: &Connection,
     target: &mdiag_core::model::TargetSpec,
     ns: &str,

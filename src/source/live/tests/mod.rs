@@ -28,6 +28,7 @@ mod pages;
 mod parts;
 mod retries;
 mod targeted;
+mod times;
 
 /// One scripted answer: status, extra headers, body.
 struct Answer {
