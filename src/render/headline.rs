@@ -4,13 +4,14 @@
 //! Its words are the `headline.*` messages of `messages.yaml`.
 
 use super::Style;
-use mdiag_core::analysis::{Diagnosis, Finding, State, Step};
+use mdiag_core::analysis::{Basis, Diagnosis, Finding, Stage, State, StatusReading, Step};
 use mdiag_core::catalogue::{Arg, FindingId, Lang, Message, Severity, catalogue};
 
 /// The message id of the headline's first word(s): the state, in the words
 /// a person on call would use.
 fn word_id(d: &Diagnosis) -> &'static str {
-    let worker = d.verdict.serving.worker;
+    // Ready Pods counted, not endpoints: READY, not SERVING.
+    let worker = d.verdict.serving.counts_ready();
     match d.verdict.state {
         State::Serving if worker => "headline.word_ready",
         State::Serving => "headline.word_serving",
@@ -109,7 +110,7 @@ fn still_serving(d: &Diagnosis) -> Vec<Arg> {
         .iter()
         .filter(|r| (!r.current || !s.observed) && s.count_of(r) > 0)
         .map(|r| {
-            let id = if s.worker {
+            let id = if s.counts_ready() {
                 "headline.still_ready"
             } else {
                 "headline.still_serving"
@@ -124,7 +125,7 @@ fn still_serving(d: &Diagnosis) -> Vec<Arg> {
 }
 
 fn current_count(d: &Diagnosis) -> i32 {
-    if d.verdict.serving.worker {
+    if d.verdict.serving.counts_ready() {
         d.replicas.ready
     } else {
         d.replicas.serving
@@ -146,8 +147,44 @@ fn joined(parts: Vec<Arg>, lang: Lang) -> String {
     Arg::list(parts, "sep.semicolon").render(lang)
 }
 
-/// The sentence after the word.
+/// The sentence after the word, with what it rests on when that is not
+/// the endpoints (docs/contract.md#basis).
 pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
+    let s = &d.verdict.serving;
+    if d.verdict.state == State::Unknown {
+        return state_sentence(d, lang);
+    }
+    if let Some(status) = &s.status {
+        return by_status(d, status, lang);
+    }
+    let mut out = state_sentence(d, lang);
+    if s.basis == Basis::Pods && !s.worker {
+        let (kinds, reasons) = unread_words(d, lang);
+        out.push_str(
+            &Message::new("headline.by_pods")
+                .arg("kinds", kinds)
+                .arg("reasons", reasons)
+                .render(lang),
+        );
+    }
+    out
+}
+
+/// The unread kinds and, once each, why: `Services, EndpointSlices` and
+/// `not in the file`.
+fn unread_words(d: &Diagnosis, lang: Lang) -> (Arg, Arg) {
+    let unread = &d.verdict.serving.unread;
+    let kinds: Vec<Arg> = unread.iter().map(|(r, _)| display_kind(r)).collect();
+    let mut reasons: Vec<String> = unread
+        .iter()
+        .map(|(_, r)| Message::new(reason_id(r)).render(lang))
+        .collect();
+    reasons.sort();
+    reasons.dedup();
+    (Arg::list(kinds, "sep.enum"), Arg::list(reasons, "sep.enum"))
+}
+
+fn state_sentence(d: &Diagnosis, lang: Lang) -> String {
     let s = &d.verdict.serving;
     let rev = revision(s.current_revision);
     let desired = s.desired;
@@ -164,7 +201,7 @@ pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
                     .iter()
                     .filter(|p| p.current && !p.held && !p.terminating)
                     .count();
-                let what = if s.worker {
+                let what = if s.counts_ready() {
                     "headline.what_ready"
                 } else {
                     "headline.what_serving"
@@ -277,6 +314,8 @@ pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
         State::NotServing => {
             let head = if s.worker {
                 Message::new("headline.none_ready").arg("worker", worker())
+            } else if s.counts_ready() {
+                Message::new("headline.none_ready_pods")
             } else {
                 Message::new("headline.no_endpoints")
             }
@@ -311,6 +350,42 @@ pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
             out
         }
     }
+}
+
+/// The sentence of a verdict on the workload's own status: where its
+/// status says the rollout is, in the words of `kubectl rollout status`,
+/// the lead finding when there is a problem, and what it rests on.
+fn by_status(d: &Diagnosis, st: &StatusReading, lang: Lang) -> String {
+    let body = match st.stage {
+        Stage::Complete => Message::new("headline.status_complete"),
+        Stage::NotObserved => Message::new("headline.status_not_observed"),
+        Stage::DeadlineExceeded => Message::new("headline.status_deadline"),
+        Stage::Updating => Message::new("headline.status_updating"),
+        Stage::OldPending => Message::new("headline.status_old_pending"),
+        Stage::Unavailable if st.kind == "StatefulSet" => Message::new("headline.status_not_ready"),
+        Stage::Unavailable => Message::new("headline.status_unavailable"),
+        Stage::RevisionPending => Message::new("headline.status_revision_pending"),
+    }
+    .arg("available", st.available)
+    .arg("desired", st.desired)
+    .arg("updated", st.updated)
+    .arg("old", st.old);
+    let mut parts: Vec<Arg> = vec![body.into()];
+    if let Some(f) = d.lead()
+        && f.severity != Severity::Info
+    {
+        parts.push(lead_text(d, lang).into());
+    }
+    let (kinds, reasons) = unread_words(d, lang);
+    let mut out = joined(parts, lang);
+    out.push_str(
+        &Message::new("headline.by_status")
+            .arg("kind", st.kind)
+            .arg("kinds", kinds)
+            .arg("reasons", reasons)
+            .render(lang),
+    );
+    out
 }
 
 /// Where the ladder stands when no finding says why: the last step and,

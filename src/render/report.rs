@@ -46,6 +46,8 @@ pub struct ReportVerdict {
     pub lead: Option<String>,
     /// What users get now: serving, progressing, degraded, not-serving, unknown.
     pub state: State,
+    /// What the state rests on: `endpoints`, `pods` or `workload-status`.
+    pub basis: mdiag_core::analysis::Basis,
     /// The ready endpoints the state was decided on.
     pub serving: ReportServing,
     /// The command to run first, as it can be pasted (shell-quoted).
@@ -65,6 +67,8 @@ pub struct ReportServing {
     pub worker: bool,
     /// Newest first, the current revision leading.
     pub revisions: Vec<ReportRevision>,
+    /// The workload's own status, when the state rests on it.
+    pub status: Option<mdiag_core::analysis::StatusReading>,
 }
 
 #[derive(Debug, Serialize)]
@@ -243,6 +247,7 @@ pub fn trace_report(d: &Diagnosis, run: &RunInfo, lang: Lang) -> TraceReport {
             missing: d.verdict.missing,
             lead: d.lead().map(|f| f.id.to_string()),
             state: d.verdict.state,
+            basis: d.verdict.serving.basis,
             serving: report_serving(d),
             next: d.verdict.next.clone(),
             next_argv: d.verdict.next.as_ref().map(|c| c.argv().to_vec()),
@@ -352,6 +357,7 @@ fn report_serving(d: &Diagnosis) -> ReportServing {
         ready_endpoints: s.ready_endpoints,
         desired: s.desired,
         worker: s.worker,
+        status: s.status.clone(),
         revisions: d
             .revisions
             .iter()

@@ -169,7 +169,9 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
         out.push('\n');
     }
     let healthy = items.iter().filter(|d| d.healthy).count();
-    let everything_healthy = t.outside.is_empty() && !items.is_empty() && healthy == items.len();
+    let everything_healthy = t.outside.is_empty()
+        && healthy == items.len()
+        && (!items.is_empty() || t.checked.total() > 0);
     if !all && healthy > 0 && !everything_healthy {
         let hidden = Message::new("triage.hidden").arg("n", healthy);
         out.push_str(&style.dim(&format!("{}\n", hidden.render(style.lang))));
@@ -193,7 +195,7 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
             // (the lead finding's vars say which).
             Row::Workload(d) => mdiag_core::catalogue::as_run(
                 Command::new(["mdiag", "trace", &target_arg(kind, name), "-n", ns]),
-                &d.lead().map(|f| f.vars.clone()).unwrap_or_default(),
+                &d.replay.iter().cloned().collect(),
             ),
             // Nothing to trace: the lead finding's own first check.
             Row::Outside(o) => o
@@ -216,9 +218,26 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
             out.push_str(&line);
             out.push('\n');
         }
-    } else if items.is_empty() {
+    } else if items.is_empty() && t.checked.total() == 0 {
         out.push_str(&Message::new("triage.no_workloads").render(style.lang));
         out.push('\n');
+    } else if items.is_empty() {
+        // Only objects outside any workload, none failing: say what was
+        // checked, so "nothing failing" is not read as "nothing there".
+        let c = t.checked;
+        let mut parts: Vec<Arg> = Vec::new();
+        for (n, id) in [
+            (c.services, "triage.checked_services"),
+            (c.hpas, "triage.checked_hpas"),
+            (c.pdbs, "triage.checked_pdbs"),
+        ] {
+            if n > 0 {
+                parts.push(Message::new(id).arg("n", n).into());
+            }
+        }
+        let line =
+            Message::new("triage.checked_healthy").arg("parts", Arg::list(parts, "sep.comma"));
+        out.push_str(&style.good(&format!("{}\n", line.render(style.lang))));
     } else {
         let n = items.len();
         let what = match n {
@@ -273,7 +292,12 @@ fn workload_cells(d: &Diagnosis, style: &Style) -> [String; 7] {
     // Pods; unread: unknown, not 0).
     let s = &d.verdict.serving;
     let serving = match s.ready_endpoints {
-        _ if s.worker => Message::new("triage.ready")
+        // By the workload's status: its available replicas.
+        _ if s.status.is_some() => Message::new("triage.available")
+            .arg("available", s.status.as_ref().map_or(0, |st| st.available))
+            .arg("desired", s.desired)
+            .render(lang),
+        _ if s.counts_ready() => Message::new("triage.ready")
             .arg("ready", d.revisions.iter().map(|r| r.ready).sum::<i32>())
             .arg("desired", s.desired)
             .render(lang),

@@ -385,7 +385,10 @@ fn a_forbidden_service_list_does_not_claim_the_service_is_missing() {
     });
     let d = diagnose(&s);
     assert!(!ids(&d).contains(&"service-missing"));
-    assert!(!d.healthy);
+    // The Ready Pods decide, and nothing is said of endpoints
+    // (docs/contract.md#basis).
+    assert_eq!(d.verdict.serving.basis, mdiag_core::analysis::Basis::Pods);
+    assert_eq!(d.verdict.serving.ready_endpoints, None);
 }
 
 #[test]

@@ -161,6 +161,7 @@ fn judged_in_shards(
         }
         t.items.append(&mut judged.items);
         t.outside.append(&mut judged.outside);
+        t.checked.add(judged.checked);
     }
     t.rank();
     t

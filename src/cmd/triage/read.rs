@@ -172,6 +172,7 @@ pub(super) async fn by_namespace(
                         took += t.elapsed();
                         items.items.append(&mut judged.items);
                         items.outside.append(&mut judged.outside);
+                        items.checked.add(judged.checked);
                         for gap in &snapshot.gaps[common.gaps.len()..] {
                             if !own_gaps.contains(gap) {
                                 own_gaps.push(gap.clone());
@@ -197,6 +198,7 @@ pub(super) async fn by_namespace(
         let (mut judged, gaps, read, took) = result?;
         items.items.append(&mut judged.items);
         items.outside.append(&mut judged.outside);
+        items.checked.add(judged.checked);
         snapshot.gaps.extend(gaps);
         objects += read;
         analysis_time += took;

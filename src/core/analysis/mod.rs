@@ -11,6 +11,7 @@ pub mod outside;
 pub mod quote;
 mod rules;
 pub mod state;
+pub mod status;
 pub mod summary;
 pub mod triage;
 mod verdict;
@@ -22,6 +23,7 @@ pub use facts::{LeaseState, lease_state};
 pub use ladder::{Moment, Moments, PodState};
 pub use rules::{chain_vars, pod_vars, rule_ids};
 pub use state::{Serving, State};
+pub use status::{Basis, Stage, StatusReading};
 
 use crate::catalogue::{FindingId, Message, Severity, severity_of};
 use crate::chain::Chain;
@@ -282,6 +284,10 @@ pub struct Diagnosis {
     pub gaps: Vec<Gap>,
     /// Whether a gap hides part of this workload's chain.
     pub incomplete: bool,
+    /// What an `mdiag` command needs to read the same input again
+    /// ([`crate::model::Origin::replay_vars`]): `--snapshot FILE`, `--at`.
+    #[serde(skip)]
+    pub replay: Vec<(String, String)>,
 }
 
 impl Diagnosis {

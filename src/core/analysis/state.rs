@@ -47,6 +47,8 @@ impl State {
 /// What serves users now, as the headline and `verdict.serving` show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Serving {
+    /// What the verdict rests on (docs/contract.md#basis).
+    pub basis: super::status::Basis,
     /// Ready endpoints of the workload's Pods, every revision; `None` when
     /// they could not be read, or for a worker (no Service selects it).
     pub ready_endpoints: Option<i32>,
@@ -60,13 +62,32 @@ pub struct Serving {
     pub observed: bool,
     /// What serving depends on that could not be read: (resource, reason).
     pub unread: Vec<(String, String)>,
+    /// The workload's own status, when the verdict rests on it.
+    pub status: Option<super::status::StatusReading>,
 }
 
 impl Serving {
     /// The count the state is decided on, for one revision: its ready
     /// endpoints, or for a worker its Ready Pods.
     pub fn count_of(&self, r: &RevisionCount) -> i32 {
-        if self.worker { r.ready } else { r.serving }
+        if self.counts_ready() {
+            r.ready
+        } else {
+            r.serving
+        }
+    }
+
+    /// Ready Pods are counted, not endpoints: a worker's, or when the
+    /// Services were not read.
+    pub fn counts_ready(&self) -> bool {
+        self.worker || self.basis == super::status::Basis::Pods
+    }
+
+    /// An unread resource the basis does without: the Services and their
+    /// slices when Ready Pods are counted.
+    pub fn unread_counted(&self, resource: &str) -> bool {
+        self.basis == super::status::Basis::Pods
+            && matches!(resource, "services" | "endpointslices")
     }
 }
 

@@ -22,6 +22,51 @@ pub struct Triage {
     pub items: Vec<Diagnosis>,
     /// Worst first.
     pub outside: Vec<Outside>,
+    /// The objects outside every workload that were judged, with or
+    /// without a row: Services, HPAs, PDBs. A file of only healthy ones
+    /// is a triage with nothing failing, not one with nothing to judge.
+    pub checked: Checked,
+}
+
+/// How many objects outside the workloads a triage judged, per kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Checked {
+    pub services: usize,
+    pub hpas: usize,
+    pub pdbs: usize,
+}
+
+impl Checked {
+    /// The lone objects of `snapshot` in scope: in the namespace, and
+    /// with labels the filter keeps (as their rows are kept).
+    pub fn of(
+        snapshot: &Snapshot,
+        namespace: Option<&str>,
+        filter: Option<&LabelFilter>,
+    ) -> Checked {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+        let no_labels = std::collections::BTreeMap::new();
+        let wanted = |m: &ObjectMeta| {
+            namespace.is_none_or(|ns| m.namespace.as_deref() == Some(ns))
+                && filter.is_none_or(|f| f.matches(m.labels.as_ref().unwrap_or(&no_labels)))
+        };
+        let o = &snapshot.objects;
+        Checked {
+            services: o.services.iter().filter(|s| wanted(&s.metadata)).count(),
+            hpas: o.hpas.iter().filter(|h| wanted(&h.metadata)).count(),
+            pdbs: o.pdbs.iter().filter(|p| wanted(&p.metadata)).count(),
+        }
+    }
+
+    pub fn add(&mut self, other: Checked) {
+        self.services += other.services;
+        self.hpas += other.hpas;
+        self.pdbs += other.pdbs;
+    }
+
+    pub fn total(&self) -> usize {
+        self.services + self.hpas + self.pdbs
+    }
 }
 
 impl Triage {
@@ -43,8 +88,9 @@ impl Triage {
         self.outside.sort_by_key(|o| rank_key(Row::Outside(o)));
     }
 
+    /// Nothing was judged: no workload, and no object outside one.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty() && self.outside.is_empty()
+        self.items.is_empty() && self.outside.is_empty() && self.checked.total() == 0
     }
 }
 
@@ -148,7 +194,11 @@ pub fn triage_unranked(
     };
     let (items, covered) = judge.workloads(&analyzer, |_| true, None);
     let outside = judge.outside(&covered, None);
-    Triage { items, outside }
+    Triage {
+        items,
+        outside,
+        checked: Checked::of(snapshot, namespace, filter),
+    }
 }
 
 /// One part of a namespace judged in shards ([`crate::chain::shard`]):
@@ -184,6 +234,7 @@ pub fn triage_part(
             Triage {
                 items,
                 outside: Vec::new(),
+                checked: Checked::default(),
             }
         }
         _ => {
@@ -194,7 +245,11 @@ pub fn triage_part(
             );
             covered_by_shards.merge(covered);
             let outside = judge.outside(covered_by_shards, Some(facts));
-            Triage { items, outside }
+            Triage {
+                items,
+                outside,
+                checked: Checked::of(snapshot, Some(namespace), filter),
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ use jiff::Timestamp;
 
 use super::facts;
 use super::state::{self, Serving, State, StateInputs};
+use super::status::{self, Basis};
 use super::summary::RevisionCount;
 use super::{
     Diagnosis, Evidence, Finding, PodState, Replicas, Step, StepState, TargetInfo, Verdict,
@@ -77,18 +78,24 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
     let problems = findings.iter().any(|f| f.severity != Severity::Info);
     let revisions = super::summary::revision_counts(&pods);
     let serving = serving(chain, &steps, &replicas, &revisions, unread);
-    let state = state::decide(StateInputs {
-        unreadable: !serving.unread.is_empty(),
-        observed: serving.observed,
-        desired: serving.desired,
-        current_serving: if serving.worker {
-            replicas.ready
-        } else {
-            replicas.serving
-        },
-        total_serving: revisions.iter().map(|r| serving.count_of(r)).sum(),
-        problems,
-    });
+    let state = match &serving.status {
+        Some(status) => status::decide(status, &serving, &steps, problems),
+        None => state::decide(StateInputs {
+            unreadable: serving
+                .unread
+                .iter()
+                .any(|(r, _)| !serving.unread_counted(r)),
+            observed: serving.observed,
+            desired: serving.desired,
+            current_serving: if serving.counts_ready() {
+                replicas.ready
+            } else {
+                replicas.serving
+            },
+            total_serving: revisions.iter().map(|r| serving.count_of(r)).sum(),
+            problems,
+        }),
+    };
     let healthy = state == State::Serving && !problems;
     let next = if healthy {
         None
@@ -115,6 +122,7 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
         findings,
         gaps,
         incomplete,
+        replay,
     }
 }
 
@@ -128,18 +136,50 @@ fn serving(
     revisions: &[RevisionCount],
     unread: Vec<(String, String)>,
 ) -> Serving {
-    // The ladder ends at ready when no Service selects the Pods.
-    let worker = chain.model_service.is_none() && chain.services.is_empty();
-    let ready_endpoints =
-        (!worker && unread.is_empty()).then(|| revisions.iter().map(|r| r.serving).sum::<i32>());
+    let hidden = |r: &str| unread.iter().any(|(x, _)| x == r);
+    let services_hidden = hidden("services");
+    // The ladder ends at ready when no Service selects the Pods (unknown
+    // when the Services were not read).
+    let worker = !services_hidden && chain.model_service.is_none() && chain.services.is_empty();
+    // The verdict's basis (docs/contract.md#basis): the workload's own
+    // status when its Pods (a Deployment's: or its ReplicaSets, with no
+    // Pod) are not in the input; Ready Pods when no Service fronts them or
+    // the Services were not read; else the endpoints.
+    let status = status::read(chain).filter(|_| {
+        hidden("pods")
+            || (chain.pods.is_empty() && chain.deployment.is_some() && hidden("replicasets"))
+    });
+    let basis = if status.is_some() {
+        Basis::WorkloadStatus
+    } else if worker || services_hidden {
+        Basis::Pods
+    } else {
+        Basis::Endpoints
+    };
+    let ready_endpoints = (basis == Basis::Endpoints && unread.is_empty())
+        .then(|| revisions.iter().map(|r| r.serving).sum::<i32>());
+    let desired = match &status {
+        Some(s) => s.desired,
+        None => replicas.desired,
+    };
     Serving {
+        basis,
         ready_endpoints,
-        desired: replicas.desired,
+        desired,
         worker,
         current_revision: chain
             .current_replica_set()
             .and_then(|r| r.revision)
-            .or_else(|| chain.current_set_revision().map(|r| r.revision)),
+            .or_else(|| chain.current_set_revision().map(|r| r.revision))
+            .or_else(|| {
+                chain
+                    .deployment
+                    .filter(|_| status.is_some())
+                    .and_then(|d| d.metadata.annotations.as_ref())
+                    .and_then(|a| a.get(crate::chain::REVISION_ANNOTATION))
+                    .and_then(|r| r.parse().ok())
+            }),
+        status,
         // Declared, observed, deployment and replicaset: the chain above
         // the Pods runs the current declaration.
         observed: steps

@@ -44,6 +44,7 @@ finding_ids! {
     PODS_NOT_CREATED = "pods-not-created",
     ROLLOUT_SURGE_BLOCKED = "rollout-surge-blocked",
     PROGRESS_DEADLINE_EXCEEDED = "progress-deadline-exceeded",
+    ROLLOUT_PAUSED = "rollout-paused",
     MANAGED_DEPLOYMENT_EDITED = "managed-deployment-edited",
     FIELD_CONFLICT = "field-conflict",
     HPA_METRICS_UNAVAILABLE = "hpa-metrics-unavailable",

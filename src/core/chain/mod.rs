@@ -21,8 +21,8 @@ pub mod shard;
 pub use extract::chain_objects;
 pub use index::Index;
 pub(crate) use owners::{
-    CONTROLLER_REVISION_HASH, DAEMONSET_TEMPLATE_GENERATION, POD_TEMPLATE_GENERATION, ordinal,
-    pod_revision_hash, revision_of,
+    CONTROLLER_REVISION_HASH, DAEMONSET_TEMPLATE_GENERATION, POD_TEMPLATE_GENERATION,
+    REVISION_ANNOTATION, ordinal, pod_revision_hash, revision_of,
 };
 pub use owners::{
     SERVICE_NAME_LABEL, generation_observed, label_selector_matches, observed_generation,

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube_core::DynamicObject;
 
-const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
+pub const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
 const POD_TEMPLATE_HASH: &str = "pod-template-hash";
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 /// The label a StatefulSet or DaemonSet puts on its Pods and

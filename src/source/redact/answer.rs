@@ -172,6 +172,8 @@ impl Scrub<'_> {
             findings,
             gaps,
             incomplete: _,
+            // The user's own file name and clock, as given on the command line.
+            replay: _,
         } = d;
         let TargetInfo {
             kind,
@@ -209,6 +211,9 @@ impl Scrub<'_> {
             next,
         } = v;
         let Serving {
+            // Counts, a stage and a kind name of mdiag's own: no outside text.
+            basis: _,
+            status: _,
             ready_endpoints: _,
             desired: _,
             worker: _,
@@ -398,7 +403,12 @@ impl Redactor {
     /// Every diagnosis of a triage and every row outside a workload.
     pub fn triage(&self, t: &mut Triage) -> u32 {
         self.scrub(|s| {
-            let Triage { items, outside } = t;
+            // `checked` holds counts only.
+            let Triage {
+                items,
+                outside,
+                checked: _,
+            } = t;
             items.iter_mut().for_each(|d| s.diagnosis(d));
             outside.iter_mut().for_each(|o| s.outside(o));
         })

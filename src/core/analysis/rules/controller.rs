@@ -25,12 +25,13 @@ pub fn controller_not_converging(ctx: &Ctx) -> Vec<Finding> {
     let controller = ctx.chain.controller.as_ref();
     let controller_name = controller.map_or(CONTROLLER_NAME, |c| c.location.name.as_str());
     let declared = facts::declaration_time(meta, controller_name).or(facts::created(meta));
-    let waited = declared.map_or(f64::MAX, |d| seconds_between(d, ctx.now));
+    // An object without a time has an unknown age, never an old one.
+    let waited = declared.map(|d| seconds_between(d, ctx.now));
     let lease = controller
         .and_then(|c| c.lease)
         .map(|l| lease_state(l, ctx.now));
     let lease_stale = lease.as_ref().is_some_and(|l| l.stale);
-    if waited < OBSERVE_GRACE_SECONDS && !lease_stale {
+    if waited.is_none_or(|w| w < OBSERVE_GRACE_SECONDS) && !lease_stale {
         return Vec::new();
     }
     let msvc_label = format!("modelservice/{}", facts::name(meta));
@@ -163,11 +164,12 @@ pub fn deployment_missing(ctx: &Ctx) -> Vec<Finding> {
     let generation = meta.generation.unwrap_or(0);
     let observed = crate::chain::observed_generation(msvc);
     let created = facts::created(meta);
-    let waited = created.map_or(f64::MAX, |c| seconds_between(c, ctx.now));
+    // An object without a time has an unknown age, never an old one.
+    let waited = created.map(|c| seconds_between(c, ctx.now));
     // Before the controller observed it, the missing Deployment is the
     // controller's problem (controller-not-converging says so).
     if !crate::chain::generation_observed(meta.generation, observed)
-        || waited < OBSERVE_GRACE_SECONDS
+        || waited.is_none_or(|w| w < OBSERVE_GRACE_SECONDS)
     {
         return Vec::new();
     }
@@ -198,11 +200,12 @@ pub fn deployment_not_observed(ctx: &Ctx) -> Vec<Finding> {
         return Vec::new();
     }
     let written = facts::spec_write_time(&d.metadata, None).or(facts::created(&d.metadata));
-    let waited = written.map_or(f64::MAX, |w| seconds_between(w, ctx.now));
+    // An object without a time has an unknown age, never an old one.
+    let waited = written.map(|w| seconds_between(w, ctx.now));
     let kcm = facts::find_lease(ctx.snapshot, "kube-system", "kube-controller-manager")
         .map(|l| lease_state(l, ctx.now));
     let kcm_stale = kcm.as_ref().is_some_and(|l| l.stale);
-    if waited < OBSERVE_GRACE_SECONDS && !kcm_stale {
+    if waited.is_none_or(|w| w < OBSERVE_GRACE_SECONDS) && !kcm_stale {
         return Vec::new();
     }
     let name = facts::name(&d.metadata);
@@ -307,6 +310,61 @@ pub fn progress_deadline_exceeded(ctx: &Ctx) -> Vec<Finding> {
             .arg("updated", updated)
             .arg("available", available)
             .arg("desired", desired);
+    }
+    f.vars = ctx.base_vars();
+    vec![f]
+}
+
+/// `spec.paused`: the Deployment controller scales but does not roll out
+/// a new template until it is resumed, and does not check the progress
+/// deadline meanwhile. A warning while the current template is not on
+/// every desired replica (nothing moves until then), info once it is.
+pub fn rollout_paused(ctx: &Ctx) -> Vec<Finding> {
+    let Some(d) = ctx.chain.deployment else {
+        return Vec::new();
+    };
+    if d.spec.as_ref().and_then(|s| s.paused) != Some(true) {
+        return Vec::new();
+    }
+    let name = facts::name(&d.metadata);
+    let status = d.status.as_ref();
+    let desired = ctx.chain.desired_replicas();
+    let updated = status.and_then(|s| s.updated_replicas).unwrap_or(0);
+    let available = status.and_then(|s| s.available_replicas).unwrap_or(0);
+    let observed = crate::chain::generation_observed(
+        d.metadata.generation,
+        status.and_then(|s| s.observed_generation),
+    );
+    let rolled_out = observed && updated >= desired && available >= desired;
+    let mut f = Finding::new(
+        FindingId::ROLLOUT_PAUSED,
+        ObjectRef::new("Deployment", &d.metadata),
+        Step::Deployment,
+        Message::new(if rolled_out {
+            "rollout-paused.complete"
+        } else {
+            "rollout-paused.detail"
+        })
+        .arg("name", name)
+        .arg("updated", updated)
+        .arg("desired", desired),
+    )
+    .evidence(Evidence::new(
+        format!("deployment/{name}"),
+        "spec.paused",
+        "true",
+    ))
+    .evidence(Evidence::said(
+        format!("deployment/{name}"),
+        "status.updatedReplicas / availableReplicas / replicas",
+        Message::new("progress-deadline.counts")
+            .arg("updated", updated)
+            .arg("available", available)
+            .arg("total", status.and_then(|s| s.replicas).unwrap_or(0))
+            .arg("desired", desired),
+    ));
+    if rolled_out {
+        f.severity = crate::catalogue::Severity::Info;
     }
     f.vars = ctx.base_vars();
     vec![f]

@@ -50,6 +50,7 @@ const RULES: &[(&[FindingId], Rule)] = &[
         &[FindingId::PROGRESS_DEADLINE_EXCEEDED],
         controller::progress_deadline_exceeded,
     ),
+    (&[FindingId::ROLLOUT_PAUSED], controller::rollout_paused),
     (
         &[FindingId::MANAGED_DEPLOYMENT_EDITED],
         controller::managed_deployment_edited,

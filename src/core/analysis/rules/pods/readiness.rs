@@ -52,15 +52,14 @@ fn readiness_finding(ctx: &Ctx, p: &ChainPod, state: &PodState) -> Option<Findin
             _ => true,
         })
         .collect();
-    let running_for = started
-        .map(|s| facts::seconds_between(s, ctx.now))
-        .unwrap_or(f64::MAX);
+    // Unknown when no start time is recorded: not long, unknown.
+    let running_for = started.map(|s| facts::seconds_between(s, ctx.now));
     // No readiness probe runs before its initialDelaySeconds: a Pod inside
     // it is starting, not failing (a model server often sets minutes).
     // A recorded failure of this run is evidence all the same (the node's
     // clock and ours differ), so the grace holds only without one.
     let delay = readiness_initial_delay(pod);
-    if unhealthy.is_empty() && running_for < delay.max(READINESS_GRACE_SECONDS) {
+    if unhealthy.is_empty() && running_for.is_none_or(|r| r < delay.max(READINESS_GRACE_SECONDS)) {
         return None;
     }
     let ready = pod_condition(pod, "Ready");

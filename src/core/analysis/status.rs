@@ -1,0 +1,288 @@
+//! A workload judged from its own status, when the objects below it are
+//! not in the input (a bare `kubectl get deploy -o yaml`): the verdict's
+//! `workload-status` basis (docs/contract.md#basis). The stages follow the
+//! order in which `kubectl rollout status` checks them (its
+//! `DeploymentStatusViewer`, `StatefulSetStatusViewer` and
+//! `DaemonSetStatusViewer`), and kstatus's for a ReplicaSet, so that mdiag
+//! answers what they answer on the same object.
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use serde::Serialize;
+
+use crate::chain::{Chain, PodSet};
+
+/// What a verdict rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Basis {
+    /// The Service's EndpointSlices were read: ready endpoints are counted.
+    Endpoints,
+    /// The Pods were read but no Service fronts them, or Services were not
+    /// read: Ready Pods are counted.
+    Pods,
+    /// Only the workload object is there: its own status is read.
+    WorkloadStatus,
+}
+
+/// Where a rollout stands by its workload's status, in the order the
+/// peers check it; the first that holds is the stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// `metadata.generation` is ahead of `status.observedGeneration`.
+    NotObserved,
+    /// Progressing=False with ProgressDeadlineExceeded.
+    DeadlineExceeded,
+    /// Fewer replicas run the current template than are desired.
+    Updating,
+    /// Replicas of an older template are still there.
+    OldPending,
+    /// Updated replicas are not all available (ready, for a StatefulSet).
+    Unavailable,
+    /// A StatefulSet whose Pods are ready but not all at the update revision.
+    RevisionPending,
+    /// Every desired replica runs the current template and is available.
+    Complete,
+}
+
+/// A workload's status, as its verdict is decided on it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StatusReading {
+    /// `Deployment`, `StatefulSet`, `DaemonSet` or `ReplicaSet`.
+    pub kind: &'static str,
+    pub stage: Stage,
+    pub desired: i32,
+    /// Replicas of the current template (a ReplicaSet's are all current).
+    pub updated: i32,
+    /// Available replicas (a StatefulSet: ready ones), of any template.
+    pub available: i32,
+    /// Replicas beyond the updated ones: older, pending termination.
+    pub old: i32,
+    /// `spec.paused` (a Deployment).
+    pub paused: bool,
+}
+
+impl StatusReading {
+    /// Available replicas of the current template: what serves on it.
+    pub fn current_available(&self) -> i32 {
+        self.available.min(self.updated)
+    }
+}
+
+/// The target's own status, when it has a workload object with one.
+pub fn read(chain: &Chain) -> Option<StatusReading> {
+    if let Some(d) = chain.deployment {
+        return deployment(d);
+    }
+    match chain.pod_set {
+        Some(PodSet::StatefulSet(s)) => return stateful_set(s),
+        Some(PodSet::DaemonSet(s)) => return daemon_set(s),
+        None => {}
+    }
+    chain.lone_replica_set().and_then(replica_set)
+}
+
+fn observed(generation: Option<i64>, observed: Option<i64>) -> bool {
+    // Without a generation (a hand-written manifest) there is nothing the
+    // controller could be behind on.
+    match (generation, observed) {
+        (Some(g), Some(o)) => g <= o,
+        (Some(_), None) => false,
+        (None, _) => true,
+    }
+}
+
+/// kubectl's order: observed; the progress deadline; updated < desired;
+/// old replicas pending termination; available < updated.
+fn deployment(d: &Deployment) -> Option<StatusReading> {
+    let spec = d.spec.as_ref()?;
+    let status = d.status.as_ref()?;
+    let desired = spec.replicas.unwrap_or(1);
+    let updated = status.updated_replicas.unwrap_or(0);
+    let replicas = status.replicas.unwrap_or(0);
+    let available = status.available_replicas.unwrap_or(0);
+    let deadline = status.conditions.iter().flatten().any(|c| {
+        c.type_ == "Progressing"
+            && c.status == "False"
+            && c.reason.as_deref() == Some("ProgressDeadlineExceeded")
+    });
+    let stage = if !observed(d.metadata.generation, status.observed_generation) {
+        Stage::NotObserved
+    } else if deadline {
+        Stage::DeadlineExceeded
+    } else if updated < desired {
+        Stage::Updating
+    } else if replicas > updated {
+        Stage::OldPending
+    } else if available < updated {
+        Stage::Unavailable
+    } else {
+        Stage::Complete
+    };
+    Some(StatusReading {
+        kind: "Deployment",
+        stage,
+        desired,
+        updated,
+        available,
+        old: (replicas - updated).max(0),
+        paused: spec.paused == Some(true),
+    })
+}
+
+/// kubectl's order: observed (a zero observedGeneration is not); ready <
+/// desired; a partition's share updated; the update revision current.
+fn stateful_set(s: &StatefulSet) -> Option<StatusReading> {
+    let spec = s.spec.as_ref()?;
+    let status = s.status.as_ref()?;
+    let desired = spec.replicas.unwrap_or(1);
+    let ready = status.ready_replicas.unwrap_or(0);
+    let updated = status.updated_replicas.unwrap_or(0);
+    let partition = spec
+        .update_strategy
+        .as_ref()
+        .and_then(|u| u.rolling_update.as_ref())
+        .and_then(|r| r.partition)
+        .filter(|p| *p > 0);
+    let on_delete = spec
+        .update_strategy
+        .as_ref()
+        .and_then(|u| u.type_.as_deref())
+        == Some("OnDelete");
+    let seen = status.observed_generation.is_some_and(|o| o > 0)
+        && observed(s.metadata.generation, status.observed_generation);
+    let revision_current =
+        status.update_revision.is_none() || status.update_revision == status.current_revision;
+    let stage = if !seen {
+        Stage::NotObserved
+    } else if ready < desired {
+        Stage::Unavailable
+    } else if let Some(p) = partition {
+        // Pods below the partition stay on the older revision on purpose.
+        if updated < (desired - p).max(0) {
+            Stage::Updating
+        } else {
+            Stage::Complete
+        }
+    } else if on_delete || revision_current {
+        // OnDelete updates a Pod only when it is deleted: ready is done.
+        Stage::Complete
+    } else {
+        Stage::RevisionPending
+    };
+    // A partition or OnDelete holds Pods back on purpose: count them as
+    // current, as the endpoint-based verdict counts held Pods.
+    let updated = if matches!(stage, Stage::Complete) {
+        desired
+    } else {
+        updated
+    };
+    Some(StatusReading {
+        kind: "StatefulSet",
+        stage,
+        desired,
+        updated,
+        available: ready,
+        old: 0,
+        paused: false,
+    })
+}
+
+/// kubectl's order: observed; updatedNumberScheduled < desired;
+/// numberAvailable < desired.
+fn daemon_set(s: &DaemonSet) -> Option<StatusReading> {
+    let status = s.status.as_ref()?;
+    let desired = status.desired_number_scheduled;
+    let updated = status.updated_number_scheduled.unwrap_or(0);
+    let available = status.number_available.unwrap_or(0);
+    let stage = if !observed(s.metadata.generation, status.observed_generation) {
+        Stage::NotObserved
+    } else if updated < desired {
+        Stage::Updating
+    } else if available < desired {
+        Stage::Unavailable
+    } else {
+        Stage::Complete
+    };
+    Some(StatusReading {
+        kind: "DaemonSet",
+        stage,
+        desired,
+        updated,
+        available,
+        old: (status.current_number_scheduled - updated).max(0),
+        paused: false,
+    })
+}
+
+/// kstatus's order for a ReplicaSet: observed; available (and ready)
+/// replicas against desired.
+fn replica_set(r: &ReplicaSet) -> Option<StatusReading> {
+    let status = r.status.as_ref()?;
+    let desired = r.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+    let available = status
+        .available_replicas
+        .unwrap_or(0)
+        .min(status.ready_replicas.unwrap_or(0));
+    let stage = if !observed(r.metadata.generation, status.observed_generation) {
+        Stage::NotObserved
+    } else if status.replicas < desired {
+        Stage::Updating
+    } else if available < desired {
+        Stage::Unavailable
+    } else {
+        Stage::Complete
+    };
+    Some(StatusReading {
+        kind: "ReplicaSet",
+        stage,
+        desired,
+        updated: status.replicas,
+        available,
+        old: 0,
+        paused: false,
+    })
+}
+
+/// The state from a workload's status: unknown when something else the
+/// verdict needs is unread (a ModelService); serving when the status says
+/// the rollout is complete and the chain above observed it; not-serving
+/// when nothing is available; then degraded when a finding says why, else
+/// progressing. The same order as [`super::state::decide`].
+pub fn decide(
+    status: &StatusReading,
+    serving: &super::Serving,
+    steps: &[super::StepState],
+    problems: bool,
+) -> super::State {
+    use super::{State, Step};
+    // What the status stands for (the objects below the workload) is not
+    // missing; anything else is.
+    let below = [
+        "pods",
+        "replicasets",
+        "controllerrevisions",
+        "services",
+        "endpointslices",
+    ];
+    let unreadable = serving
+        .unread
+        .iter()
+        .any(|(r, _)| !below.contains(&r.as_str()));
+    // The steps above the workload: declared and observed (a ModelService).
+    let above_observed = steps
+        .iter()
+        .filter(|s| s.step < Step::Deployment)
+        .all(|s| s.reached);
+    if unreadable {
+        State::Unknown
+    } else if above_observed && status.stage == Stage::Complete {
+        State::Serving
+    } else if status.available == 0 && status.desired > 0 {
+        State::NotServing
+    } else if problems {
+        State::Degraded
+    } else {
+        State::Progressing
+    }
+}
