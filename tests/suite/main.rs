@@ -30,6 +30,7 @@ mod html_report;
 mod interrupts;
 mod mcp;
 mod neighbours;
+mod next_views;
 mod partial_dumps;
 mod pod_sets;
 mod pods_not_created;
