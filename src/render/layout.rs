@@ -3,6 +3,7 @@
 //! `unicode-width` and skips ANSI escapes). Prose is wrapped with
 //! `textwrap`; commands are kept pasteable.
 
+use mdiag_core::command::{Command, quote};
 use textwrap::core::{Word, display_width};
 
 /// Columns `text` takes on a terminal.
@@ -198,75 +199,43 @@ pub fn clean(line: &str) -> String {
     out.trim_end().to_string()
 }
 
-/// Shell words of a command, split on spaces outside quotes, each kept as
-/// written (quotes and backslashes included).
-fn shell_words(command: &str) -> Vec<&str> {
-    let mut words = Vec::new();
-    let mut start: Option<usize> = None;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for (i, c) in command.char_indices() {
-        if escaped {
-            escaped = false;
-            continue;
-        }
-        match (quote, c) {
-            (Some('\''), '\'') => quote = None,
-            (Some('\''), _) => {}
-            (Some('"'), '"') => quote = None,
-            (_, '\\') => escaped = true,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, ' ') => {
-                if let Some(s) = start.take() {
-                    words.push(&command[s..i]);
-                }
-                continue;
-            }
-            (None, _) => {}
-        }
-        if start.is_none() {
-            start = Some(i);
-        }
-    }
-    if let Some(s) = start {
-        words.push(&command[s..]);
-    }
-    words
-}
-
-/// A command under a label, as it pastes into a shell. It stays on the
+/// A command under a label, as it pastes into a shell: its words, each
+/// shell-quoted as [`Command::shell`] writes them. It stays on the
 /// label's line when it fits; else it goes on its own line at `indent`;
-/// if it is still too wide it is broken between shell words with ` \`
-/// (the shell joins the lines back into the same command). A single word
-/// wider than the line, such as a long quoted jsonpath, is never split:
-/// a break inside quotes would change the argument kubectl receives, so
-/// that line overflows instead. Returns plain lines; `paint` colours the
-/// command text.
+/// if it is still too wide it is broken between words with ` \` (the
+/// shell joins the lines back into the same command), never inside one.
+/// A single word wider than the line, such as a long quoted jsonpath,
+/// stays whole on a line of its own: a break inside quotes would change
+/// the argument kubectl receives, so that line overflows instead. Every
+/// view prints every command it shows through this, whole: it is never
+/// cut, nor swapped for one that fits. Returns plain lines; `paint`
+/// colours the command text.
 pub fn command(
     label: &str,
-    text: &str,
+    command: &Command,
     columns: usize,
     indent: usize,
     paint: &dyn Fn(&str) -> String,
 ) -> Vec<String> {
-    if width(label) + width(text) <= columns {
-        return vec![format!("{label}{}", paint(text))];
+    let words: Vec<String> = command.argv().iter().map(|w| quote(w)).collect();
+    let text = words.join(" ");
+    if width(label) + width(&text) <= columns {
+        return vec![format!("{label}{}", paint(&text))];
     }
     let mut out = Vec::new();
     if !label.trim().is_empty() {
         out.push(label.trim_end().to_string());
     }
     let first = " ".repeat(indent);
-    if indent + width(text) <= columns {
-        out.push(format!("{first}{}", paint(text)));
+    if indent + width(&text) <= columns {
+        out.push(format!("{first}{}", paint(&text)));
         return out;
     }
-    // Greedy by shell words; every line but the last ends in ` \`, and the
-    // lines after the first are indented two more.
+    // Greedy by words; every line but the last ends in ` \`, and the lines
+    // after the first are indented two more.
     let mut groups: Vec<String> = Vec::new();
     let mut line = String::new();
-    for word in shell_words(text) {
+    for word in &words {
         let room = columns.saturating_sub(indent + 2 * usize::from(!groups.is_empty()) + 2);
         if line.is_empty() {
             line.push_str(word);
@@ -395,33 +364,70 @@ mod tests {
 
     #[test]
     fn a_long_command_breaks_only_between_shell_words() {
-        let cmd = "kubectl -n modeldock-lab get pod chart-demo-x -o jsonpath='{range .items[*]}{.name} restarts={.restartCount}{\"\\n\"}{end}' --context kind";
-        let lines = command("    check   ", cmd, 60, 6, &|s| s.to_string());
-        assert_eq!(lines[0], "    check");
-        // Joined back as a shell joins `\`-newline, it is the same command.
-        let joined: String = lines[1..]
-            .iter()
-            .map(|l| l.trim_start().trim_end_matches('\\').trim_end().to_string())
-            .collect::<Vec<_>>()
-            .join(" ");
-        assert_eq!(joined, cmd);
-        // The quoted jsonpath is one word: it overflows whole rather than split.
-        assert!(
-            lines
+        let cmd = Command::new([
+            "kubectl",
+            "-n",
+            "modeldock-lab",
+            "get",
+            "pod",
+            "chart-demo-x",
+            "-o",
+            "jsonpath={range .items[*]}{.name} restarts={.restartCount}{\"\\n\"}{end}",
+            "--context",
+            "kind",
+        ]);
+        for columns in [40, 60, 80] {
+            let lines = command("    check   ", &cmd, columns, 6, &|s| s.to_string());
+            assert_eq!(lines[0], "    check");
+            // Joined back as a shell joins `\`-newline, it is the same command.
+            let joined: String = lines[1..]
                 .iter()
-                .any(|l| l.contains("jsonpath='{range .items[*]}{.name} restarts="))
-        );
-        for l in &lines[1..lines.len() - 1] {
-            assert!(l.ends_with(" \\"), "{l}");
+                .map(|l| l.trim_start().trim_end_matches('\\').trim_end().to_string())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert_eq!(joined, cmd.shell());
+            assert_eq!(
+                mdiag_core::command::split(&joined).as_deref(),
+                Some(cmd.argv())
+            );
+            // The quoted jsonpath is one word: it overflows whole, on a line
+            // of its own, rather than split.
+            let jsonpath = quote(&cmd.argv()[7]);
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.trim_start().trim_end_matches(" \\") == jsonpath),
+                "{lines:?}"
+            );
+            for l in &lines[1..lines.len() - 1] {
+                assert!(l.ends_with(" \\"), "{l}");
+            }
+            // Every other line fits.
+            for l in lines.iter().filter(|l| !l.contains(&jsonpath)) {
+                assert!(width(l) <= columns, "{columns}: {l}");
+            }
         }
     }
 
     #[test]
     fn a_command_that_fits_stays_beside_its_label() {
-        let lines = command("   next: ", "kubectl get pods", 80, 3, &|s| s.to_string());
+        let short = Command::new(["kubectl", "get", "pods"]);
+        let lines = command("   next: ", &short, 80, 3, &|s| s.to_string());
         assert_eq!(lines, vec!["   next: kubectl get pods"]);
-        let long = "kubectl -n modeldock-lab logs chart-demo-ntmp458kfb-pvgk2 -c server --previous";
-        let lines = command("  next: ", long, 80, 2, &|s| s.to_string());
-        assert_eq!(lines, vec!["  next:".to_string(), format!("  {long}")]);
+        let long = Command::new([
+            "kubectl",
+            "-n",
+            "modeldock-lab",
+            "logs",
+            "chart-demo-ntmp458kfb-pvgk2",
+            "-c",
+            "server",
+            "--previous",
+        ]);
+        let lines = command("  next: ", &long, 80, 2, &|s| s.to_string());
+        assert_eq!(
+            lines,
+            vec!["  next:".to_string(), format!("  {}", long.shell())]
+        );
     }
 }

@@ -61,8 +61,6 @@ labels! {
     verbose_hint,
     /// Beside `check` when the first check is the `next:` command.
     check_is_next,
-    /// Beside `check` when the first check is wider than the view.
-    check_in_full,
     /// The heading of a single gap, on its line.
     gaps_one,
     /// The label of the command to run first, under the headline.

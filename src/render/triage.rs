@@ -208,8 +208,7 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
                 .unwrap_or_else(|| {
                     Command::new(["kubectl", "-n", ns, "describe", short_kind(kind), name])
                 }),
-        }
-        .shell();
+        };
         // `next: `; a full-width colon has its space in it (`下一步：`).
         let next = style.labels().next;
         let gap = if next.ends_with('：') { "" } else { " " };

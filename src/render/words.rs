@@ -92,7 +92,7 @@ pub fn gap_lines(gaps: &[mdiag_core::model::Gap], style: &Style) -> String {
             let label = format!("    {} ", style.labels().complete_with);
             push_lines(
                 out,
-                layout::command(&label, &command.shell(), style.width, 4, &|c| c.to_string()),
+                layout::command(&label, command, style.width, 4, &|c| c.to_string()),
             );
         }
     };

@@ -31,6 +31,7 @@ mod interrupts;
 mod lone_status;
 mod mcp;
 mod neighbours;
+mod next_views;
 mod partial_dumps;
 mod pod_sets;
 mod pods_not_created;

@@ -34,19 +34,11 @@ pub(super) fn findings(out: &mut String, d: &Diagnosis, style: &Style) {
             out.push('\n');
             finding(out, f, true, None, style);
         } else if i == 0 {
-            finding(out, f, false, next_shown(d, style).as_deref(), style);
+            finding(out, f, false, d.verdict.next.as_ref(), style);
         } else {
             finding_line(out, f, style);
         }
     }
-}
-
-/// Whether a command fits the view's width once wrapped between shell
-/// words (a quoted jsonpath is one word).
-pub(super) fn fits(command: &str, style: &Style) -> bool {
-    layout::command("    ", command, style.width, 4, &|s| s.to_string())
-        .iter()
-        .all(|line| width(line) <= style.width)
 }
 
 /// The label column of a finding: the widest label of the language.
@@ -159,7 +151,7 @@ pub(super) fn finding(
     out: &mut String,
     f: &Finding,
     full: bool,
-    next: Option<&str>,
+    next: Option<&Command>,
     style: &Style,
 ) {
     let l = style.labels();
@@ -189,55 +181,34 @@ pub(super) fn finding(
     if full {
         labelled(out, l.cause, e.cause.get(style.lang), None, style);
     }
-    let checks: Vec<String> = e.checks_for(&f.vars).iter().map(Command::shell).collect();
-    // Whether the `check` label is already printed, on a line of its own.
-    let mut labelled_already = false;
-    if !full && checks.first().map(String::as_str) == next && next.is_some() {
-        // Printed in full under the headline, a few lines up.
-        let _ = writeln!(out, "{}{}", label_prefix(l.check, style), l.check_is_next);
-    }
-    let shown: Vec<&String> = if full {
+    let checks = e.checks_for(&f.vars);
+    // The default view shows the first check, unless it is the `next:`
+    // command printed whole under the headline a few lines up; -v shows
+    // every check, in their order. A check wider than the view wraps
+    // between its words; it is never swapped for one that fits.
+    let shown: Vec<&Command> = if full {
         checks.iter().collect()
+    } else if next.is_some() && checks.first() == next {
+        let _ = writeln!(out, "{}{}", label_prefix(l.check, style), l.check_is_next);
+        Vec::new()
     } else {
-        // The first check, unless it is the next: command; one whose quoted
-        // jsonpath is wider than the view cannot be wrapped and still paste,
-        // so the compact view shows the first that fits, and -v every one.
-        let wanted: Vec<&String> = checks
-            .iter()
-            .take(1)
-            .filter(|c| Some(c.as_str()) != next)
-            .collect();
-        match wanted.first() {
-            Some(c) if !fits(c, style) => {
-                let _ = writeln!(out, "{}{}", label_prefix(l.check, style), l.check_in_full);
-                labelled_already = true;
-                checks
-                    .iter()
-                    .skip(1)
-                    .filter(|c| Some(c.as_str()) != next)
-                    .find(|c| fits(c, style))
-                    .into_iter()
-                    .collect()
-            }
-            _ => wanted,
-        }
+        checks.iter().take(1).collect()
     };
     // Beside the label when every command fits there; else all of them
     // under it, at one indent, so they line up.
     let column = 4 + label_width(style);
-    if shown.iter().all(|c| column + width(c) <= style.width) {
-        for (i, c) in shown.iter().enumerate() {
-            let label = if i == 0 && !labelled_already {
+    let texts: Vec<String> = shown.iter().map(|c| c.shell()).collect();
+    if texts.iter().all(|c| column + width(c) <= style.width) {
+        for (i, c) in texts.iter().enumerate() {
+            let label = if i == 0 {
                 label_prefix(l.check, style)
             } else {
                 " ".repeat(column)
             };
             let _ = writeln!(out, "{label}{}", style.bold(c));
         }
-    } else if !shown.is_empty() {
-        if !labelled_already {
-            let _ = writeln!(out, "    {}", style.dim(l.check));
-        }
+    } else {
+        let _ = writeln!(out, "    {}", style.dim(l.check));
         for c in shown {
             push_lines(
                 out,

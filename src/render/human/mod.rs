@@ -3,8 +3,9 @@
 //! (steps of the same second folded into one row), the lead finding with
 //! its evidence, first check and fix, and every other finding in one line.
 //! `-v` adds each finding in full and each Pod's moments. Every line is
-//! fitted to `Style::width` (see `layout` for the one exception: a
-//! command word wider than the line).
+//! fitted to `Style::width` (see `layout::command` for the one exception:
+//! a command word wider than the line). The `next:` command is the
+//! verdict's, whole, in every view and at every width.
 //!
 //! This file holds the header and the headline; the tree, the timeline and
 //! the findings have a file each. Words other views share live in
@@ -170,12 +171,14 @@ fn verdict(out: &mut String, d: &Diagnosis, style: &Style) {
         headline::sentence(d, style.lang)
     );
     push_lines(out, wrap(&line, style.width, "", "  "));
-    if let Some(next) = next_shown(d, style) {
+    // The verdict's `next`, whole, as JSON has it: wrapped between its
+    // words when wider than the view, never swapped for another command.
+    if let Some(next) = &d.verdict.next {
         let label = format!("  {}", style.dim(style.labels().next));
         let label = format!("{label}{}", next_gap(style));
         push_lines(
             out,
-            layout::command(&label, &next, style.width, COMMAND_INDENT, &|c| {
+            layout::command(&label, next, style.width, COMMAND_INDENT, &|c| {
                 style.bold(c)
             }),
         );
@@ -190,32 +193,6 @@ fn next_gap(style: &Style) -> &'static str {
     } else {
         " "
     }
-}
-
-/// The command the view names under the headline: the verdict's `next`
-/// when it fits the width, else the lead finding's first check that does.
-/// A quoted jsonpath wider than the view cannot be wrapped and still
-/// paste; `-v` prints every check whole, and JSON keeps `verdict.next`.
-fn next_shown(d: &Diagnosis, style: &Style) -> Option<String> {
-    let next = d.verdict.next.as_ref()?.shell();
-    let label = format!("  {}{}", style.labels().next, next_gap(style));
-    let fits_next = |c: &str| {
-        layout::command(&label, c, style.width, COMMAND_INDENT, &|s| s.to_string())
-            .iter()
-            .all(|line| width(line) <= style.width)
-    };
-    if style.verbose || fits_next(&next) {
-        return Some(next);
-    }
-    let lead = d.lead()?;
-    let checks = catalogue().get(lead.id)?.checks_for(&lead.vars);
-    Some(
-        checks
-            .iter()
-            .map(mdiag_core::command::Command::shell)
-            .find(|c| fits_next(c))
-            .unwrap_or(next),
-    )
 }
 
 fn gaps(out: &mut String, d: &Diagnosis, style: &Style) {
