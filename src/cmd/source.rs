@@ -107,10 +107,15 @@ impl SourceRequest {
     /// The snapshot file: from the handle `mdiag mcp` opened and checked,
     /// else by its path.
     fn read_file(&self, path: &Path) -> anyhow::Result<Snapshot> {
-        Ok(match &self.opened_file {
+        let snapshot = match &self.opened_file {
             Some(file) => read_snapshot_opened(file.try_clone()?, path, self.keep)?,
             None => read_snapshot_file_kept(path, self.keep)?,
-        })
+        };
+        // What the file says is shown inert, as everything from a file is.
+        for warning in &snapshot.warnings {
+            eprintln!("warning: {}", mdiag_core::inert::inert(warning));
+        }
+        Ok(snapshot)
     }
 }
 

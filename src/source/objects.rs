@@ -77,7 +77,8 @@ pub fn sort_object_kept(
         (_, "ModelService") => Some(Kind::ModelService),
         // Its other shape, told apart below.
         ("events.k8s.io", "Event") => Some(Kind::Event),
-        // Only autoscaling/v2 is typed; older versions are kept as they are.
+        // Only autoscaling/v2 is typed: a file's older versions are
+        // converted before they get here (`file::versions`).
         ("autoscaling", "HorizontalPodAutoscaler") if api_version != "autoscaling/v2" => None,
         (group, kind) => Kind::ALL
             .iter()
@@ -128,6 +129,14 @@ pub fn sort_object_kept(
         }
     }
     Ok(())
+}
+
+/// Files an object the analysis does not type, trimmed as `keep` says.
+pub(crate) fn keep_other(objects: &mut Objects, value: Value, keep: Keep) {
+    let trim = keep == Keep::Analysed;
+    objects
+        .other
+        .push(trimmed(value, trim, ManagedFields::Drop));
 }
 
 /// A kind of the read plan, trimmed as a live read trims it; `None` when

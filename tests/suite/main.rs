@@ -46,5 +46,6 @@ mod triage_index;
 mod triage_lone;
 mod triage_outside;
 mod triage_shards;
+mod versions;
 mod views;
 mod zh_words;

@@ -201,6 +201,7 @@ pub(super) async fn write_evidence(
         logs: Vec::new(),
         gaps: judged.snapshot.gaps.clone(),
         redactions: Vec::new(),
+        warnings: Vec::new(),
     };
     if let Ok(chain) = chain::walk(
         &judged.snapshot,

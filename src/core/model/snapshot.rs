@@ -27,6 +27,10 @@ pub struct Snapshot {
     /// Where values were replaced when the snapshot was taken (paths,
     /// rules and counts, never the values).
     pub redactions: Vec<Redaction>,
+    /// What the reader of a file read but says about it (a key named twice
+    /// in one mapping), one sentence each: printed as `warning:` lines on
+    /// stderr, never part of a judgement.
+    pub warnings: Vec<String>,
 }
 
 /// Where a snapshot came from and when it was taken.

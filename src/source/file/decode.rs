@@ -10,9 +10,11 @@ use serde_json::Value;
 
 use super::bookkeeping::{Listed, object_times, unlisted_kinds};
 use super::error::SourceError;
+use super::tree::{Key, KeySeed, Tree};
+use super::versions::{self, Version};
 use crate::format::{FORMAT_ID, FORMAT_VERSION, SnapshotFile};
-use crate::objects::{Keep, sort_object_kept};
-use mdiag_core::model::{Origin, OriginKind, Snapshot};
+use crate::objects::{Keep, keep_other, sort_object_kept};
+use mdiag_core::model::{Gap, Kind, Origin, OriginKind, Snapshot};
 
 /// The read in progress on this thread: the parsers hand each document to
 /// [`Document`]'s `Deserialize`, which files its objects here one at a time.
@@ -27,7 +29,16 @@ struct Reading {
     /// Why the read stopped, when it was not the syntax: the parser only
     /// carries a message back.
     error: Option<SourceError>,
+    /// YAML: keys are read with their lines.
+    yaml: bool,
+    /// What was read but is worth saying (a key named twice).
+    warnings: Vec<String>,
+    /// Warnings past [`MAX_WARNINGS`], counted.
+    more_warnings: usize,
 }
+
+/// The warnings a read keeps; past them, a count.
+const MAX_WARNINGS: usize = 20;
 
 thread_local! {
     static READING: RefCell<Option<Reading>> = const { RefCell::new(None) };
@@ -45,7 +56,7 @@ fn with_reading<T>(f: impl FnOnce(&mut Reading) -> T) -> T {
 pub(crate) struct ReadingScope;
 
 impl ReadingScope {
-    pub(crate) fn start(path: &Path, keep: Keep) -> Self {
+    pub(crate) fn start(path: &Path, keep: Keep, yaml: bool) -> Self {
         let reading = Reading {
             snapshot: Snapshot {
                 origin: Origin {
@@ -61,6 +72,9 @@ impl ReadingScope {
             document: 0,
             seen_document: false,
             error: None,
+            yaml,
+            warnings: Vec::new(),
+            more_warnings: 0,
         };
         READING.with(|cell| *cell.borrow_mut() = Some(reading));
         ReadingScope
@@ -81,6 +95,14 @@ impl ReadingScope {
             return Err(SourceError::Empty { path: reading.path });
         }
         let mut snapshot = reading.snapshot;
+        snapshot.warnings = reading.warnings;
+        if reading.more_warnings > 0 {
+            snapshot.warnings.push(format!(
+                "{}: {} more keys named twice",
+                reading.path.display(),
+                reading.more_warnings
+            ));
+        }
         crate::objects::slices_from_endpoints(&mut snapshot.objects);
         if snapshot.origin.kind == OriginKind::KubectlDump {
             let gaps = unlisted_kinds(&snapshot, &reading.listed);
@@ -103,6 +125,36 @@ fn fail<E: de::Error>(error: SourceError) -> E {
         r.error.get_or_insert(error);
     });
     E::custom(message)
+}
+
+/// A mapping named a key twice: the last value was kept; say where.
+fn duplicate_key(key: Key) {
+    with_reading(|r| {
+        if r.warnings.len() >= MAX_WARNINGS {
+            r.more_warnings += 1;
+            return;
+        }
+        let mut name: String = key.name.chars().take(80).collect();
+        if name.len() < key.name.len() {
+            name.push_str("...");
+        }
+        let place = match key.line {
+            Some(line) => format!("line {line}"),
+            None => format!("document {}", r.document),
+        };
+        r.warnings.push(format!(
+            "{}: {place}: the key {name:?} is given twice in one mapping; the last value is used, as kubectl does",
+            r.path.display()
+        ));
+    });
+}
+
+/// A value of the document, keys named twice told to [`duplicate_key`].
+fn tree() -> Tree {
+    Tree {
+        spanned: with_reading(|r| r.yaml),
+        duplicate: duplicate_key,
+    }
 }
 
 /// Files one object (an item of a list, an object of a snapshot file, a
@@ -217,11 +269,15 @@ impl<'de> Visitor<'de> for DocumentVisitor {
 fn read_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Document, A::Error> {
     let mut head = serde_json::Map::new();
     let mut items = ListItems::default();
-    while let Some(key) = map.next_key::<String>()? {
+    let tree = tree();
+    while let Some(key) = map.next_key_seed(KeySeed {
+        spanned: tree.spanned,
+    })? {
+        let (name, place) = (key.name, key.line);
         let is_snapshot = head.get("format").and_then(Value::as_str) == Some(FORMAT_ID);
         let head_kind = head.get("kind").and_then(Value::as_str);
         let list_kind = head_kind.filter(|k| k.ends_with("List"));
-        match key.as_str() {
+        match name.as_str() {
             // `kubectl get -o json|yaml` sorts its keys, so `items` comes
             // before `kind`: an item that names its own kind is filed at
             // once, one that does not (a typed list's) waits for the kind.
@@ -239,8 +295,10 @@ fn read_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Document, A::Error> {
                 map.next_value_seed(ObjectsSeed)?;
             }
             _ => {
-                let value: Value = map.next_value()?;
-                head.insert(key, value);
+                let value = map.next_value_seed(tree)?;
+                if head.insert(name.clone(), value).is_some() {
+                    duplicate_key(Key { name, line: place });
+                }
             }
         }
     }
@@ -305,7 +363,7 @@ impl<'de> Visitor<'de> for ItemsSeed<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(item) = seq.next_element::<Value>()? {
+        while let Some(item) = seq.next_element_seed(tree())? {
             let names_kind = item.get("kind").is_some();
             match (self.list_kind, &item) {
                 (Some(kind), _) => add_object(item, Some(kind))?,
@@ -366,7 +424,7 @@ impl<'de> Visitor<'de> for ObjectsSeed {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(object) = seq.next_element::<Value>()? {
+        while let Some(object) = seq.next_element_seed(tree())? {
             add_object(object, None)?;
         }
         Ok(())
@@ -459,13 +517,40 @@ fn add_object_to(
     {
         object["kind"] = Value::String(kind.to_string());
     }
+    // An older version is brought to the one typed, before its times are
+    // walked (an autoscaling/v1 HPA's conditions are in an annotation).
+    let version = versions::convert(&mut object);
     // Before any trimming: the clock of a dump is what the file holds; and
     // before typing: a time past jiff's range is brought within it.
     object_times(&mut snapshot.origin, &mut object);
+    if let Version::NotRead { kind, reason } = version {
+        not_read(snapshot, kind, reason, object, keep);
+        return Ok(());
+    }
     sort_object_kept(&mut snapshot.objects, object, keep).map_err(|cause| SourceError::BadObject {
         path: path.to_path_buf(),
         cause,
     })
+}
+
+/// An object of a judged kind in a version mdiag does not read: kept
+/// untyped (a snapshot written from the file still holds it), and a gap
+/// for its kind in its namespace, once per version, so that the rules that
+/// would need it stay silent rather than judge without it.
+fn not_read(snapshot: &mut Snapshot, kind: Kind, reason: String, object: Value, keep: Keep) {
+    let namespace = object["metadata"]["namespace"].as_str().map(str::to_string);
+    let gap = Gap {
+        resource: kind.resource().to_string(),
+        namespace,
+        verb: "read".into(),
+        name: None,
+        reason,
+        complete_with: None,
+    };
+    if !snapshot.gaps.contains(&gap) {
+        snapshot.gaps.push(gap);
+    }
+    keep_other(&mut snapshot.objects, object, keep);
 }
 
 #[cfg(test)]
@@ -543,6 +628,44 @@ items:
             .as_ref();
         assert!(rs.expect("kept")[0].fields_v1.is_some());
         assert_eq!(whole.objects.events.len(), 1);
+    }
+
+    #[test]
+    fn a_key_named_twice_keeps_its_last_value_and_warns_with_its_line() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: first\n    namespace: lab\n    name: last\n";
+        let s = parse_snapshot_text(text, Path::new("d.yaml")).unwrap();
+        assert_eq!(s.objects.pods[0].metadata.name.as_deref(), Some("last"));
+        assert_eq!(
+            s.warnings,
+            [
+                "d.yaml: line 9: the key \"name\" is given twice in one mapping; the last value is used, as kubectl does"
+            ]
+        );
+        // JSON names the document.
+        let text = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"n"},"kind":"Pod"}"#;
+        let s = parse_snapshot_text(text, Path::new("d.json")).unwrap();
+        assert_eq!(s.objects.pods.len(), 1);
+        assert!(
+            s.warnings[0].starts_with("d.json: document 1: the key \"kind\""),
+            "{:?}",
+            s.warnings
+        );
+    }
+
+    #[test]
+    fn a_judged_kind_in_a_version_not_read_is_a_gap_not_the_loss_of_the_file() {
+        let text = "apiVersion: policy/v1alpha1\nkind: PodDisruptionBudget\nmetadata: {name: a, namespace: lab}\n---\napiVersion: policy/v1alpha1\nkind: PodDisruptionBudget\nmetadata: {name: b, namespace: lab}\n---\napiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: c, namespace: lab}\n";
+        let s = parse_snapshot_text(text, Path::new("p.yaml")).unwrap();
+        assert_eq!(s.objects.pdbs.len(), 1);
+        assert_eq!(s.objects.other.len(), 2, "kept untyped");
+        let gaps: Vec<_> = s.gaps.iter().filter(|g| g.verb == "read").collect();
+        assert_eq!(gaps.len(), 1, "one per version and namespace: {gaps:?}");
+        assert_eq!(gaps[0].resource, "poddisruptionbudgets");
+        assert_eq!(gaps[0].namespace.as_deref(), Some("lab"));
+        assert_eq!(
+            gaps[0].reason,
+            "apiVersion policy/v1alpha1 of PodDisruptionBudget is not read"
+        );
     }
 
     #[test]

@@ -8,6 +8,8 @@ mod decode;
 mod error;
 mod input;
 mod read;
+mod tree;
+mod versions;
 
 pub use super::objects::Keep;
 pub use bookkeeping::COMPLETE_DUMP_RESOURCES;

@@ -84,6 +84,10 @@ fn yaml_options(input_bytes: usize) -> serde_saphyr::Options {
     budget.max_documents = budget.max_documents.max(input_bytes / 64);
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
+    // A key named twice reaches the decoder, which keeps the last value
+    // (as kubectl does) and warns (`tree`), where the default refuses the
+    // whole file.
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
     options
 }
 
@@ -107,8 +111,9 @@ pub(crate) fn parse_snapshot_bytes(
             path: path.to_path_buf(),
         });
     }
-    let scope = ReadingScope::start(path, keep);
-    let parsed = if trimmed.starts_with('{') || trimmed.starts_with('[') {
+    let json = trimmed.starts_with('{') || trimmed.starts_with('[');
+    let scope = ReadingScope::start(path, keep, !json);
+    let parsed = if json {
         serde_json::Deserializer::from_str(trimmed)
             .into_iter::<Document>()
             .try_for_each(|d| d.map(drop).map_err(|e| json_error(&e, path)))
@@ -153,8 +158,9 @@ fn parse_stream(text: &mut impl BufRead, path: &Path, keep: Keep) -> Result<Snap
         }
         break byte;
     };
-    let scope = ReadingScope::start(path, keep);
-    let parsed = if first == b'{' || first == b'[' {
+    let json = first == b'{' || first == b'[';
+    let scope = ReadingScope::start(path, keep, !json);
+    let parsed = if json {
         serde_json::Deserializer::from_reader(text)
             .into_iter::<Document>()
             .try_for_each(|d| d.map(drop).map_err(|e| json_error(&e, path)))
