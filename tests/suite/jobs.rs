@@ -39,6 +39,13 @@ fn human(target: &str, file: &str) -> (i32, String) {
     )
 }
 
+/// The headline: the line that starts with the state's mark.
+fn headline(text: &str) -> &str {
+    text.lines()
+        .find(|l| l.starts_with(['✘', '✔', '!', '?', '⧗']))
+        .unwrap_or("")
+}
+
 fn ids(report: &Value) -> Vec<&str> {
     report["findings"]
         .as_array()
@@ -107,7 +114,8 @@ fn a_job_whose_pod_was_oom_killed_failed_and_says_so_once() {
     assert!(!next.contains("--previous"), "{next}");
     let (code, text) = human("job/weights-fetch", "job-pod-oom");
     assert_eq!(code, 1);
-    let first = text.lines().next().unwrap_or("");
+    let first = headline(&text);
+    assert!(!first.is_empty(), "{text}");
     assert!(first.contains("FAILED"), "{text}");
     assert!(first.contains("[job-failed]"), "{text}");
     assert!(!text.contains("terminating"), "{text}");
@@ -139,10 +147,7 @@ fn a_bare_pod_that_exited_1_failed_with_the_exit_quoted() {
     assert!(e.contains("reason Error exitCode 1"), "{e}");
     assert!(!e.contains("limits.memory"), "{e}");
     let (_, text) = human("pod/ckpt-convert", "pod-failed-exit-1");
-    assert!(
-        text.lines().next().unwrap_or("").contains("FAILED"),
-        "{text}"
-    );
+    assert!(headline(&text).contains("FAILED"), "{text}");
     assert!(!text.contains("No findings"), "{text}");
 }
 
@@ -167,10 +172,7 @@ fn a_completed_job_is_complete_and_exits_0() {
     }
     let (code, text) = human("job/vocab-export", "job-complete");
     assert_eq!(code, 0);
-    assert!(
-        text.lines().next().unwrap_or("").contains("COMPLETE"),
-        "{text}"
-    );
+    assert!(headline(&text).contains("COMPLETE"), "{text}");
 }
 
 #[test]
@@ -214,7 +216,7 @@ fn triage_lists_the_failed_job_and_cron_job_as_rows() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("cronjob/index-sync"), "{text}");
+    assert!(text.contains("CronJob/index-sync"), "{text}");
     assert!(text.contains("job-failed"), "{text}");
     let out = mdiag()
         .args(["triage", "-A", "--snapshot", &case("job-pod-oom")])
@@ -222,5 +224,5 @@ fn triage_lists_the_failed_job_and_cron_job_as_rows() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("job/weights-fetch"), "{text}");
+    assert!(text.contains("Job/weights-fetch"), "{text}");
 }
