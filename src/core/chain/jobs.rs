@@ -21,7 +21,7 @@ pub struct JobRun<'a> {
     pub runs: Vec<&'a Job>,
 }
 
-fn in_place<'m>(meta: &'m ObjectMeta, namespace: &str, wanted: &str) -> bool {
+fn in_place(meta: &ObjectMeta, namespace: &str, wanted: &str) -> bool {
     ns_of(meta) == namespace && name(meta) == wanted
 }
 
