@@ -213,7 +213,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_su
 
 function __fish_mdiag_explain_needs_id
     __fish_mdiag_using_subcommand explain
-    and not __fish_seen_subcommand_from pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted rollout-in-progress update-on-delete
+    and not __fish_seen_subcommand_from pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted pod-failed job-failed rollout-in-progress update-on-delete
 end
 
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pod-unschedulable' -d 'Pod cannot be placed on any node (FailedScheduling)'
@@ -248,5 +248,7 @@ complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'hpa-target-missing' 
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'node-not-ready' -d 'Pod is on a node that is NotReady or unreachable'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pdb-blocking' -d 'PodDisruptionBudget allows no disruption'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pod-evicted' -d 'Pod evicted by the kubelet under node pressure'
+complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pod-failed' -d 'A run-to-completion Pod failed'
+complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'job-failed' -d 'Job failed'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'rollout-in-progress' -d 'Rollout or rollback is still moving'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'update-on-delete' -d 'Pods wait to be deleted before they take the new revision (OnDelete)'

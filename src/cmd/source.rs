@@ -198,6 +198,8 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
         mdiag_core::model::TargetKind::DaemonSet => "daemonsets",
         mdiag_core::model::TargetKind::ReplicaSet => "replicasets",
         mdiag_core::model::TargetKind::Pod => "pods",
+        mdiag_core::model::TargetKind::Job => "jobs",
+        mdiag_core::model::TargetKind::CronJob => "cronjobs",
     };
     let hidden = snapshot.gaps.iter().find(|g| {
         not_found

@@ -12,6 +12,16 @@ use mdiag_core::catalogue::{Arg, FindingId, Lang, Message, Severity, catalogue};
 fn word_id(d: &Diagnosis) -> &'static str {
     // Ready Pods counted, not endpoints: READY, not SERVING.
     let worker = d.verdict.serving.counts_ready();
+    // A run to completion (a Job's Pods, a bare Pod that runs once): its
+    // ladder ends at completed, and its states read as a run's.
+    if d.steps.last().is_some_and(|s| s.step == Step::Completed) {
+        match d.verdict.state {
+            State::Serving => return "headline.word_complete",
+            State::Progressing => return "headline.word_running",
+            State::NotServing => return "headline.word_failed",
+            State::Degraded | State::Unknown => {}
+        }
+    }
     match d.verdict.state {
         State::Serving if worker => "headline.word_ready",
         State::Serving => "headline.word_serving",
@@ -150,6 +160,9 @@ fn joined(parts: Vec<Arg>, lang: Lang) -> String {
 /// The sentence after the word, with what it rests on when that is not
 /// the endpoints (docs/contract.md#basis).
 pub fn sentence(d: &Diagnosis, lang: Lang) -> String {
+    if let Some(run) = run_sentence(d, lang) {
+        return run;
+    }
     let s = &d.verdict.serving;
     if d.verdict.state == State::Unknown {
         return state_sentence(d, lang);
@@ -433,4 +446,31 @@ fn reason_id(reason: &str) -> &'static str {
     } else {
         "headline.reason_failed"
     }
+}
+
+/// The sentence of a run to completion (its ladder ends at completed):
+/// how many of its Pods completed, and for a failed run where it stopped
+/// and why.
+fn run_sentence(d: &Diagnosis, lang: Lang) -> Option<String> {
+    if d.steps.last().is_none_or(|s| s.step != Step::Completed) {
+        return None;
+    }
+    let n = d
+        .pods
+        .iter()
+        .filter(|p| p.current && !p.terminating && p.last_step == Step::Completed)
+        .count();
+    let head = Message::new("headline.run_completed")
+        .arg("n", n)
+        .arg("desired", d.verdict.serving.desired);
+    let message = match d.verdict.state {
+        State::Serving => head,
+        State::Progressing => Message::new("headline.run_running").arg("head", head),
+        State::NotServing => Message::new("headline.not_serving_stopped")
+            .arg("head", head)
+            .arg("stopped", stopped(d))
+            .arg("lead", lead_text(d, lang)),
+        State::Degraded | State::Unknown => return None,
+    };
+    Some(message.render(lang))
 }

@@ -27,11 +27,13 @@ pub fn step_id(step: Step) -> &'static str {
         Step::ReplicaSet => "step.replicaset",
         Step::StatefulSet => "step.statefulset",
         Step::DaemonSet => "step.daemonset",
+        Step::Job => "step.job",
         Step::Stored => "step.stored",
         Step::Bound => "step.bound",
         Step::Started => "step.started",
         Step::Ready => "step.ready",
         Step::Serving => "step.serving",
+        Step::Completed => "step.completed",
     }
 }
 

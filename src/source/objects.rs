@@ -122,6 +122,8 @@ pub fn sort_object_kept(
         Kind::Lease => objects.leases.extend(planned(value, trim)?),
         Kind::HorizontalPodAutoscaler => objects.hpas.extend(planned(value, trim)?),
         Kind::PodDisruptionBudget => objects.pdbs.extend(planned(value, trim)?),
+        Kind::Job => objects.jobs.extend(planned(value, trim)?),
+        Kind::CronJob => objects.cron_jobs.extend(planned(value, trim)?),
         Kind::HttpRoute => {
             objects
                 .http_routes
@@ -203,6 +205,8 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
         hpas,
         pdbs,
         http_routes,
+        jobs,
+        cron_jobs,
         other,
     } = objects;
     let mut out = Vec::with_capacity(objects.len());
@@ -223,6 +227,8 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
             Kind::HorizontalPodAutoscaler => push(&mut out, hpas),
             Kind::PodDisruptionBudget => push(&mut out, pdbs),
             Kind::HttpRoute => push(&mut out, http_routes),
+            Kind::Job => push(&mut out, jobs),
+            Kind::CronJob => push(&mut out, cron_jobs),
         }
     }
     out.extend(other.iter().cloned());

@@ -14,6 +14,7 @@ use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
 };
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Event as CoreEvent, Node, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -97,6 +98,8 @@ pub fn each_list(v: &mut impl Visit) {
     v.visit::<StatefulSet>(Where::Scope);
     v.visit::<DaemonSet>(Where::Scope);
     v.visit::<ControllerRevision>(Where::Scope);
+    v.visit::<Job>(Where::Scope);
+    v.visit::<CronJob>(Where::Scope);
     v.visit::<Pod>(Where::Scope);
     v.visit::<Service>(Where::Scope);
     v.visit::<EndpointSlice>(Where::Scope);
@@ -200,6 +203,26 @@ impl Planned for DaemonSet {
     }
     fn land(items: Vec<Self>, o: &mut Objects) {
         o.daemon_sets.extend(items);
+    }
+}
+
+impl Planned for Job {
+    const RESOURCE: &'static str = "jobs";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.jobs.extend(items);
+    }
+}
+
+impl Planned for CronJob {
+    const RESOURCE: &'static str = "cronjobs";
+    fn api(client: kube::Client, namespace: Option<&str>) -> kube::Api<Self> {
+        namespaced(client, namespace)
+    }
+    fn land(items: Vec<Self>, o: &mut Objects) {
+        o.cron_jobs.extend(items);
     }
 }
 

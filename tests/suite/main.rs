@@ -28,6 +28,7 @@ mod hostile_redact;
 mod hostile_text;
 mod html_report;
 mod interrupts;
+mod jobs;
 mod lone_status;
 mod mcp;
 mod neighbours;

@@ -134,7 +134,7 @@ fn kubectls_names_for_the_kinds_are_accepted() {
     let out = mdiag()
         .args([
             "trace",
-            "job/shard",
+            "svc/shard",
             "--snapshot",
             &case("statefulset-healthy"),
         ])

@@ -30,6 +30,13 @@ pub struct Moments {
     pub bound: Moment,
     pub started: Moment,
     pub ready: Moment,
+    /// A run-to-completion Pod: every container terminated with exit 0.
+    #[serde(skip_serializing_if = "not_reached")]
+    pub completed: Moment,
+}
+
+fn not_reached(m: &Moment) -> bool {
+    !m.reached
 }
 
 /// What the ladder needs to know about one Pod.
@@ -166,11 +173,14 @@ fn pod_state(p: &ChainPod, serving: &HashSet<String>, draining: &HashSet<String>
         && statuses
             .iter()
             .all(|s| s.state.as_ref().is_some_and(|st| st.running.is_some()));
-    let started = if bound.reached && all_running {
-        Moment::reached_at(running.iter().max().copied())
-    } else {
-        Moment::default()
-    };
+    let started = super::completion::started_after_the_end(pod, bound).unwrap_or(
+        if bound.reached && all_running {
+            Moment::reached_at(running.iter().max().copied())
+        } else {
+            Moment::default()
+        },
+    );
+    let completed = super::completion::completed(pod, started);
     let ready_condition = pod_condition(pod, "Ready").filter(|c| c.status == "True");
     let ready = if started.reached && ready_condition.is_some() {
         Moment::reached_at(
@@ -192,6 +202,14 @@ fn pod_state(p: &ChainPod, serving: &HashSet<String>, draining: &HashSet<String>
     } else {
         Step::Stored
     };
+    let moments = Moments {
+        stored,
+        bound,
+        started,
+        ready,
+        completed,
+    };
+    let last_step = super::completion::last_step(&moments, last_step);
     let state_reason = statuses.iter().find_map(|s| {
         let st = s.state.as_ref()?;
         st.waiting
@@ -209,12 +227,7 @@ fn pod_state(p: &ChainPod, serving: &HashSet<String>, draining: &HashSet<String>
         terminating: p.terminating(),
         node,
         phase: pod.status.as_ref().and_then(|s| s.phase.clone()),
-        moments: Moments {
-            stored,
-            bound,
-            started,
-            ready,
-        },
+        moments,
         serving: is_serving,
         last_step,
         restarts: statuses.iter().map(|s| s.restart_count).sum(),
@@ -328,6 +341,10 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         out.push(lone_replica_set_step(rs));
     }
 
+    if let Some(run) = &chain.job {
+        out.push(super::jobs::job_step(run));
+    }
+
     let current: Vec<&PodState> = pods
         .iter()
         .filter(|p| p.current && !p.terminating)
@@ -354,6 +371,11 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
     out.push(pod_step(Step::Stored, |m| m.stored));
     out.push(pod_step(Step::Bound, |m| m.bound));
     out.push(pod_step(Step::Started, |m| m.started));
+    // A bare Pod or a Job's that runs to completion ends at completed.
+    if super::completion::judged_as_a_run(chain) {
+        out.push(super::completion::completed_step(&current, replicas));
+        return out;
+    }
     out.push(pod_step(Step::Ready, |m| m.ready));
     // A plain Deployment need not be behind a Service (a worker, a
     // controller): without one, its ladder ends at ready.

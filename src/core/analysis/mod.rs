@@ -1,10 +1,12 @@
 //! Pure analysis: the step ladder, the four moments of every Pod, the
 //! findings and the verdict. No IO and no clock: `now` is an argument.
 
+mod completion;
 pub mod contents;
 pub mod crashes;
 mod facts;
 pub mod gate;
+pub mod jobs;
 mod ladder;
 pub mod logs;
 pub mod outside;
@@ -50,27 +52,36 @@ pub enum Step {
     /// newest ControllerRevision is known.
     #[serde(rename = "daemonset")]
     DaemonSet,
+    /// A Job target (or a CronJob's last run): the Job exists and its
+    /// controller started it.
+    Job,
     Stored,
     Bound,
     Started,
     Ready,
     /// The Service has a ready endpoint for every desired replica.
     Serving,
+    /// A run-to-completion Pod (a Job's, or any with restartPolicy Never or
+    /// OnFailure): every container terminated with exit 0. Its ladder ends
+    /// here instead of at ready and serving.
+    Completed,
 }
 
 impl Step {
-    pub const ALL: [Step; 11] = [
+    pub const ALL: [Step; 13] = [
         Step::Declared,
         Step::Observed,
         Step::Deployment,
         Step::ReplicaSet,
         Step::StatefulSet,
         Step::DaemonSet,
+        Step::Job,
         Step::Stored,
         Step::Bound,
         Step::Started,
         Step::Ready,
         Step::Serving,
+        Step::Completed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -81,19 +92,25 @@ impl Step {
             Step::ReplicaSet => "replicaset",
             Step::StatefulSet => "statefulset",
             Step::DaemonSet => "daemonset",
+            Step::Job => "job",
             Step::Stored => "stored",
             Step::Bound => "bound",
             Step::Started => "started",
             Step::Ready => "ready",
             Step::Serving => "serving",
+            Step::Completed => "completed",
         }
     }
 
-    /// The step after this one (serving is the last).
+    /// The step after this one (serving and completed end their ladders).
     pub fn next(self) -> Step {
+        if self == Step::Completed {
+            return self;
+        }
         Step::ALL
             .get(self.index() + 1)
             .copied()
+            .filter(|s| *s != Step::Completed)
             .unwrap_or(Step::Serving)
     }
 
@@ -454,9 +471,17 @@ fn wants_model_service(chain: &Chain) -> bool {
 /// gap's reason. ModelServices matter only when the workload has (or is) one.
 fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
     const SHARED: &[&str] = &["pods", "services", "endpointslices"];
+    // A run to completion is judged on its Pods (and its Job): no Service
+    // serves it.
+    let shared = if completion::judged_as_a_run(chain) {
+        &SHARED[..1]
+    } else {
+        SHARED
+    };
     let own: &[&str] = match chain.pod_set.map(|s| s.kind()) {
         Some(crate::model::TargetKind::StatefulSet) => &["statefulsets", "controllerrevisions"],
         Some(_) => &["daemonsets", "controllerrevisions"],
+        None if chain.job.is_some() => &["jobs"],
         // A Pod nobody owns has no Deployment or ReplicaSet to hide.
         None if chain.bare_pod() => &[],
         // A lone ReplicaSet is judged on itself: an unread Deployment is
@@ -464,7 +489,7 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
         None if chain.lone_replica_set().is_some() => &["replicasets"],
         None => &["deployments", "replicasets"],
     };
-    let mut wanted: Vec<&str> = own.iter().chain(SHARED).copied().collect();
+    let mut wanted: Vec<&str> = own.iter().chain(shared).copied().collect();
     if wants_model_service(chain) {
         wanted.extend(["modelservices", "apis"]);
     }

@@ -88,7 +88,8 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
             observed: serving.observed,
             desired: serving.desired,
             current_serving: if serving.counts_ready() {
-                replicas.ready
+                // A run-to-completion Pod that completed counts as a Ready one.
+                replicas.ready + super::completion::completed_count(&pods)
             } else {
                 replicas.serving
             },
@@ -96,6 +97,8 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
             problems,
         }),
     };
+    // A Job or CronJob is judged by the Job's own status.
+    let state = super::jobs::state(chain).unwrap_or(state);
     let healthy = state == State::Serving && !problems;
     let next = if healthy {
         None
@@ -324,6 +327,15 @@ fn target_info(chain: &Chain) -> TargetInfo {
         (set.kind().as_str(), set.meta())
     } else if let Some(rs) = chain.lone_replica_set() {
         ("ReplicaSet", &rs.metadata)
+    } else if let Some(c) = chain
+        .job
+        .as_ref()
+        .and_then(|r| r.cron_job)
+        .filter(|_| chain.target.kind == crate::model::TargetKind::CronJob)
+    {
+        ("CronJob", &c.metadata)
+    } else if let Some(j) = chain.job.as_ref().and_then(|r| r.job) {
+        ("Job", &j.metadata)
     } else if let Some(p) = chain.pods.first() {
         ("Pod", &p.pod.metadata)
     } else {

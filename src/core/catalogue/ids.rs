@@ -53,6 +53,8 @@ finding_ids! {
     NODE_NOT_READY = "node-not-ready",
     PDB_BLOCKING = "pdb-blocking",
     POD_EVICTED = "pod-evicted",
+    POD_FAILED = "pod-failed",
+    JOB_FAILED = "job-failed",
     ROLLOUT_IN_PROGRESS = "rollout-in-progress",
     UPDATE_ON_DELETE = "update-on-delete",
 }

@@ -105,6 +105,8 @@ pub const PLACEHOLDERS: &[&str] = &[
     "replicaset",
     "statefulset",
     "daemonset",
+    "job",
+    "cronjob",
     "workload",
     "pod",
     "container",
@@ -393,6 +395,11 @@ impl Entry {
                         || placeholders_in(c)
                             .iter()
                             .any(|p| p == "deployment" || p == "replicaset"))
+            })
+            // A container that never restarted has no previous log: its
+            // failed run is its current one.
+            .filter(|c| {
+                !(vars.get("restarted").is_some_and(|r| r == "false") && c.contains("--previous"))
             })
             .map(|c| fill(c, vars))
             .collect()

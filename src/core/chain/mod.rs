@@ -10,6 +10,7 @@
 
 mod extract;
 mod index;
+mod jobs;
 mod owners;
 mod pod_sets;
 mod types;
@@ -20,6 +21,7 @@ pub mod shard;
 
 pub use extract::chain_objects;
 pub use index::Index;
+pub use jobs::JobRun;
 pub(crate) use owners::{
     CONTROLLER_REVISION_HASH, DAEMONSET_TEMPLATE_GENERATION, POD_TEMPLATE_GENERATION,
     REVISION_ANNOTATION, ordinal, pod_revision_hash, revision_of,

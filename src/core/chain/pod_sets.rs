@@ -146,6 +146,7 @@ impl<'a> Index<'a> {
             services,
             endpoint_slices,
             controller: None,
+            job: None,
         }
     }
 }

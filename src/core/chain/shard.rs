@@ -85,6 +85,21 @@ impl Shards {
                 replica_set_root.insert(uid(&rs.metadata).to_string(), only.to_string());
             }
         }
+        // A CronJob's Jobs (and so their Pods) go where the CronJob does:
+        // its chain walks its last Job's Pods.
+        let cron_jobs: HashSet<&str> = skeleton
+            .cron_jobs
+            .iter()
+            .map(|c| uid(&c.metadata))
+            .filter(|u| !u.is_empty())
+            .collect();
+        for job in &skeleton.jobs {
+            if let Some(c) =
+                controller_ref(&job.metadata).filter(|c| cron_jobs.contains(c.uid.as_str()))
+            {
+                replica_set_root.insert(uid(&job.metadata).to_string(), c.uid.clone());
+            }
+        }
         Shards {
             count: count.max(1),
             replica_set_root,
@@ -140,7 +155,12 @@ impl Shards {
             .deployment
             .map(|d| uid(&d.metadata))
             .or_else(|| chain.pod_set.map(|s| uid(s.meta())))
-            .or_else(|| chain.lone_replica_set().map(|r| uid(&r.metadata)))?;
+            .or_else(|| chain.lone_replica_set().map(|r| uid(&r.metadata)))
+            .or_else(|| {
+                let run = chain.job.as_ref()?;
+                let root = run.cron_job.map(|c| uid(&c.metadata));
+                root.or(run.job.map(|j| self.root(uid(&j.metadata))))
+            })?;
         (!root.is_empty()).then(|| self.slot(root))
     }
 

@@ -89,6 +89,8 @@ pub struct Chain<'a> {
     pub services: Vec<&'a Service>,
     pub endpoint_slices: Vec<&'a EndpointSlice>,
     pub controller: Option<ControllerParts<'a>>,
+    /// A Job or CronJob target: the Job judged and the CronJob above it.
+    pub job: Option<super::JobRun<'a>>,
 }
 
 #[derive(Debug, Clone)]
@@ -245,10 +247,23 @@ impl SetRevision<'_> {
 
 impl ChainPod<'_> {
     /// Being deleted, or ended for good (phase Failed or Succeeded, as an
-    /// evicted Pod is): not part of the rollout any more. The ReplicaSet
-    /// controller does not count such a Pod as a replica and creates another.
+    /// evicted Pod is) under an owner that replaces it: not part of the
+    /// rollout any more. The ReplicaSet controller does not count such a
+    /// Pod as a replica and creates another. A bare Pod's or a Job's ended
+    /// Pod is the run itself: it is judged, not set aside.
     pub fn terminating(&self) -> bool {
-        self.pod.metadata.deletion_timestamp.is_some() || self.ended()
+        self.pod.metadata.deletion_timestamp.is_some() || (self.ended() && self.replaced())
+    }
+
+    /// A ReplicaSet, StatefulSet or DaemonSet owns it: one that ended
+    /// is replaced by another.
+    fn replaced(&self) -> bool {
+        self.pod
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| matches!(o.kind.as_str(), "ReplicaSet" | "StatefulSet" | "DaemonSet"))
     }
 
     /// In a terminal phase: nothing will restart its containers.
@@ -299,6 +314,13 @@ impl<'a> Chain<'a> {
     /// Desired replicas: the Deployment's (or the pod set's, or the lone
     /// ReplicaSet's), else the ModelService's, else 1.
     pub fn desired_replicas(&self) -> i32 {
+        if let Some(run) = &self.job {
+            return run
+                .job
+                .and_then(|j| j.spec.as_ref())
+                .and_then(|s| s.completions)
+                .unwrap_or(1);
+        }
         if let Some(set) = self.pod_set {
             return set.desired();
         }

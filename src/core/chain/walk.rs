@@ -75,8 +75,24 @@ impl<'a> Index<'a> {
                 let msvc = owner_uid_of_kind(&d.metadata, "ModelService").and_then(msvc_by_uid);
                 (msvc, Some(d))
             }
+            TargetKind::Job => {
+                let job = self
+                    .job_named(namespace, &target.name)
+                    .ok_or_else(not_found)?;
+                return Ok(self.walk_job(target, namespace, job));
+            }
+            TargetKind::CronJob => {
+                let cron_job = self
+                    .cron_job_named(namespace, &target.name)
+                    .ok_or_else(not_found)?;
+                return Ok(self.walk_cron_job(target, namespace, cron_job));
+            }
             TargetKind::Pod => {
                 let pod = *self.pod_by_name.get(&key).ok_or_else(not_found)?;
+                // A Job's Pod: the chain is its Job's.
+                if let Some(job) = self.owning_job(pod) {
+                    return Ok(self.walk_job(target, namespace, job));
+                }
                 // A StatefulSet's or DaemonSet's Pod: the chain is its set's.
                 let set = owner_uid_of_kind(&pod.metadata, "StatefulSet")
                     .and_then(|o| self.stateful_set_by_uid.get(o).copied())
@@ -166,6 +182,7 @@ impl<'a> Index<'a> {
             services,
             endpoint_slices,
             controller: model_service.map(|_| self.find_controller(namespace, controller)),
+            job: None,
         })
     }
 
@@ -225,6 +242,7 @@ impl<'a> Index<'a> {
             services,
             endpoint_slices,
             controller: None,
+            job: None,
         }
     }
 
@@ -344,6 +362,7 @@ impl<'a> Index<'a> {
             services,
             endpoint_slices,
             controller: None,
+            job: None,
         }
     }
 }

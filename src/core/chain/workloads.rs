@@ -166,6 +166,13 @@ pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<Strin
             .map(|r| &r.metadata)
             .collect(),
         TargetKind::Pod => snapshot.objects.pods.iter().map(|p| &p.metadata).collect(),
+        TargetKind::Job => snapshot.objects.jobs.iter().map(|j| &j.metadata).collect(),
+        TargetKind::CronJob => snapshot
+            .objects
+            .cron_jobs
+            .iter()
+            .map(|c| &c.metadata)
+            .collect(),
     };
     let mut out: Vec<String> = metas
         .into_iter()
@@ -235,6 +242,33 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
         lone_replica_sets(snapshot, namespace)
             .into_iter()
             .map(|rs| target(TargetKind::ReplicaSet, &rs.metadata)),
+    );
+    // Jobs no CronJob of the snapshot owns, and CronJobs (judged by
+    // their last Job).
+    let cron_uids: std::collections::HashSet<&str> = snapshot
+        .objects
+        .cron_jobs
+        .iter()
+        .map(|c| uid(&c.metadata))
+        .collect();
+    out.extend(
+        snapshot
+            .objects
+            .jobs
+            .iter()
+            .filter(|j| wanted(&j.metadata))
+            .filter(|j| {
+                owner_uid_of_kind(&j.metadata, "CronJob").is_none_or(|o| !cron_uids.contains(o))
+            })
+            .map(|j| target(TargetKind::Job, &j.metadata)),
+    );
+    out.extend(
+        snapshot
+            .objects
+            .cron_jobs
+            .iter()
+            .filter(|c| wanted(&c.metadata))
+            .map(|c| target(TargetKind::CronJob, &c.metadata)),
     );
     // A Pod nobody owns fails on its own: nothing will replace it.
     out.extend(

@@ -60,6 +60,8 @@ kinds! {
     HorizontalPodAutoscaler => "HorizontalPodAutoscaler", "autoscaling", "horizontalpodautoscalers";
     PodDisruptionBudget => "PodDisruptionBudget", "policy", "poddisruptionbudgets";
     HttpRoute => "HTTPRoute", "gateway.networking.k8s.io", "httproutes";
+    Job => "Job", "batch", "jobs";
+    CronJob => "CronJob", "batch", "cronjobs";
 }
 
 impl Objects {
@@ -81,6 +83,8 @@ impl Objects {
             Kind::HorizontalPodAutoscaler => self.hpas.len(),
             Kind::PodDisruptionBudget => self.pdbs.len(),
             Kind::HttpRoute => self.http_routes.len(),
+            Kind::Job => self.jobs.len(),
+            Kind::CronJob => self.cron_jobs.len(),
         }
     }
 
@@ -114,6 +118,8 @@ impl Objects {
             hpas,
             pdbs,
             http_routes,
+            jobs,
+            cron_jobs,
             other,
         } = more;
         self.model_services.extend(model_services);
@@ -131,6 +137,8 @@ impl Objects {
         self.hpas.extend(hpas);
         self.pdbs.extend(pdbs);
         self.http_routes.extend(http_routes);
+        self.jobs.extend(jobs);
+        self.cron_jobs.extend(cron_jobs);
         self.other.extend(other);
     }
 }

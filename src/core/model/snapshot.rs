@@ -7,6 +7,7 @@ use k8s_openapi::api::apps::v1::{
     ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet,
 };
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -80,6 +81,10 @@ pub struct Objects {
     pub hpas: Vec<HorizontalPodAutoscaler>,
     pub pdbs: Vec<PodDisruptionBudget>,
     pub http_routes: Vec<DynamicObject>,
+    /// Jobs and CronJobs: run-to-completion targets (`job/NAME`,
+    /// `cronjob/NAME`).
+    pub jobs: Vec<Job>,
+    pub cron_jobs: Vec<CronJob>,
     /// Objects of kinds the analysis does not read, kept so nothing is lost.
     pub other: Vec<serde_json::Value>,
 }

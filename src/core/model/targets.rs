@@ -24,6 +24,10 @@ pub enum TargetKind {
     /// own. One a Deployment owns is traced through that Deployment.
     ReplicaSet,
     Pod,
+    /// A Job: its Pods run to completion.
+    Job,
+    /// A CronJob, judged by its last Job.
+    CronJob,
 }
 
 impl TargetKind {
@@ -35,6 +39,8 @@ impl TargetKind {
             TargetKind::DaemonSet => "DaemonSet",
             TargetKind::ReplicaSet => "ReplicaSet",
             TargetKind::Pod => "Pod",
+            TargetKind::Job => "Job",
+            TargetKind::CronJob => "CronJob",
         }
     }
 
@@ -47,6 +53,8 @@ impl TargetKind {
             TargetKind::DaemonSet => "ds",
             TargetKind::ReplicaSet => "rs",
             TargetKind::Pod => "pod",
+            TargetKind::Job => "job",
+            TargetKind::CronJob => "cronjob",
         }
     }
 
@@ -59,6 +67,8 @@ impl TargetKind {
             TargetKind::DaemonSet,
             TargetKind::ReplicaSet,
             TargetKind::Pod,
+            TargetKind::Job,
+            TargetKind::CronJob,
         ]
         .into_iter()
         .find(|k| k.as_str() == kind)
@@ -80,7 +90,7 @@ impl fmt::Display for TargetKind {
 /// A bad target argument.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error(
-    "cannot read target {given:?}: {why} (use NAME, msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME or pod/NAME)"
+    "cannot read target {given:?}: {why} (use NAME, msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME, pod/NAME, job/NAME or cronjob/NAME)"
 )]
 pub struct TargetParseError {
     pub given: String,
@@ -110,6 +120,10 @@ impl TargetSpec {
                     "rs" | "replicaset" | "replicasets" | "replicaset.apps"
                     | "replicasets.apps" => TargetKind::ReplicaSet,
                     "po" | "pod" | "pods" => TargetKind::Pod,
+                    "job" | "jobs" | "job.batch" | "jobs.batch" => TargetKind::Job,
+                    "cj" | "cronjob" | "cronjobs" | "cronjob.batch" | "cronjobs.batch" => {
+                        TargetKind::CronJob
+                    }
                     _ => return Err(err("unknown kind")),
                 };
                 (kind, name)
@@ -196,11 +210,15 @@ mod tests {
             ("ReplicaSets.apps/a", TargetKind::ReplicaSet),
             ("pod/a", TargetKind::Pod),
             ("po/a", TargetKind::Pod),
+            ("job/a", TargetKind::Job),
+            ("jobs.batch/a", TargetKind::Job),
+            ("cronjob/a", TargetKind::CronJob),
+            ("cj/a", TargetKind::CronJob),
         ] {
             assert_eq!(TargetSpec::parse(text, None).unwrap().kind, kind, "{text}");
         }
         for bad in [
-            "", "svc/a", "job/a", "sts/", "ds/A", "deploy/", "a/b/c", "Upper", "-lead", "x_y",
+            "", "svc/a", "sts/", "ds/A", "deploy/", "a/b/c", "Upper", "-lead", "x_y",
         ] {
             assert!(TargetSpec::parse(bad, None).is_err(), "{bad:?} accepted");
         }

@@ -328,8 +328,19 @@ pub(super) fn pod_line(g: &PodGroup, style: &Style) -> String {
             Message::new("pod.held").arg("revision", revision),
         )));
     }
-    if p.terminating {
-        parts.push(style.dim(&tr(style, Message::new("pod.terminating"))));
+    // A Pod that ended is not terminating: its phase says how it ended,
+    // and whether it serves is no question for it.
+    match p.phase.as_deref() {
+        Some("Failed") => {
+            parts.push(style.bad(&tr(style, Message::new("pod.phase_failed"))));
+            return format!("{name}  {}", parts.join(" · "));
+        }
+        Some("Succeeded") => {
+            parts.push(style.dim(&tr(style, Message::new("pod.phase_succeeded"))));
+            return format!("{name}  {}", parts.join(" · "));
+        }
+        _ if p.terminating => parts.push(style.dim(&tr(style, Message::new("pod.terminating")))),
+        _ => {}
     }
     parts.push(if p.serving {
         style.good(l.serving_yes)
@@ -397,6 +408,7 @@ mod tests {
                     reached: false,
                     at: None,
                 },
+                completed: Moment::default(),
             },
             serving: false,
             draining: false,

@@ -51,6 +51,8 @@ const CONVERSIONS: &[(&str, &str, Convert)] = &[
     ("coordination.k8s.io/v1beta1", "Lease", |o| {
         set_version(o, "coordination.k8s.io/v1")
     }),
+    // Served until 1.25 with the fields batch/v1 kept.
+    ("batch/v1beta1", "CronJob", |o| set_version(o, "batch/v1")),
 ];
 
 /// The versions read as they are, by kind. A ModelService (found in any
@@ -69,6 +71,7 @@ fn current(kind: Kind) -> &'static [&'static str] {
         Kind::Lease => &["coordination.k8s.io/v1"],
         Kind::HorizontalPodAutoscaler => &["autoscaling/v2"],
         Kind::PodDisruptionBudget => &["policy/v1"],
+        Kind::Job | Kind::CronJob => &["batch/v1"],
     }
 }
 

@@ -2,6 +2,7 @@
 //! Adding a finding is one function here plus one entry in the catalogue.
 
 mod controller;
+mod job_failed;
 mod pods;
 pub(super) mod replicasets;
 pub(super) mod scaling;
@@ -73,6 +74,8 @@ const RULES: &[(&[FindingId], Rule)] = &[
     ),
     (&[FindingId::OOM_KILLED], pods::oom_killed),
     (&[FindingId::POD_EVICTED], pods::pod_evicted),
+    (&[FindingId::POD_FAILED], pods::pod_failed),
+    (&[FindingId::JOB_FAILED], job_failed::job_failed),
     (
         &[
             FindingId::IMAGE_PULL_DENIED,
@@ -265,6 +268,8 @@ pub fn chain_vars(c: &Chain) -> TemplateVars {
         let name = rs.metadata.name.as_deref().unwrap_or("");
         vars.insert("target".into(), format!("rs/{name}"));
         vars.insert("workload".into(), format!("replicaset/{name}"));
+    } else if let Some(run) = &c.job {
+        super::jobs::job_vars(run, &mut vars);
     }
     if let Some(rs) = c.current_replica_set() {
         vars.insert(

@@ -34,7 +34,8 @@ fn namespace_scoped_identity(fake: &Fake) {
                 || p.starts_with("/apis/apps/v1/namespaces/a/")
                 || p.starts_with("/apis/discovery.k8s.io/v1/namespaces/a/")
                 || p.starts_with("/apis/autoscaling/v2/namespaces/a/")
-                || p.starts_with("/apis/policy/v1/namespaces/a/") =>
+                || p.starts_with("/apis/policy/v1/namespaces/a/")
+                || p.starts_with("/apis/batch/v1/namespaces/a/") =>
             {
                 ok(list("Thing", vec![], None))
             }

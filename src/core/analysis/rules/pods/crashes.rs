@@ -282,6 +282,10 @@ pub fn oom_killed(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for (p, _) in ctx.current_pods() {
         let pod = p.pod;
+        // A failed run's OOM kill is said by pod-failed: one lead.
+        if super::failed_run(pod) {
+            continue;
+        }
         for s in facts::all_container_statuses(pod) {
             let state = s.state.as_ref();
             let now_terminated = state.and_then(|st| st.terminated.as_ref());

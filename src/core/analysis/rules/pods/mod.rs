@@ -7,6 +7,7 @@
 
 mod crashes;
 mod dns;
+mod failed;
 mod node;
 mod readiness;
 mod scheduling;
@@ -14,6 +15,8 @@ mod starting;
 
 pub(super) use crashes::{container_failures, oom_killed};
 pub(super) use dns::dns_check;
+pub(crate) use failed::failed_run;
+pub(super) use failed::pod_failed;
 pub(super) use node::{node_not_ready, pod_evicted};
 pub(super) use readiness::readiness_failing;
 pub(super) use scheduling::{scheduler_silent, unschedulable};

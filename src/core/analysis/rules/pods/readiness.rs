@@ -17,6 +17,12 @@ pub fn readiness_failing(ctx: &Ctx) -> Vec<Finding> {
         if !state.moments.started.reached || state.moments.ready.reached {
             continue;
         }
+        // A run to completion is not asked to be Ready: it is asked to end.
+        if crate::analysis::completion::runs_to_completion(p.pod)
+            || crate::analysis::completion::ended(p.pod)
+        {
+            continue;
+        }
         // On a node that stopped reporting, the Pod's status is the node
         // controller's, not its probes': that is node-not-ready.
         if node_not_ready_for(ctx, state) || node_not_ready_event(ctx, p.pod, state).is_some() {
