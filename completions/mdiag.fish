@@ -213,7 +213,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_su
 
 function __fish_mdiag_explain_needs_id
     __fish_mdiag_using_subcommand explain
-    and not __fish_seen_subcommand_from pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted pod-failed job-failed rollout-in-progress update-on-delete
+    and not __fish_seen_subcommand_from pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded rollout-paused managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted pod-failed job-failed rollout-in-progress update-on-delete
 end
 
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pod-unschedulable' -d 'Pod cannot be placed on any node (FailedScheduling)'
@@ -240,6 +240,7 @@ complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'deployment-missing' 
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pods-not-created' -d 'The ReplicaSet cannot create its Pods (FailedCreate)'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'rollout-surge-blocked' -d 'Rolling update is blocked because surge Pods do not fit'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'progress-deadline-exceeded' -d 'Deployment exceeded its progress deadline'
+complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'rollout-paused' -d 'Deployment rollout paused'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'managed-deployment-edited' -d 'The controller-managed Deployment was edited directly'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'field-conflict' -d 'Two managers own the same field'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'hpa-metrics-unavailable' -d 'HPA cannot read its metrics'
