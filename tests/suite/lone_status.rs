@@ -289,3 +289,15 @@ fn with_the_pods_there_the_pods_decide() {
     assert_ne!(report["verdict"]["basis"], "workload-status");
     assert_ne!(report["verdict"]["state"], "serving");
 }
+
+/// A Pod Running and Ready without `spec.nodeName` (a test table's shape)
+/// was bound all the same: it reaches ready, not `stored`.
+#[test]
+fn a_ready_pod_without_a_node_name_is_ready() {
+    let (code, text) = traced("pod-ready-no-node", "pod/probe-runner", "shop", true);
+    let report: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(report["verdict"]["state"], "serving", "{report}");
+    assert_eq!(report["verdict"]["basis"], "pods");
+    assert_eq!(report["verdict"]["last_step"], "ready");
+    assert_eq!(code, 0);
+}

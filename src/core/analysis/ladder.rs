@@ -157,9 +157,24 @@ fn pod_state(p: &ChainPod, serving: &HashSet<String>, draining: &HashSet<String>
     let container_count = pod.spec.as_ref().map_or(0, |s| s.containers.len());
 
     let stored = Moment::reached_at(created(meta));
-    let bound = if node.is_some() {
-        let scheduled = pod_condition(pod, "PodScheduled").filter(|c| c.status == "True");
-        Moment::reached_at(scheduled.and_then(|c| c.last_transition_time.as_ref().map(|t| t.0)))
+    let scheduled = pod_condition(pod, "PodScheduled").filter(|c| c.status == "True");
+    let scheduled_at = scheduled.and_then(|c| c.last_transition_time.as_ref().map(|t| t.0));
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    let any_container_ran = statuses.iter().any(|s| {
+        s.state
+            .as_ref()
+            .is_some_and(|st| st.running.is_some() || st.terminated.is_some())
+    });
+    // A hand-written or trimmed manifest may leave out spec.nodeName; a
+    // Pod the kubelet ran (PodScheduled=True, Ready=True, a container that
+    // ran, or phase Running) was bound all the same.
+    let bound = if node.is_some() || scheduled.is_some() {
+        Moment::reached_at(scheduled_at)
+    } else if any_container_ran
+        || matches!(phase, Some("Running" | "Succeeded" | "Failed"))
+        || pod_condition(pod, "Ready").is_some_and(|c| c.status == "True")
+    {
+        Moment::reached_at(None)
     } else {
         Moment::default()
     };
