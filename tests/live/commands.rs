@@ -114,6 +114,10 @@ fn real_names(ns: &str) -> Result<BTreeMap<String, String>, Failed> {
         ("controller_namespace", "modeldock-system".to_string()),
         ("controller", "modeldock-controller".to_string()),
         ("pod", pod),
+        // No Job runs in this namespace: a Job's commands select its Pods
+        // by label, which parses (and lists nothing) with any name.
+        ("job", "no-such-job".to_string()),
+        ("cronjob", "no-such-cronjob".to_string()),
     ] {
         vars.insert(key.to_string(), value);
     }

@@ -604,6 +604,7 @@ mod tests {
         // states and times.
         const OWN: &[&str] = &[
             "id",
+            "basis",
             "severity",
             "step",
             "last_step",

@@ -72,6 +72,7 @@ async fn a_namespace_read_in_parts_is_judged_as_it_is_whole() {
             );
             got.items.append(&mut t.items);
             got.outside.append(&mut t.outside);
+            got.checked.add(t.checked);
         })
         .await
         .unwrap();
