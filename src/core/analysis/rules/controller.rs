@@ -294,15 +294,7 @@ pub fn progress_deadline_exceeded(ctx: &Ctx) -> Vec<Finding> {
             .or(c.last_transition_time.as_ref())
             .map(|t| t.0)),
     )
-    .evidence(Evidence::said(
-        format!("deployment/{name}"),
-        "status.updatedReplicas / availableReplicas / replicas",
-        Message::new("progress-deadline.counts")
-            .arg("updated", updated)
-            .arg("available", available)
-            .arg("total", total)
-            .arg("desired", desired),
-    ));
+    .evidence(replica_counts(name, updated, available, total, desired));
     // Counts win over a stale summary condition; say that they disagree.
     if updated >= desired && available >= desired && total == desired {
         f.severity = crate::catalogue::Severity::Info;
@@ -313,6 +305,19 @@ pub fn progress_deadline_exceeded(ctx: &Ctx) -> Vec<Finding> {
     }
     f.vars = ctx.base_vars();
     vec![f]
+}
+
+/// A Deployment's updated, available and total replicas against desired.
+fn replica_counts(name: &str, updated: i32, available: i32, total: i32, desired: i32) -> Evidence {
+    Evidence::said(
+        format!("deployment/{name}"),
+        "status.updatedReplicas / availableReplicas / replicas",
+        Message::new("progress-deadline.counts")
+            .arg("updated", updated)
+            .arg("available", available)
+            .arg("total", total)
+            .arg("desired", desired),
+    )
 }
 
 /// `spec.paused`: the Deployment controller scales but does not roll out
@@ -354,14 +359,12 @@ pub fn rollout_paused(ctx: &Ctx) -> Vec<Finding> {
         "spec.paused",
         "true",
     ))
-    .evidence(Evidence::said(
-        format!("deployment/{name}"),
-        "status.updatedReplicas / availableReplicas / replicas",
-        Message::new("progress-deadline.counts")
-            .arg("updated", updated)
-            .arg("available", available)
-            .arg("total", status.and_then(|s| s.replicas).unwrap_or(0))
-            .arg("desired", desired),
+    .evidence(replica_counts(
+        name,
+        updated,
+        available,
+        status.and_then(|s| s.replicas).unwrap_or(0),
+        desired,
     ));
     if rolled_out {
         f.severity = crate::catalogue::Severity::Info;

@@ -300,14 +300,7 @@ pub fn oom_killed(ctx: &Ctx) -> Vec<Finding> {
             if recovered {
                 continue;
             }
-            let limit = pod
-                .spec
-                .as_ref()
-                .and_then(|spec| spec.containers.iter().find(|c| c.name == s.name))
-                .and_then(|c| c.resources.as_ref())
-                .and_then(|r| r.limits.as_ref())
-                .and_then(|l| l.get("memory"))
-                .map(|q| q.0.clone());
+            let limit = super::memory_limit(pod, &s.name);
             let detail = Message::new("oom.detail")
                 .arg("container", &s.name)
                 .arg("code", oom.exit_code)

@@ -125,14 +125,7 @@ fn finding(ctx: &Ctx, pod: &Pod) -> Finding {
         );
         // Quoted as said: OOMKilled only when the reason says so.
         if reason == "OOMKilled" {
-            let limit = pod
-                .spec
-                .as_ref()
-                .and_then(|spec| spec.containers.iter().find(|c| c.name == s.name))
-                .and_then(|c| c.resources.as_ref())
-                .and_then(|r| r.limits.as_ref())
-                .and_then(|l| l.get("memory"))
-                .map(|q| q.0.clone());
+            let limit = super::memory_limit(pod, &s.name);
             f = f.evidence(Evidence::new(
                 pod_label(pod),
                 format!("spec.containers[{}].resources.limits.memory", s.name),

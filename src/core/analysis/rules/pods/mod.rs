@@ -95,6 +95,17 @@ fn pod_events<'a>(ctx: &Ctx<'a>, pod: &Pod) -> Vec<&'a EventRecord> {
         .collect()
 }
 
+/// A container's memory limit as written in the Pod's spec, if any.
+fn memory_limit(pod: &Pod, container: &str) -> Option<String> {
+    pod.spec
+        .as_ref()
+        .and_then(|spec| spec.containers.iter().find(|c| c.name == container))
+        .and_then(|c| c.resources.as_ref())
+        .and_then(|r| r.limits.as_ref())
+        .and_then(|l| l.get("memory"))
+        .map(|q| q.0.clone())
+}
+
 fn container_label(s: &ContainerStatus) -> String {
     format!("status.containerStatuses[{}]", s.name)
 }
