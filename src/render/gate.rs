@@ -272,9 +272,10 @@ pub fn progress_state(d: &Diagnosis, view: &GateView, lang: Lang) -> String {
     )
 }
 
-/// One progress line of a CI log: `[  12.3s] text`.
+/// One progress line of a CI log: `[  12.3s] text`, as it is printed
+/// (outside text escaped).
 pub fn progress_line(elapsed: Duration, text: &str) -> String {
-    format!("[{:>7}] {text}", elapsed_text(elapsed))
+    crate::inert::text(&format!("[{:>7}] {text}", elapsed_text(elapsed)), false)
 }
 
 /// The final report for people on stdout: the headline, the checks, the
@@ -336,7 +337,10 @@ impl Progress {
         let state = progress_state(d, view, lang);
         match self {
             Progress::Spinner(bar, _) => {
-                bar.set_message(format!("{state}  {}", elapsed_text(elapsed)));
+                bar.set_message(crate::inert::text(
+                    &format!("{state}  {}", elapsed_text(elapsed)),
+                    false,
+                ));
             }
             Progress::Lines { last, .. } => {
                 if last.as_deref() != Some(state.as_str()) {
@@ -354,9 +358,10 @@ impl Progress {
         };
         let text = &note.render(lang);
         match self {
-            Progress::Spinner(bar, _) => {
-                bar.println(format!("{text}  ({})", elapsed_text(elapsed)))
-            }
+            Progress::Spinner(bar, _) => bar.println(crate::inert::text(
+                &format!("{text}  ({})", elapsed_text(elapsed)),
+                false,
+            )),
             Progress::Lines { .. } => eprintln!("{}", progress_line(elapsed, text)),
         }
     }

@@ -112,3 +112,47 @@ fn an_unreachable_apiserver_is_could_not_decide_with_reports_written() {
     assert!(page.contains("127.0.0.1:1"), "{page}");
     assert!(page.contains("lab/chart-demo"), "{page}");
 }
+
+/// `--report -` writes the report to stdout, as `-` means everywhere, and
+/// leaves no file named `-` behind.
+#[test]
+fn a_report_to_dash_goes_to_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n    namespace: lab\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n",
+    )
+    .unwrap();
+    let out = mdiag()
+        .current_dir(dir.path())
+        .args([
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+            "--request-timeout",
+            "2",
+            "gate",
+            "chart-demo",
+            "--timeout",
+            "3s",
+            "-o",
+            "json",
+            "--report",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    assert!(!dir.path().join("-").exists(), "a file named - was written");
+    // Two JSON documents on stdout: the report, then the -o json view.
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let documents: Vec<Value> = serde_json::Deserializer::from_str(&stdout)
+        .into_iter::<Value>()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(documents.len(), 2, "{stdout}");
+    for d in &documents {
+        assert_eq!(d["kind"], "Gate");
+        assert_eq!(d["outcome"], "could-not-decide");
+    }
+}

@@ -633,6 +633,13 @@ fn the_gates_reports_junit_html_and_stdout_quote_no_secret() {
     for format in [&[][..], &["-o", "json"]] {
         let views = gate_views(format);
         let plain = gate_views(&[format, &["--no-default-redaction"][..]].concat());
+        // The line the wait printed on stderr for this moment.
+        let progress = unescape(views.progress.as_deref().unwrap());
+        assert!(
+            leaked(&progress, &secrets).is_empty(),
+            "progress: {progress}"
+        );
+        assert!(progress.contains("[crash-loop]"), "{progress}");
         let texts = [
             ("report", views.report.unwrap(), plain.report.unwrap()),
             ("junit", views.junit.unwrap(), plain.junit.unwrap()),

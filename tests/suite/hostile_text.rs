@@ -425,3 +425,65 @@ fn mcp_answers_hold_no_raw_control_character() {
         );
     }
 }
+
+/// The gate waits on a live cluster only; what it would print of the
+/// hostile moment (its progress line on stderr, its report on stdout, the
+/// report, JUnit and HTML files) is made by the code its wait runs.
+#[test]
+fn the_gates_views_and_progress_line_are_inert() {
+    use clap::Parser;
+    let dir = tempfile::tempdir().unwrap();
+    let file = hostile_snapshot(dir.path());
+    let files: Vec<String> = ["r.json", "j.xml", "p.html"]
+        .iter()
+        .map(|f| dir.path().join(f).to_str().unwrap().to_string())
+        .collect();
+    for format in ["table", "json"] {
+        let argv = [
+            "mdiag",
+            "-n",
+            "modeldock-lab",
+            "--color",
+            "never",
+            "gate",
+            "chart-demo",
+            "-o",
+            format,
+            "--report",
+            &files[0],
+            "--junit",
+            &files[1],
+            "--html",
+            &files[2],
+        ];
+        let cli = mdiag::cli::Cli::try_parse_from(argv).unwrap();
+        let mdiag::cli::Command::Gate(args) = &cli.command else {
+            unreachable!()
+        };
+        let request = mdiag::request::GateRequest::from_cli(&cli.global, args).unwrap();
+        let snapshot = mdiag_source::read_snapshot_file(&file).unwrap();
+        let views = mdiag::cmd::gate::views_of_moment(
+            &request,
+            snapshot,
+            &Default::default(),
+            mdiag_core::analysis::gate::Outcome::Failed,
+        )
+        .unwrap();
+        let progress = views.progress.unwrap();
+        assert!(progress.contains("[crash-loop]"), "{progress}");
+        let texts = [
+            ("progress", progress),
+            ("stdout", views.stdout),
+            ("report", views.report.unwrap()),
+            ("junit", views.junit.unwrap()),
+            ("html", views.html.unwrap()),
+        ];
+        let mut wrong = Vec::new();
+        for (what, text) in &texts {
+            for line in raw_invisibles(text.as_bytes(), false) {
+                wrong.push(format!("{format} {what} {line}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+}

@@ -41,30 +41,26 @@ pub(super) async fn finish(
         write_atomic(path, text.as_bytes(), false)?;
     }
     if let (Some(path), Some(xml)) = (&request.junit, &views.junit) {
-        write_atomic(
-            path,
-            mdiag_render::inert::text(xml, false).as_bytes(),
-            false,
-        )?;
+        write_atomic(path, xml.as_bytes(), false)?;
     }
     if let (Some(path), Some(page)) = (&request.html, &views.html) {
-        write_atomic(
-            path,
-            mdiag_render::inert::text(page, false).as_bytes(),
-            false,
-        )?;
+        write_atomic(path, page.as_bytes(), false)?;
     }
     crate::cmd::emit(&views.stdout, request.output.paints(request.color))
 }
 
 /// What the gate writes and prints when it ends: the report (`--report`),
 /// JUnit (`--junit`), the HTML page (`--html`), each only when asked for,
-/// and stdout in the chosen format.
+/// and stdout in the chosen format; each as its bytes are written, outside
+/// text escaped (docs/security.md#inert-output).
 pub struct Views {
     pub report: Option<String>,
     pub junit: Option<String>,
     pub html: Option<String>,
     pub stdout: String,
+    /// The progress line the wait printed on stderr (not at a terminal)
+    /// for the last moment judged.
+    pub progress: Option<String>,
 }
 
 /// Renders the end of a wait. The moments were redacted as they were
@@ -174,14 +170,21 @@ pub(super) fn render(
             )
         }
     };
+    let inert = |text: &str| mdiag_render::inert::text(text, false);
     Ok(Views {
         report: request.report.as_ref().map(|_| json()).transpose()?,
-        junit: junit_xml,
+        junit: junit_xml.as_deref().map(inert),
         html: request
             .html
             .as_ref()
-            .map(|_| mdiag_render::html::gate(&report, request.lang)),
-        stdout,
+            .map(|_| inert(&mdiag_render::html::gate(&report, request.lang))),
+        stdout: mdiag_render::inert::text(&stdout, request.output.paints(request.color)),
+        progress: judged.map(|j| {
+            mdiag_render::gate::progress_line(
+                elapsed,
+                &mdiag_render::gate::progress_state(&j.diagnosis, &j.decision.view, request.lang),
+            )
+        }),
     })
 }
 
