@@ -8,6 +8,29 @@
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// A target a file cannot hold: the dump was not asked for its kind where
+/// the target would be (exit 4, a gap that hides the answer).
+#[derive(Debug, thiserror::Error)]
+#[error("the file holds no {resource} {place} (a kubectl dump holds only the kinds it was asked for){}", complete.as_ref().map(|c| format!("; add them with: {c}")).unwrap_or_default())]
+pub struct NotInFile {
+    pub resource: String,
+    /// `in namespace "x"`.
+    pub place: String,
+    pub complete: Option<String>,
+    #[source]
+    pub not_found: mdiag_core::chain::TargetNotFound,
+}
+
+/// A target its list was denied for: not known to be absent (exit 4, as
+/// the denial).
+#[derive(Debug, thiserror::Error)]
+#[error("{denied}")]
+pub struct DeniedTarget {
+    pub denied: mdiag_source::live::LiveError,
+    #[source]
+    pub not_found: mdiag_core::chain::TargetNotFound,
+}
+
 /// A command stopped by a signal, and what that left behind.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted by {signal}: {left}")]

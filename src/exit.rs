@@ -13,7 +13,7 @@ use mdiag_source::live::LiveError;
 use mdiag_source::redact::PatternError;
 use mdiag_source::write::WriteError;
 
-use crate::error::{Interrupted, NoWorkloads, UsageError};
+use crate::error::{DeniedTarget, Interrupted, NoWorkloads, NotInFile, UsageError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -76,6 +76,8 @@ enum Cause<'a> {
     NoWorkloads,
     Usage,
     TargetNotFound,
+    NotInFile,
+    DeniedTarget(&'a DeniedTarget),
     TargetParse,
     Alert,
     Pattern,
@@ -94,6 +96,10 @@ impl<'a> Cause<'a> {
             Cause::NoWorkloads
         } else if e.is::<UsageError>() {
             Cause::Usage
+        } else if e.is::<NotInFile>() {
+            Cause::NotInFile
+        } else if let Some(e) = e.downcast_ref::<DeniedTarget>() {
+            Cause::DeniedTarget(e)
         } else if e.is::<TargetNotFound>() {
             Cause::TargetNotFound
         } else if e.is::<TargetParseError>() {
@@ -121,6 +127,9 @@ impl<'a> Cause<'a> {
         match self {
             Cause::Interrupted => Exit::Interrupted,
             Cause::NoWorkloads | Cause::TargetNotFound => Exit::NotFound,
+            // A gap hides whether the target is there.
+            Cause::NotInFile => Exit::Unreachable,
+            Cause::DeniedTarget(e) => for_live_error(&e.denied),
             Cause::Usage | Cause::TargetParse | Cause::Alert | Cause::Pattern => Exit::Usage,
             Cause::Source(e) => for_source_error(e),
             Cause::Write(e) => match e {

@@ -136,6 +136,10 @@ fn file_namespace(snapshot: &Snapshot, target: &TargetSpec) -> anyhow::Result<St
             namespace: None,
             name: target.name.clone(),
             available: all_targets(snapshot),
+            hints: Box::new(chain::NotFoundHints {
+                other_kinds: chain::same_name_as_other_kinds(snapshot, target, None),
+                ..Default::default()
+            }),
         }
         .into()),
         many => Err(UsageError(format!(
@@ -189,8 +193,13 @@ fn all_targets(snapshot: &Snapshot) -> Vec<String> {
 }
 
 /// A target missing because its list was forbidden is an access problem,
-/// not an absence.
+/// not an absence; one of a kind a dump was not asked for there is a gap
+/// of the file. A name the file holds elsewhere (another namespace, another
+/// kind) is simply not here, and the error says where it is.
 pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyhow::Error {
+    if !not_found.hints.elsewhere.is_empty() || !not_found.hints.other_kinds.is_empty() {
+        return not_found.into();
+    }
     let resource = match not_found.kind {
         mdiag_core::model::TargetKind::ModelService => "modelservices",
         mdiag_core::model::TargetKind::Deployment => "deployments",
@@ -200,6 +209,7 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
         mdiag_core::model::TargetKind::Pod => "pods",
         mdiag_core::model::TargetKind::Job => "jobs",
         mdiag_core::model::TargetKind::CronJob => "cronjobs",
+        mdiag_core::model::TargetKind::Service => "services",
     };
     let hidden = snapshot.gaps.iter().find(|g| {
         not_found
@@ -209,9 +219,25 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
             || (resource == "modelservices" && g.resource == "apis")
     });
     match hidden {
-        Some(gap) => anyhow::Error::new(not_found).context(live::LiveError::Denied {
-            server: snapshot.origin.location.clone(),
-            detail: format!("{} {}: {}", gap.verb, gap.resource, gap.reason),
+        Some(gap) if gap.reason == mdiag_core::model::Gap::NOT_IN_DUMP => {
+            let place = not_found.namespace.as_deref().unwrap_or_default();
+            let gap = gap.in_namespace(place);
+            anyhow::Error::new(crate::error::NotInFile {
+                resource: gap.resource.clone(),
+                place: match &gap.namespace {
+                    Some(ns) => format!("in namespace {ns:?}"),
+                    None => "in any namespace".into(),
+                },
+                complete: gap.complete_with.as_ref().map(|c| c.to_string()),
+                not_found,
+            })
+        }
+        Some(gap) => anyhow::Error::new(crate::error::DeniedTarget {
+            denied: live::LiveError::Denied {
+                server: snapshot.origin.location.clone(),
+                detail: format!("{} {}: {}", gap.verb, gap.resource, gap.reason),
+            },
+            not_found,
         }),
         None => not_found.into(),
     }

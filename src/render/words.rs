@@ -76,6 +76,10 @@ pub fn gap_lines(gaps: &[mdiag_core::model::Gap], style: &Style) -> String {
         // A kind missing from a file is about the file, not a cluster scope.
         let scope = match (&g.namespace, &g.complete_with) {
             (Some(n), _) => Message::new("gap.in").arg("namespace", n).into(),
+            // A kind a dump holds in some namespaces: unknown in the others.
+            (None, _) if !g.read_in.is_empty() => Message::new("gap.outside")
+                .arg("namespaces", g.read_in.join(", "))
+                .into(),
             (None, Some(_)) => mdiag_core::catalogue::Arg::from(""),
             (None, None) => Message::new("gap.cluster").into(),
         };

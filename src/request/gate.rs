@@ -53,7 +53,10 @@ impl GateRequest {
             .into());
         }
         let target = TargetSpec::parse(&args.target, global.namespace.as_deref())?;
-        if matches!(target.kind, TargetKind::Pod | TargetKind::ReplicaSet) {
+        if matches!(
+            target.kind,
+            TargetKind::Pod | TargetKind::ReplicaSet | TargetKind::Service
+        ) {
             return Err(UsageError(format!(
                 "gate waits on a rollout: name a ModelService, deploy/NAME, sts/NAME or ds/NAME, not a {} (it does not roll out)",
                 target.kind

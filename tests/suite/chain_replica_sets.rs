@@ -125,6 +125,7 @@ fn a_replica_set_its_deployment_owns_is_traced_through_that_deployment() {
         complete_with: mdiag_core::command::Command::parse(
             "kubectl get deployments -n inference -o yaml",
         ),
+        read_in: Vec::new(),
     });
     assert!(!rows(&gone).contains(&"rs/gateway-5f7b8c9d4".to_string()));
     // The orphans nothing controls stay rows whatever was read.

@@ -420,7 +420,7 @@ fn bad_flags_are_usage_errors() {
         &["trace"],
         &["trace", "chart-demo", "-o", "xml"],
         &["trace", "a/b/c"],
-        &["trace", "svc/chart-demo"],
+        &["trace", "ingress/chart-demo"],
         &["trace", "Chart_Demo"],
         &["trace", "chart-demo", "-A"],
         &["trace", "chart-demo", "--at", "2026-11-28T10:00:00Z"],

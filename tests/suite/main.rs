@@ -42,6 +42,7 @@ mod recipes;
 mod redaction;
 mod replay_json;
 mod revisions;
+mod targets;
 mod trace_view;
 mod triage_index;
 mod triage_lone;

@@ -361,6 +361,7 @@ fn a_forbidden_pod_list_is_a_gap_not_an_absence() {
         name: None,
         reason: "pods is forbidden".into(),
         complete_with: None,
+        read_in: Vec::new(),
     });
     let d = diagnose(&s);
     assert!(d.gaps.iter().any(|g| g.resource == "pods"));
@@ -382,6 +383,7 @@ fn a_forbidden_service_list_does_not_claim_the_service_is_missing() {
         name: None,
         reason: "services is forbidden".into(),
         complete_with: None,
+        read_in: Vec::new(),
     });
     let d = diagnose(&s);
     assert!(!ids(&d).contains(&"service-missing"));

@@ -116,6 +116,10 @@ fn each_set_fixture_gets_its_state_exit_code_and_a_ladder_without_a_replicaset()
 #[test]
 fn kubectls_names_for_the_kinds_are_accepted() {
     let (_, short) = trace("sts/shard", "statefulset-healthy");
+    // The Service in front of the set traces the set.
+    let (code, by_service) = trace("svc/shard", "statefulset-healthy");
+    assert_eq!(code, 0);
+    assert_eq!(by_service["target"], short["target"]);
     for alias in [
         "statefulset/shard",
         "statefulsets/shard",
@@ -134,7 +138,7 @@ fn kubectls_names_for_the_kinds_are_accepted() {
     let out = mdiag()
         .args([
             "trace",
-            "svc/shard",
+            "ingress/shard",
             "--snapshot",
             &case("statefulset-healthy"),
         ])

@@ -392,7 +392,7 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
         .gaps
         .iter()
         .filter(|g| about_this_chain(chain, g))
-        .cloned()
+        .filter_map(|g| in_the_chains_namespaces(chain, g))
         .collect();
     gaps.dedup();
     let unread = chain_hidden(chain, &gaps);
@@ -451,6 +451,36 @@ fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
                     .any(|p| p.pod.spec.as_ref().is_none_or(|s| s.node_name.is_none()))
         }
         _ => true,
+    }
+}
+
+/// A gap as it bears on the namespaces the chain reads: its own for its
+/// objects, its controller's for the controller's Deployment and Lease,
+/// and `kube-system` for the scheduler's Lease. A gap of another
+/// namespace is none of the chain's business; a kind a dump holds in other
+/// namespaces only becomes a gap of the first of these it hides.
+fn in_the_chains_namespaces(chain: &Chain, gap: &Gap) -> Option<Gap> {
+    let resource = gap.resource.split('.').next().unwrap_or("");
+    let leases = resource == "leases";
+    let mut namespaces = Vec::new();
+    if !leases {
+        namespaces.push(chain.namespace.as_str());
+    }
+    if let Some(c) = &chain.controller
+        && (leases || resource == "deployments")
+    {
+        namespaces.push(c.location.namespace.as_str());
+    }
+    if leases {
+        namespaces.push("kube-system");
+    }
+    match &gap.namespace {
+        Some(ns) => namespaces.contains(&ns.as_str()).then(|| gap.clone()),
+        None if gap.read_in.is_empty() => Some(gap.clone()),
+        None => namespaces
+            .iter()
+            .find(|ns| !gap.read_in.iter().any(|read| read == *ns))
+            .map(|ns| gap.in_namespace(ns)),
     }
 }
 

@@ -479,6 +479,7 @@ mod tests {
             name: None,
             reason: "forbidden".into(),
             complete_with: None,
+            read_in: Vec::new(),
         });
         assert!(leads(&s).is_empty());
         // A kubectl dump with no StatefulSet was not asked for them (it

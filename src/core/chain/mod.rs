@@ -8,6 +8,7 @@
 //! walk), `workloads.rs` (finding what to walk), `extract.rs` (a snapshot
 //! of one chain), and [`shard`].
 
+mod by_service;
 mod extract;
 mod index;
 mod jobs;
@@ -32,12 +33,12 @@ pub use owners::{
 };
 pub use types::{
     CONTROLLER_NAME, CONTROLLER_NAMESPACE, Chain, ChainPod, ControllerLocation, ControllerParts,
-    PodSet, RevisionSet, SetRevision, SetStrategy, TargetNotFound,
+    NotFoundHints, PodSet, RevisionSet, SetRevision, SetStrategy, TargetNotFound,
 };
 pub use walk::walk;
 pub use workloads::{
     Workload, available_targets, lone_replica_sets, namespaces_holding, replica_set_stands_alone,
-    workloads,
+    same_name_as_other_kinds, workloads,
 };
 
 use owners::{controller_ref, name, ns_of, owned_by, owner_uid_of_kind, runs_template, uid};

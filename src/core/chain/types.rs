@@ -20,7 +20,7 @@ pub const CONTROLLER_NAME: &str = "modeldock-controller";
 
 /// The target named something that is not in the snapshot.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{kind} {name:?} not found {}{}", place(.namespace), hint(.available))]
+#[error("{}", describe(self))]
 pub struct TargetNotFound {
     pub kind: TargetKind,
     /// `None`: in no namespace of a file.
@@ -28,6 +28,47 @@ pub struct TargetNotFound {
     pub name: String,
     /// Targets that do exist there, as `msvc/NAME` or `deploy/NAME`.
     pub available: Vec<String>,
+    /// Where else the name is, boxed: the error travels in every walk's
+    /// `Result`.
+    pub hints: Box<NotFoundHints>,
+}
+
+/// Where a name that is not there is after all.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct NotFoundHints {
+    /// Other namespaces of the snapshot that hold this kind and name.
+    pub elsewhere: Vec<String>,
+    /// The same name as another kind there (`pod/NAME` for a pasted Pod
+    /// name), as the target the user may have meant.
+    pub other_kinds: Vec<String>,
+    /// A Service that is there but selects the Pods of no workload, or of
+    /// several (then `available` lists them): its selector, as `k=v,...`.
+    pub service_selector: Option<String>,
+}
+
+fn describe(n: &TargetNotFound) -> String {
+    match &n.hints.service_selector {
+        Some(selector) if n.available.is_empty() => format!(
+            "{} {:?} {} selects no Pod of the input (selector {selector}): there is no workload to trace; `triage` judges the Service itself",
+            n.kind,
+            n.name,
+            place(&n.namespace),
+        ),
+        Some(selector) => format!(
+            "{} {:?} {} selects the Pods of several workloads (selector {selector}); trace one of these instead: {}",
+            n.kind,
+            n.name,
+            place(&n.namespace),
+            n.available.join(", ")
+        ),
+        None => format!(
+            "{} {:?} not found {}{}",
+            n.kind,
+            n.name,
+            place(&n.namespace),
+            hint(n)
+        ),
+    }
 }
 
 fn place(namespace: &Option<String>) -> String {
@@ -37,7 +78,20 @@ fn place(namespace: &Option<String>) -> String {
     }
 }
 
-fn hint(available: &[String]) -> String {
+fn hint(not_found: &TargetNotFound) -> String {
+    let available = &not_found.available;
+    let hints = &not_found.hints;
+    match (hints.elsewhere.as_slice(), hints.other_kinds.as_slice()) {
+        ([one], _) => return format!("; it is in namespace {one:?}: add -n {one}"),
+        ([_, ..], _) => {
+            return format!(
+                "; it is in namespaces {}: pick one with -n",
+                hints.elsewhere.join(", ")
+            );
+        }
+        ([], [_, ..]) => return format!("; did you mean {}?", hints.other_kinds.join(" or ")),
+        ([], []) => {}
+    }
     if available.is_empty() {
         "; there is nothing to trace there: check the namespace (-n) and the context".into()
     } else {

@@ -43,6 +43,18 @@ impl<'a> Index<'a> {
             namespace: Some(namespace.to_string()),
             name: target.name.clone(),
             available: available_targets(snapshot, namespace),
+            hints: Box::new(super::NotFoundHints {
+                elsewhere: super::workloads::namespaces_holding(snapshot, target)
+                    .into_iter()
+                    .filter(|ns| ns != namespace)
+                    .collect(),
+                other_kinds: super::workloads::same_name_as_other_kinds(
+                    snapshot,
+                    target,
+                    Some(namespace),
+                ),
+                service_selector: None,
+            }),
         };
         let msvc_by_uid = |owner: &str| self.model_service_by_uid.get(owner).copied();
         let key = (namespace, target.name.as_str());
@@ -80,6 +92,9 @@ impl<'a> Index<'a> {
                     .job_named(namespace, &target.name)
                     .ok_or_else(not_found)?;
                 return Ok(self.walk_job(target, namespace, job));
+            }
+            TargetKind::Service => {
+                return self.walk_service(target, namespace, controller, not_found);
             }
             TargetKind::CronJob => {
                 let cron_job = self

@@ -173,6 +173,12 @@ pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<Strin
             .iter()
             .map(|c| &c.metadata)
             .collect(),
+        TargetKind::Service => snapshot
+            .objects
+            .services
+            .iter()
+            .map(|s| &s.metadata)
+            .collect(),
     };
     let mut out: Vec<String> = metas
         .into_iter()
@@ -182,6 +188,33 @@ pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<Strin
     out.sort();
     out.dedup();
     out
+}
+
+/// The same name as a target of another kind, in `namespace` (or in any
+/// namespace of a file), as `pod/NAME`: what a user who pasted a Pod's or
+/// a Deployment's name without its kind may have meant.
+pub fn same_name_as_other_kinds(
+    snapshot: &Snapshot,
+    target: &TargetSpec,
+    namespace: Option<&str>,
+) -> Vec<String> {
+    TargetKind::ALL
+        .iter()
+        .filter(|kind| **kind != target.kind)
+        .filter(|kind| {
+            let other = TargetSpec {
+                kind: **kind,
+                namespace: None,
+                name: target.name.clone(),
+            };
+            let holding = namespaces_holding(snapshot, &other);
+            match namespace {
+                Some(ns) => holding.iter().any(|h| h == ns),
+                None => !holding.is_empty(),
+            }
+        })
+        .map(|kind| format!("{}/{}", kind.short(), target.name))
+        .collect()
 }
 
 /// A workload triage looks at.

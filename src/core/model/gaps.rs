@@ -80,6 +80,12 @@ pub struct Gap {
     /// kubectl dump was not asked for: the `kubectl get` that adds it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub complete_with: Option<crate::command::Command>,
+    /// The namespaces where the kind was read after all, for a gap with
+    /// no namespace: a kubectl dump holds a kind only where it has
+    /// objects, so the kind is unknown everywhere else
+    /// (docs/contract.md#basis).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_in: Vec<String>,
 }
 
 fn default_verb() -> String {
@@ -91,13 +97,42 @@ impl Gap {
     pub const NOT_IN_DUMP: &'static str =
         "not in the file (a kubectl dump holds only the kinds it was asked for)";
 
+    /// This gap as it bears on `namespace` alone: a kind a dump holds in
+    /// other namespaces only is a gap of `namespace`, completed by the
+    /// `kubectl get` of that namespace. Other gaps are returned unchanged.
+    pub fn in_namespace(&self, namespace: &str) -> Gap {
+        if self.read_in.is_empty() || self.namespace.is_some() {
+            return self.clone();
+        }
+        let complete_with = self.complete_with.as_ref().map(|_| {
+            crate::command::Command::new(
+                [
+                    "kubectl",
+                    "get",
+                    self.resource.as_str(),
+                    "-n",
+                    namespace,
+                    "-o",
+                    "yaml",
+                ]
+                .map(str::to_string),
+            )
+        });
+        Gap {
+            namespace: Some(namespace.to_string()),
+            complete_with,
+            read_in: Vec::new(),
+            ..self.clone()
+        }
+    }
+
     /// Whether this gap hides objects of `resource` in `namespace`.
     pub fn hides(&self, resource: &str, namespace: &str) -> bool {
         let resource_matches = self.resource == resource
             || self.resource.split('.').next() == Some(resource)
             || self.resource == "*";
         let namespace_matches = match &self.namespace {
-            None => true,
+            None => !self.read_in.iter().any(|read| read == namespace),
             Some(ns) => ns == namespace,
         };
         resource_matches && namespace_matches
@@ -117,6 +152,7 @@ mod tests {
             name: None,
             reason: "forbidden".into(),
             complete_with: None,
+            read_in: Vec::new(),
         };
         assert!(gap.hides("pods", "lab"));
         assert!(!gap.hides("pods", "other"));
@@ -126,5 +162,16 @@ mod tests {
             ..gap
         };
         assert!(cluster_wide.hides("pods", "anything"));
+        let read_in_one = Gap {
+            read_in: vec!["lab".into()],
+            reason: Gap::NOT_IN_DUMP.into(),
+            ..cluster_wide
+        };
+        assert!(!read_in_one.hides("pods", "lab"));
+        assert!(read_in_one.hides("pods", "kube-system"));
+        let there = read_in_one.in_namespace("kube-system");
+        assert_eq!(there.namespace.as_deref(), Some("kube-system"));
+        assert!(there.read_in.is_empty());
+        assert!(!there.hides("pods", "lab"));
     }
 }

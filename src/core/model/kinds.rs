@@ -88,6 +88,50 @@ impl Objects {
         }
     }
 
+    /// The namespaces that hold an object of one kind (none for a
+    /// cluster-scoped kind), sorted.
+    pub fn namespaces(&self, kind: Kind) -> std::collections::BTreeSet<String> {
+        use k8s_openapi::Metadata;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+        fn of<T: Metadata<Ty = ObjectMeta>>(items: &[T]) -> Vec<Option<String>> {
+            items
+                .iter()
+                .map(|i| i.metadata().namespace.clone())
+                .collect()
+        }
+        fn dynamic(items: &[kube_core::DynamicObject]) -> Vec<Option<String>> {
+            items.iter().map(|i| i.metadata.namespace.clone()).collect()
+        }
+        let found = match kind {
+            Kind::ModelService => dynamic(&self.model_services),
+            Kind::Deployment => of(&self.deployments),
+            Kind::ReplicaSet => of(&self.replica_sets),
+            Kind::StatefulSet => of(&self.stateful_sets),
+            Kind::DaemonSet => of(&self.daemon_sets),
+            Kind::ControllerRevision => of(&self.controller_revisions),
+            Kind::Pod => of(&self.pods),
+            Kind::Service => of(&self.services),
+            Kind::EndpointSlice => of(&self.endpoint_slices),
+            Kind::Event => self
+                .events
+                .iter()
+                .map(|e| Some(e.subject().namespace))
+                .collect(),
+            Kind::Node => of(&self.nodes),
+            Kind::Lease => of(&self.leases),
+            Kind::HorizontalPodAutoscaler => of(&self.hpas),
+            Kind::PodDisruptionBudget => of(&self.pdbs),
+            Kind::HttpRoute => dynamic(&self.http_routes),
+            Kind::Job => of(&self.jobs),
+            Kind::CronJob => of(&self.cron_jobs),
+        };
+        found
+            .into_iter()
+            .flatten()
+            .filter(|ns| !ns.is_empty())
+            .collect()
+    }
+
     /// Every object, typed or not.
     pub fn len(&self) -> usize {
         Kind::ALL.iter().map(|k| self.count(*k)).sum::<usize>() + self.other.len()

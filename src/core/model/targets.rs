@@ -28,9 +28,24 @@ pub enum TargetKind {
     Job,
     /// A CronJob, judged by its last Job.
     CronJob,
+    /// A Service: the workload whose Pods it selects is traced.
+    Service,
 }
 
 impl TargetKind {
+    /// Every kind a target can name.
+    pub const ALL: &[TargetKind] = &[
+        TargetKind::ModelService,
+        TargetKind::Deployment,
+        TargetKind::StatefulSet,
+        TargetKind::DaemonSet,
+        TargetKind::ReplicaSet,
+        TargetKind::Pod,
+        TargetKind::Job,
+        TargetKind::CronJob,
+        TargetKind::Service,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             TargetKind::ModelService => "ModelService",
@@ -41,6 +56,7 @@ impl TargetKind {
             TargetKind::Pod => "Pod",
             TargetKind::Job => "Job",
             TargetKind::CronJob => "CronJob",
+            TargetKind::Service => "Service",
         }
     }
 
@@ -55,23 +71,13 @@ impl TargetKind {
             TargetKind::Pod => "pod",
             TargetKind::Job => "job",
             TargetKind::CronJob => "cronjob",
+            TargetKind::Service => "svc",
         }
     }
 
     /// The kind named as [`Self::as_str`] writes it (`StatefulSet`).
     pub fn from_name(kind: &str) -> Option<TargetKind> {
-        [
-            TargetKind::ModelService,
-            TargetKind::Deployment,
-            TargetKind::StatefulSet,
-            TargetKind::DaemonSet,
-            TargetKind::ReplicaSet,
-            TargetKind::Pod,
-            TargetKind::Job,
-            TargetKind::CronJob,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == kind)
+        TargetKind::ALL.iter().copied().find(|k| k.as_str() == kind)
     }
 
     /// A StatefulSet or a DaemonSet: Pods owned directly, revisions kept
@@ -90,7 +96,7 @@ impl fmt::Display for TargetKind {
 /// A bad target argument.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error(
-    "cannot read target {given:?}: {why} (use NAME, msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME, pod/NAME, job/NAME or cronjob/NAME)"
+    "cannot read target {given:?}: {why} (use NAME, msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME, pod/NAME, job/NAME, cronjob/NAME or svc/NAME)"
 )]
 pub struct TargetParseError {
     pub given: String,
@@ -124,6 +130,7 @@ impl TargetSpec {
                     "cj" | "cronjob" | "cronjobs" | "cronjob.batch" | "cronjobs.batch" => {
                         TargetKind::CronJob
                     }
+                    "svc" | "service" | "services" => TargetKind::Service,
                     _ => return Err(err("unknown kind")),
                 };
                 (kind, name)
@@ -214,11 +221,13 @@ mod tests {
             ("jobs.batch/a", TargetKind::Job),
             ("cronjob/a", TargetKind::CronJob),
             ("cj/a", TargetKind::CronJob),
+            ("svc/a", TargetKind::Service),
+            ("services/a", TargetKind::Service),
         ] {
             assert_eq!(TargetSpec::parse(text, None).unwrap().kind, kind, "{text}");
         }
         for bad in [
-            "", "svc/a", "sts/", "ds/A", "deploy/", "a/b/c", "Upper", "-lead", "x_y",
+            "", "ing/a", "sts/", "ds/A", "deploy/", "a/b/c", "Upper", "-lead", "x_y",
         ] {
             assert!(TargetSpec::parse(bad, None).is_err(), "{bad:?} accepted");
         }

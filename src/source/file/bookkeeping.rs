@@ -29,61 +29,59 @@ const JUDGED_KINDS: &[Kind] = &[
 pub const COMPLETE_DUMP_RESOURCES: &str =
     "msvc,deployments,replicasets,pods,services,endpointslices,events,leases";
 
-/// A gap for every judged kind the dump has no object and no typed list of,
-/// each with the `kubectl get` that would add it.
+/// A gap for every judged kind the dump has no typed list of, each with the
+/// `kubectl get` that would add it. A kind the dump holds in some
+/// namespaces counts as read there only (docs/contract.md#basis): the gap
+/// names them (`read_in`) and hides the kind everywhere else, so `kubectl
+/// get deploy -A` beside the Pods of one namespace says nothing of the
+/// Pods of the others.
 pub(crate) fn unlisted_kinds(snapshot: &Snapshot, listed: &Listed) -> Vec<Gap> {
     let o = &snapshot.objects;
-    // A Service's v1 Endpoints stand for its slices.
-    let present = |kind: Kind| {
-        o.count(kind) > 0 || (kind == Kind::EndpointSlice && listed.0.contains("Endpoints"))
-    };
     let scope: Vec<String> = match dump_namespaces(o).as_slice() {
         [one] => vec!["-n".into(), one.to_string()],
         _ => vec!["-A".into()],
     };
     JUDGED_KINDS
         .iter()
-        .filter(|kind| !present(**kind) && !listed.0.contains(kind.name()))
-        .map(|kind| kind.resource())
-        .map(|resource| Gap {
-            resource: resource.to_string(),
-            namespace: None,
-            verb: "list".into(),
-            name: None,
-            reason: Gap::NOT_IN_DUMP.into(),
-            complete_with: Some(mdiag_core::command::Command::new(
-                ["kubectl", "get", resource]
-                    .into_iter()
-                    .map(str::to_string)
-                    .chain(scope.iter().cloned())
-                    .chain(["-o".to_string(), "yaml".to_string()]),
-            )),
+        // A typed list (`PodList`, even empty) is what the API was asked
+        // for; a Service's v1 Endpoints stand for its slices.
+        .filter(|kind| !listed.0.contains(kind.name()))
+        .filter(|kind| !(**kind == Kind::EndpointSlice && listed.0.contains("Endpoints")))
+        .map(|kind| {
+            let resource = kind.resource();
+            Gap {
+                resource: resource.to_string(),
+                namespace: None,
+                verb: "list".into(),
+                name: None,
+                reason: Gap::NOT_IN_DUMP.into(),
+                complete_with: Some(mdiag_core::command::Command::new(
+                    ["kubectl", "get", resource]
+                        .into_iter()
+                        .map(str::to_string)
+                        .chain(scope.iter().cloned())
+                        .chain(["-o".to_string(), "yaml".to_string()]),
+                )),
+                read_in: o.namespaces(*kind).into_iter().collect(),
+            }
         })
         .collect()
 }
 
-/// The namespaces a dump's namespaced objects are in, sorted.
+/// The namespaces a dump's workloads, Pods and Services are in, sorted.
 fn dump_namespaces(o: &mdiag_core::model::Objects) -> Vec<String> {
-    use k8s_openapi::Metadata;
-    fn of<T: Metadata<Ty = k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>>(
-        items: &[T],
-    ) -> impl Iterator<Item = &str> {
-        items
-            .iter()
-            .filter_map(|i| i.metadata().namespace.as_deref())
+    let mut out = std::collections::BTreeSet::new();
+    for kind in [
+        Kind::ModelService,
+        Kind::Deployment,
+        Kind::ReplicaSet,
+        Kind::Pod,
+        Kind::Service,
+        Kind::EndpointSlice,
+    ] {
+        out.extend(o.namespaces(kind));
     }
-    let mut out: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
-    out.extend(
-        o.model_services
-            .iter()
-            .filter_map(|m| m.metadata.namespace.as_deref()),
-    );
-    out.extend(of(&o.deployments));
-    out.extend(of(&o.replica_sets));
-    out.extend(of(&o.pods));
-    out.extend(of(&o.services));
-    out.extend(of(&o.endpoint_slices));
-    out.into_iter().map(str::to_string).collect()
+    out.into_iter().collect()
 }
 
 /// Prepares an object for typing and for a dump's clock, in one walk:

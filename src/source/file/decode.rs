@@ -546,6 +546,7 @@ fn not_read(snapshot: &mut Snapshot, kind: Kind, reason: String, object: Value, 
         name: None,
         reason,
         complete_with: None,
+        read_in: Vec::new(),
     };
     if !snapshot.gaps.contains(&gap) {
         snapshot.gaps.push(gap);

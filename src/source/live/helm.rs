@@ -63,6 +63,7 @@ pub async fn read_helm_release(
                     name: None,
                     reason: why.clone(),
                     complete_with: None,
+                    read_in: Vec::new(),
                 });
                 release
                     .notes

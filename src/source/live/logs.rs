@@ -150,6 +150,7 @@ pub async fn read_requested(
                     name: None,
                     reason,
                     complete_with: None,
+                    read_in: Vec::new(),
                 };
                 if !gaps
                     .iter()

@@ -589,6 +589,7 @@ impl Collector<'_> {
                         name: name.map(str::to_string),
                         reason,
                         complete_with: None,
+                        read_in: Vec::new(),
                     }),
                     Failure::Fatal(f) => {
                         self.fatal.get_or_insert(f);

@@ -89,6 +89,7 @@ impl Scrub<'_> {
                 name,
                 reason,
                 complete_with,
+                read_in,
             } = g;
             self.s(resource);
             self.opt(namespace);
@@ -96,6 +97,7 @@ impl Scrub<'_> {
             self.opt(name);
             self.s(reason);
             self.command(complete_with);
+            read_in.iter_mut().for_each(|n| self.s(n));
         }
     }
 

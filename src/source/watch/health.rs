@@ -208,6 +208,7 @@ impl WatchHealth {
                         name: id.name.clone(),
                         reason: reason.clone(),
                         complete_with: None,
+                        read_in: Vec::new(),
                     })
                 }
                 _ => None,

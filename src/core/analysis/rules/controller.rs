@@ -73,7 +73,7 @@ pub fn controller_not_converging(ctx: &Ctx) -> Vec<Finding> {
                 }
                 f = f.evidence(Evidence::said(lease_label, "spec.renewTime", text).at(l.renewed));
             }
-            None if !ctx.hidden("leases") => {
+            None if !ctx.hidden_in("leases", &c.location.namespace) => {
                 f = f.evidence(Evidence::said(
                     lease_label,
                     "lease",
