@@ -116,15 +116,20 @@ fn lists_and_calls_every_tool() -> Result<(), Failed> {
             .into());
         }
     }
-    // The text answer: the headline, then the next command.
+    // The text answer: the headline, then the next command, then (a block
+    // of its own, which the client joined with a newline) the report as JSON.
     let trace = &answers[0];
     let want_text = format!(
-        "{}\nnext: {}",
+        "{}\nnext: {}\n",
         expected[0]["verdict"]["summary"].as_str().unwrap(),
         expected[0]["verdict"]["next"].as_str().unwrap()
     );
-    if trace["text"] != want_text.as_str() {
-        return Err(format!("trace text {} , want {want_text:?}", trace["text"]).into());
+    let text = trace["text"].as_str().unwrap_or_default();
+    let json_block = text
+        .strip_prefix(want_text.as_str())
+        .and_then(|rest| serde_json::from_str::<Value>(rest).ok());
+    if json_block.as_ref() != Some(&expected[0]) {
+        return Err(format!("trace text {text:?}, want {want_text:?} and the report").into());
     }
     // The same findings as the CLI, read from the structured content.
     let ids = |r: &Value| -> Vec<String> {
@@ -153,7 +158,13 @@ fn lists_and_calls_every_tool() -> Result<(), Failed> {
     let failure = &answers[5];
     let stderr = cli_stderr(&["trace", "deploy/nothing-here", "--snapshot", demo])?;
     if failure["is_error"] != true
-        || format!("mdiag: {}\n", failure["text"].as_str().unwrap_or("")) != stderr
+        || format!(
+            "mdiag: {}\n",
+            failure["text"]
+                .as_str()
+                .and_then(|t| t.strip_prefix("trace: "))
+                .unwrap_or("")
+        ) != stderr
     {
         return Err(format!("error: client got {failure}, the CLI says {stderr:?}").into());
     }

@@ -123,7 +123,13 @@ fn trace_and_triage() -> Result<(), Failed> {
             .map_err(|e| e.to_string())?;
         let line = String::from_utf8_lossy(&out.stderr);
         if missing["is_error"] != true
-            || format!("mdiag: {}\n", missing["text"].as_str().unwrap_or("")) != line
+            || format!(
+                "mdiag: {}\n",
+                missing["text"]
+                    .as_str()
+                    .and_then(|t| t.strip_prefix("trace: "))
+                    .unwrap_or("")
+            ) != line
         {
             return Err(format!("missing target: MCP {missing}, CLI {line:?}").into());
         }

@@ -135,7 +135,14 @@ impl Server {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        (result["isError"] == true, text, line)
+        let error = result["isError"] == true;
+        // A tool error names its tool first; the cause follows.
+        let text = match text.strip_prefix(&format!("{tool}: ")) {
+            Some(cause) if error => cause.to_string(),
+            _ if error => panic!("a {tool} error that does not name its tool: {text}"),
+            _ => text,
+        };
+        (error, text, line)
     }
 
     /// A ping answered: the session is alive.
@@ -674,7 +681,7 @@ fn standard_input_is_refused_and_the_requests_after_it_are_answered() {
     assert_eq!(replies[0]["result"]["isError"], true);
     let text = replies[0]["result"]["content"][0]["text"].as_str().unwrap();
     assert!(
-        text.starts_with("refused: \"-\" (standard input) is the protocol's own stream"),
+        text.starts_with("triage: refused: \"-\" (standard input) is the protocol's own stream"),
         "{text}"
     );
     assert_eq!(replies[1]["id"], 51);

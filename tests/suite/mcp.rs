@@ -61,21 +61,97 @@ fn cli_json(args: &[&str]) -> Value {
     report.unwrap_or_else(|| panic!("mdiag {args:?} printed no JSON: {stderr}"))
 }
 
-/// The tool's one text block.
+/// The tool's text block: an error's message, or an answer's headline
+/// and next command (the report follows it as a JSON block).
 fn text(result: &CallToolResult) -> String {
-    assert_eq!(result.content.len(), 1, "{result:?}");
+    let blocks = if result.is_error == Some(true) { 1 } else { 2 };
+    assert_eq!(result.content.len(), blocks, "{result:?}");
     result.content[0]
         .as_text()
         .map(|t| t.text.clone())
         .expect("a text block")
 }
 
+/// The report, which the answer carries twice: as structured content and
+/// as a JSON text block after the headline, for a client that hands its
+/// model only the text.
 fn structured(result: &CallToolResult, what: &str) -> Value {
     assert_eq!(result.is_error, Some(false), "{what}: {}", text(result));
-    result
+    let report = result
         .structured_content
         .clone()
-        .unwrap_or_else(|| panic!("{what}: no structured content"))
+        .unwrap_or_else(|| panic!("{what}: no structured content"));
+    let block = &result.content[1].as_text().expect("a JSON text block").text;
+    let as_text: Value = serde_json::from_str(block).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(as_text, report, "{what}: the JSON block is not the report");
+    report
+}
+
+/// Where `value` does not fit `schema`, for the part of JSON Schema the
+/// tools' output schemas use: type, const, enum, required, properties,
+/// items, minimum.
+fn misfits(schema: &Value, value: &Value, at: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let type_name = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    if let Some(t) = schema.get("type") {
+        let allowed: Vec<&str> = match t {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let actual = type_name(value);
+        let fits =
+            allowed.contains(&actual) || (actual == "integer" && allowed.contains(&"number"));
+        if !fits {
+            out.push(format!("{at}: {actual}, not {allowed:?}"));
+            return out;
+        }
+    }
+    if let Some(c) = schema.get("const")
+        && c != value
+    {
+        out.push(format!("{at}: {value}, not {c}"));
+    }
+    if let Some(Value::Array(options)) = schema.get("enum")
+        && !options.contains(value)
+    {
+        out.push(format!("{at}: {value}, not one of {options:?}"));
+    }
+    if let (Some(min), Some(n)) = (
+        schema.get("minimum").and_then(Value::as_f64),
+        value.as_f64(),
+    ) && n < min
+    {
+        out.push(format!("{at}: {n} < {min}"));
+    }
+    if let Some(Value::Array(required)) = schema.get("required") {
+        for r in required.iter().filter_map(Value::as_str) {
+            if value.get(r).is_none() {
+                out.push(format!("{at}: no {r}"));
+            }
+        }
+    }
+    if let (Some(Value::Object(props)), Value::Object(fields)) = (schema.get("properties"), value) {
+        for (k, s) in props {
+            if let Some(v) = fields.get(k) {
+                out.extend(misfits(s, v, &format!("{at}.{k}")));
+            }
+        }
+    }
+    if let (Some(items), Value::Array(values)) = (schema.get("items"), value) {
+        for (i, v) in values.iter().enumerate() {
+            out.extend(misfits(items, v, &format!("{at}[{i}]")));
+        }
+    }
+    out
 }
 
 /// `fixtures/DIR/*.yaml` but the expectations, relative to the repository.
@@ -150,6 +226,16 @@ async fn initialize_and_list_four_tools_with_schemas() {
     assert_eq!(properties("snapshot_summary"), ["at", "lang", "snapshot"]);
     assert_eq!(required("snapshot_summary"), ["snapshot"]);
     for t in &tools {
+        let schema = t
+            .output_schema
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no outputSchema", t.name));
+        assert_eq!(schema.get("type"), Some(&json!("object")), "{}", t.name);
+        assert_eq!(
+            schema["properties"]["schema"]["const"], "mdiag/v1",
+            "{}",
+            t.name
+        );
         assert!(
             t.description.as_deref().is_some_and(|d| d.len() > 40),
             "{}",
@@ -518,8 +604,14 @@ async fn failures_are_tool_errors_with_the_cli_message() {
         assert_eq!(result.is_error, Some(true), "{tool} {args}: {result:?}");
         assert!(result.structured_content.is_none());
         let (_, stderr) = cli(&cli_args);
+        // The CLI's message, after the tool's name.
         assert_eq!(
-            format!("mdiag: {}\n", text(&result)),
+            format!(
+                "mdiag: {}\n",
+                text(&result)
+                    .strip_prefix(&format!("{tool}: "))
+                    .unwrap_or("")
+            ),
             stderr,
             "{tool} {args}"
         );
@@ -558,7 +650,87 @@ async fn failures_are_tool_errors_with_the_cli_message() {
     ] {
         let result = call(&client, "trace", args.clone()).await;
         assert_eq!(result.is_error, Some(true), "{args}");
-        assert_eq!(format!("mdiag: {}\n", text(&result)), stderr, "{args}");
+        assert_eq!(
+            format!(
+                "mdiag: {}\n",
+                text(&result).strip_prefix("trace: ").unwrap_or("")
+            ),
+            stderr,
+            "{args}"
+        );
     }
     client.cancel().await.unwrap();
+}
+
+/// Every answer fits the outputSchema its tool lists, on every demo and
+/// case fixture; and the check is not blind: a report with a wrong state
+/// or without its findings does not fit.
+#[tokio::test]
+async fn every_answer_fits_its_tools_output_schema() {
+    let client = start().await;
+    let tools = client.list_all_tools().await.unwrap();
+    let schema = |name: &str| -> Value {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        Value::Object(tool.output_schema.as_deref().unwrap().clone())
+    };
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for file in fixtures("demo").into_iter().chain(fixtures("lone")) {
+        let calls = [
+            (
+                "trace",
+                json!({"target": target_of(&file), "snapshot": file}),
+            ),
+            ("triage", json!({"all_namespaces": true, "snapshot": file})),
+            ("snapshot_summary", json!({"snapshot": file})),
+            ("explain", json!({"query": "crash-loop"})),
+        ];
+        for (tool, args) in calls {
+            let result = call(&client, tool, args.clone()).await;
+            if result.is_error == Some(true) {
+                wrong.push(format!("{tool} {args}: {}", text(&result)));
+                continue;
+            }
+            let report = structured(&result, &args.to_string());
+            checked += 1;
+            for m in misfits(&schema(tool), &report, tool) {
+                wrong.push(format!("{file}: {m}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(checked >= 60, "{checked}");
+    let trace = schema("trace");
+    let good = structured(
+        &call(
+            &client,
+            "trace",
+            json!({"target": "chart-demo", "snapshot": "fixtures/demo/crash-loop.yaml"}),
+        )
+        .await,
+        "crash-loop",
+    );
+    let mut bad = good.clone();
+    bad["verdict"]["state"] = json!("fine");
+    assert!(!misfits(&trace, &bad, "trace").is_empty());
+    let mut bad = good;
+    bad.as_object_mut().unwrap().remove("findings");
+    assert!(!misfits(&trace, &bad, "trace").is_empty());
+    client.cancel().await.unwrap();
+}
+
+/// The target a fixture's trace names: the demos' ModelService, or the
+/// workload of a lone object's file.
+fn target_of(file: &str) -> String {
+    if file.starts_with("fixtures/demo/") {
+        return "chart-demo".into();
+    }
+    let text = std::fs::read_to_string(root().join(file)).unwrap();
+    let doc: Value = serde_saphyr::from_str(&text).unwrap();
+    let first = match doc.get("items") {
+        Some(items) => items[0].clone(),
+        None => doc,
+    };
+    let kind = first["kind"].as_str().unwrap().to_ascii_lowercase();
+    format!("{kind}/{}", first["metadata"]["name"].as_str().unwrap())
 }

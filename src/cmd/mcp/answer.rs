@@ -13,7 +13,7 @@ use super::{MAX_REPORT_BYTES, MAX_TEXT_BYTES};
 /// handle as `main` drives a command: a live triage's read holds borrows
 /// across its awaits that make its future not `Send`, and the analysis is
 /// CPU work that should not hold up the session's own tasks.
-pub(super) async fn answer<M, F>(work: M) -> CallToolResult
+pub(super) async fn answer<M, F>(tool: &str, work: M) -> CallToolResult
 where
     M: FnOnce() -> F + Send + 'static,
     F: Future<Output = anyhow::Result<(serde_json::Value, String)>>,
@@ -22,8 +22,8 @@ where
     let done = tokio::task::spawn_blocking(move || handle.block_on(work())).await;
     bounded(match done {
         Ok(Ok(answer)) => Ok(answer),
-        Ok(Err(err)) => Err(format!("{err:#}")),
-        Err(panic) => Err(format!("the tool stopped unexpectedly: {panic}")),
+        Ok(Err(err)) => Err(format!("{tool}: {err:#}")),
+        Err(panic) => Err(format!("{tool}: the tool stopped unexpectedly: {panic}")),
     })
 }
 
@@ -43,7 +43,15 @@ fn bounded(answer: Result<(serde_json::Value, String), String>) -> CallToolResul
                     "{why}\n{text}"
                 )))]);
             }
-            let mut result = CallToolResult::success(vec![ContentBlock::text(cut(text))]);
+            // The report as text too, for a client that passes a model
+            // only the content blocks; written inert as every JSON mdiag
+            // writes.
+            let json = mdiag_render::encode(&report, mdiag_render::Encoding::Json)
+                .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+            let mut result = CallToolResult::success(vec![
+                ContentBlock::text(cut(text)),
+                ContentBlock::text(json),
+            ]);
             result.structured_content = Some(report);
             result
         }
@@ -90,9 +98,12 @@ mod tests {
             2 * MAX_TEXT_BYTES
         )));
         assert_eq!(r.is_error, Some(true));
-        let short = bounded(Ok((serde_json::json!({}), "headline".into())));
+        let short = bounded(Ok((serde_json::json!({"a": 1}), "headline".into())));
         assert_eq!(text(&short), "headline");
         assert_eq!(short.is_error, Some(false));
+        let json: serde_json::Value =
+            serde_json::from_str(&short.content[1].as_text().unwrap().text).unwrap();
+        assert_eq!(json, serde_json::json!({"a": 1}));
     }
 
     #[test]

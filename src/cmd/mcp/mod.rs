@@ -5,8 +5,11 @@
 //! the same code path (`trace::diagnose`, `triage::answer`,
 //! `explain::answer`), so the two cannot tell different stories. A tool
 //! answers with the `mdiag/v1` report as structured content (what
-//! `-o json` prints) and a short text: the headline and the `next`
-//! command. A failure is a tool error carrying the message the CLI prints.
+//! `-o json` prints, described by the tool's `outputSchema`), a short text
+//! (the headline and the `next` command) and the report again as a JSON
+//! text block, for a client that hands a model only the text. A failure
+//! is a tool error naming the tool and carrying the message the CLI
+//! prints.
 //!
 //! What a call may read is pinned when the server starts (`scope`: the
 //! cluster, the namespaces; `confine`: the files), the messages it reads
@@ -26,6 +29,7 @@ use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 mod answer;
 mod confine;
 mod params;
+mod schemas;
 mod scope;
 pub mod transport;
 
@@ -80,15 +84,18 @@ impl Mdiag {
     /// rollout stopped, why (findings with evidence), and the command to
     /// run next. The structured content is `mdiag trace -o json` (schema
     /// mdiag/v1); the text is the headline and the next command.
-    #[tool(annotations(
+    #[tool(
+        output_schema = schemas::trace(),
+        annotations(
         title = "Trace a rollout",
         read_only_hint = true,
         open_world_hint = true
-    ))]
+    )
+    )]
     async fn trace(&self, Parameters(p): Parameters<TraceParams>) -> CallToolResult {
         let call =
             scope::short(&[("target", Some(&p.target))]).and_then(|()| self.call(&p.source, false));
-        answer(move || async move {
+        answer("trace", move || async move {
             let call = call?;
             let request = TraceRequest {
                 lang: call.lang,
@@ -107,16 +114,19 @@ impl Mdiag {
     /// `all_namespaces`) by how broken it is, worst first, with what fails
     /// outside them. The structured content is `mdiag triage -o json`; the
     /// text is the count line and the worst workload's headline and next command.
-    #[tool(annotations(
+    #[tool(
+        output_schema = schemas::triage(),
+        annotations(
         title = "Triage workloads",
         read_only_hint = true,
         open_world_hint = true
-    ))]
+    )
+    )]
     async fn triage(&self, Parameters(p): Parameters<TriageParams>) -> CallToolResult {
         let call = scope::short(&[("selector", p.selector.as_deref())])
             .and_then(|()| self.call(&p.source, p.all_namespaces));
         let selector = p.selector.or_else(|| self.pins.defaults.selector.clone());
-        answer(move || async move {
+        answer("triage", move || async move {
             let call = call?;
             let lang = call.lang;
             let request = TriageRequest {
@@ -136,18 +146,21 @@ impl Mdiag {
     /// to tell it from its neighbours, the read-only check commands (with a
     /// target's real names), the fix and how to verify it. The structured
     /// content is `mdiag explain -o json`.
-    #[tool(annotations(
+    #[tool(
+        output_schema = schemas::explain(),
+        annotations(
         title = "Explain a symptom",
         read_only_hint = true,
         open_world_hint = true
-    ))]
+    )
+    )]
     async fn explain(&self, Parameters(p): Parameters<ExplainParams>) -> CallToolResult {
         let call = scope::short(&[
             ("query", p.query.as_deref()),
             ("target", p.target.as_deref()),
         ])
         .and_then(|()| self.call(&p.source, false));
-        answer(move || async move {
+        answer("explain", move || async move {
             let call = call?;
             let lang = call.lang;
             let request = ExplainRequest {
@@ -165,7 +178,10 @@ impl Mdiag {
     /// What a snapshot file holds: where and when it was captured, its
     /// target, objects per kind, logs, what could not be read, what was
     /// redacted, and the triage of every workload in it.
-    #[tool(annotations(title = "Summarise a snapshot file", read_only_hint = true))]
+    #[tool(
+        output_schema = schemas::snapshot_summary(),
+        annotations(title = "Summarise a snapshot file", read_only_hint = true)
+    )]
     async fn snapshot_summary(&self, Parameters(p): Parameters<SummaryParams>) -> CallToolResult {
         let source = Source {
             snapshot: Some(p.snapshot),
@@ -174,7 +190,7 @@ impl Mdiag {
             ..Source::default()
         };
         let call = self.call(&source, false);
-        answer(move || async move {
+        answer("snapshot_summary", move || async move {
             let call = call?;
             let (path, file) = call
                 .file()
