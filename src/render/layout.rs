@@ -25,8 +25,10 @@ pub fn pad_left(text: &str, columns: usize) -> String {
 }
 
 /// Prose wrapped to `columns`: the first line starts with `first`, the
-/// others with `rest`. A word wider than a line is broken (a URL or a CJK
-/// run has nowhere else to go).
+/// others with `rest`. A word is never broken: a name, an image reference
+/// or a URL wider than the line stands alone on its line and overflows it,
+/// so it still copies whole with a double click (a CJK run is broken
+/// between its characters, as Chinese is written).
 pub fn wrap(text: &str, columns: usize, first: &str, rest: &str) -> Vec<String> {
     let text = text.trim();
     if text.is_empty() {
@@ -35,7 +37,7 @@ pub fn wrap(text: &str, columns: usize, first: &str, rest: &str) -> Vec<String> 
     let options = textwrap::Options::new(columns.max(width(rest) + 8))
         .initial_indent(first)
         .subsequent_indent(rest)
-        .break_words(true)
+        .break_words(false)
         // First fit never passes the width; optimal fit may overflow a
         // line by a column or two when that balances the paragraph.
         .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit)
@@ -145,10 +147,126 @@ pub fn wrap_at_most(
     if lines.len() > max && max > 0 {
         lines.truncate(max);
         if let Some(last) = lines.last_mut() {
-            *last = cut(&format!("{last} …"), columns);
+            // Whole words, then the mark: never `th…`, unless that would
+            // leave out a long word at its end (then cut inside it).
+            let full = width(last.trim_end());
+            let mut kept = last.trim_end().to_string();
+            while width(&kept) + 2 > columns {
+                match kept.trim_end().rfind(' ') {
+                    Some(space) if !kept[..space].trim().is_empty() => kept.truncate(space),
+                    _ => break,
+                }
+            }
+            *last = if width(&kept) + 2 <= columns && full.saturating_sub(width(&kept)) <= 12 {
+                format!("{kept} …")
+            } else {
+                cut(&format!("{} …", last.trim_end()), columns)
+            };
         }
     }
     lines
+}
+
+/// A message from the cluster in at most `max` lines, keeping what tells
+/// it apart: Kubernetes and containerd put the cause last (`... i/o
+/// timeout`, `... insufficient_scope`), so a message too long is first
+/// rid of the references it repeats (an image named in every clause),
+/// then kept as its first line, `…`, and as much of its end as fits.
+pub fn wrap_keeping_tail(
+    text: &str,
+    columns: usize,
+    first: &str,
+    rest: &str,
+    max: usize,
+) -> Vec<String> {
+    let lines = wrap(text, columns, first, rest);
+    if lines.len() <= max || max == 0 {
+        return lines;
+    }
+    let text = without_repeats(text);
+    let lines = wrap(&text, columns, first, rest);
+    if lines.len() <= max {
+        return lines;
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    // Keep the head's first line (what the message is about) when there
+    // is room for a tail beside it; with one line, only the tail.
+    let (head, skip) = if max > 1 {
+        let head = lines[0].clone();
+        // The words of the text on it (not those of its label).
+        let on_it = lines[0].split_whitespace().count();
+        (
+            Some(head),
+            on_it.saturating_sub(first.split_whitespace().count()),
+        )
+    } else {
+        (None, 0)
+    };
+    let room = if head.is_some() { max - 1 } else { max };
+    let lead = if head.is_some() { rest } else { first };
+    for k in skip.max(1)..words.len() {
+        let tail = format!("… {}", words[k..].join(" "));
+        let tail_lines = wrap(&tail, columns, lead, rest);
+        if tail_lines.len() <= room {
+            return head.into_iter().chain(tail_lines).collect();
+        }
+    }
+    // Not even its last word fits (a Pod's name with its UID): the head
+    // then, which at least says what it is.
+    wrap_at_most(&text, columns, first, rest, max)
+}
+
+/// `text` with each quoted reference it already named left out after its
+/// first mention (`"registry.example.com/m:v1"` becomes `"…"`), as long
+/// references repeat in the clauses a runtime error is built of; and
+/// without the scheduler's closing `preemption: ...` clause, which counts
+/// the nodes again and says no Pod could be evicted for this one, not why
+/// it does not fit.
+pub fn without_repeats(text: &str) -> String {
+    let text = match text.find(" preemption: ") {
+        Some(at) if text[..at].contains("nodes are available") => {
+            // What follows the clause (`(and 1 more Pod)`) stays.
+            let clause_end = text[at..].find(" (").map_or(text.len(), |end| at + end);
+            format!("{}{}", &text[..at], &text[clause_end..])
+        }
+        _ => text.to_string(),
+    };
+    let text = text.as_str();
+    const SHORTEST: usize = 12;
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('"') {
+        let Some(close) = rest[open + 1..].find('"').map(|c| open + 1 + c) else {
+            break;
+        };
+        let inner = &rest[open + 1..close];
+        let said = &text[..text.len() - rest.len() + open];
+        out.push_str(&rest[..open]);
+        if inner.chars().count() >= SHORTEST && said.contains(inner) {
+            out.push_str("\"…\"");
+        } else {
+            out.push_str(&rest[open..=close]);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` on one line of at most `columns`: when it must be shortened,
+/// `…` and its last whole words, where a cluster's message says why.
+pub fn cut_keeping_tail(text: &str, columns: usize) -> String {
+    if width(text) <= columns {
+        return text.to_string();
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    for k in 1..words.len() {
+        let tail = format!("…{}", words[k..].join(" "));
+        if width(&tail) <= columns {
+            return tail;
+        }
+    }
+    cut(text, columns)
 }
 
 /// `text` on one line of at most `columns`, ending in `…` when cut.
@@ -352,6 +470,33 @@ mod tests {
     #[test]
     fn a_cut_line_ends_in_an_ellipsis_and_fits() {
         assert_eq!(cut("short", 10), "short");
+        // The cause at the end of a pull error survives shortening; the
+        // image it names in every clause is said once.
+        let pull = "image r.example.com/m:v1: Failed to pull image \"r.example.com/m:v1\": failed to pull and unpack image \"r.example.com/m:v1\": failed to resolve reference \"r.example.com/m:v1\": pull access denied, repository does not exist or may require authorization: insufficient_scope";
+        let lines = wrap_keeping_tail(pull, 60, "    ", "    ", 3);
+        assert!(lines.len() <= 3, "{lines:#?}");
+        assert!(
+            lines.last().unwrap().ends_with("insufficient_scope"),
+            "{lines:#?}"
+        );
+        assert!(lines[0].contains("image r.example.com/m:v1:"), "{lines:#?}");
+        let joined = lines.join(" ");
+        assert_eq!(joined.matches("r.example.com/m:v1").count(), 1, "{joined}");
+        // The scheduler's cause is its filter, not its preemption clause.
+        let pending = "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod. (x2)";
+        assert_eq!(
+            without_repeats(pending),
+            "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. (x2)"
+        );
+        // What fits is left alone.
+        assert_eq!(
+            wrap_keeping_tail("a short one", 60, "", "", 1),
+            ["a short one"]
+        );
+        // A name wider than the line is not broken.
+        let name = "chart-demo-ndb2px55kr-w5z79-with-a-long-suffix";
+        let lines = wrap(&format!("pod {name} is waiting"), 20, "", "");
+        assert!(lines.iter().any(|l| l == name), "{lines:#?}");
         let c = cut("FATAL missing env MODEL_PATH", 12);
         assert_eq!(c, "FATAL missi…");
         assert_eq!(width(&cut(&"模型".repeat(20), 11)), 11);

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::Style;
-use crate::layout::{self, cut, width, wrap};
+use crate::layout::{self, width, wrap};
 use mdiag_core::analysis::{Finding, Step};
 use mdiag_core::catalogue::{Lang, Message, Severity};
 
@@ -65,13 +65,16 @@ pub fn severity_word(severity: Severity, lang: Lang) -> String {
     .render(lang)
 }
 
-/// What could not be read, one line each under a heading (wrapped with -v,
-/// else cut to the width).
+/// What could not be read, one line each under a heading, wrapped. The
+/// kinds a dump lacks in one namespace are one line and one `kubectl get`
+/// of them all, not the same sentence once per kind.
 pub fn gap_lines(gaps: &[mdiag_core::model::Gap], style: &Style) -> String {
     let mut out = String::new();
     if gaps.is_empty() {
         return out;
     }
+    let grouped = group_dump_gaps(gaps);
+    let gaps = grouped.as_slice();
     let line_of = |g: &mdiag_core::model::Gap| {
         // A kind missing from a file is about the file, not a cluster scope.
         let scope = match (&g.namespace, &g.complete_with) {
@@ -102,15 +105,19 @@ pub fn gap_lines(gaps: &[mdiag_core::model::Gap], style: &Style) -> String {
             );
         }
     };
-    if !style.verbose && gaps.len() == 1 {
+    // Wrapped, never cut: the reason is the apiserver's or the file's
+    // whole sentence.
+    if gaps.len() == 1 {
         let heading = style.labels().gaps_one;
-        let room = style.width.saturating_sub(width(heading));
-        let _ = writeln!(
-            out,
-            "{}{}",
-            style.warn(heading),
-            cut(&line_of(&gaps[0]), room)
-        );
+        let indent = " ".repeat(width(heading));
+        let lines = wrap(&line_of(&gaps[0]), style.width, &indent, "  ");
+        for (i, line) in lines.into_iter().enumerate() {
+            if i == 0 {
+                let _ = writeln!(out, "{}{}", style.warn(heading), line.trim_start());
+            } else {
+                let _ = writeln!(out, "{line}");
+            }
+        }
         complete(&mut out, &gaps[0]);
         return out;
     }
@@ -121,12 +128,7 @@ pub fn gap_lines(gaps: &[mdiag_core::model::Gap], style: &Style) -> String {
             .map(|l| style.warn(&l)),
     );
     for g in gaps {
-        let line = line_of(g);
-        if style.verbose {
-            push_lines(&mut out, wrap(&line, style.width, "  ", "    "));
-        } else {
-            let _ = writeln!(out, "  {}", cut(&line, style.width.saturating_sub(2)));
-        }
+        push_lines(&mut out, wrap(&line_of(g), style.width, "  ", "    "));
         complete(&mut out, g);
     }
     out
@@ -150,4 +152,44 @@ pub(crate) fn others(f: &Finding) -> usize {
         .get("also")
         .and_then(|n| n.parse::<usize>().ok())
         .unwrap_or(0)
+}
+
+/// Gaps of kinds a dump does not hold, one per namespace and reason, the
+/// resources joined (`replicasets,pods`) as `kubectl get` takes them; every
+/// other gap as it is, in order.
+fn group_dump_gaps(gaps: &[mdiag_core::model::Gap]) -> Vec<mdiag_core::model::Gap> {
+    let mut out: Vec<mdiag_core::model::Gap> = Vec::new();
+    for g in gaps {
+        let joined = g.complete_with.is_some()
+            && out.iter_mut().any(|o| {
+                let same = o.complete_with.is_some()
+                    && o.namespace == g.namespace
+                    && o.reason == g.reason
+                    && o.verb == g.verb
+                    && o.read_in == g.read_in;
+                if same {
+                    o.resource = format!("{},{}", o.resource, g.resource);
+                    if let Some(c) = &mut o.complete_with {
+                        let argv: Vec<String> = c
+                            .argv()
+                            .iter()
+                            .enumerate()
+                            .map(|(i, w)| {
+                                if i == 2 {
+                                    o.resource.clone()
+                                } else {
+                                    w.clone()
+                                }
+                            })
+                            .collect();
+                        *c = mdiag_core::command::Command::new(argv);
+                    }
+                }
+                same
+            });
+        if !joined {
+            out.push(g.clone());
+        }
+    }
+    out
 }

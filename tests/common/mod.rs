@@ -137,3 +137,17 @@ pub fn expected_fixtures() -> Vec<(String, String)> {
     assert!(out.len() > 40, "{} fixtures", out.len());
     out
 }
+
+/// The one overflow the views allow besides a shell word: a name, an
+/// image reference or a field path wider than what is left of its line.
+/// Wrapping never breaks one (it would not copy whole), so it ends a line
+/// of its own, after at most a label.
+pub fn one_long_token(line: &str, width: usize) -> bool {
+    use unicode_width::UnicodeWidthStr;
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let Some((last, before)) = tokens.split_last() else {
+        return false;
+    };
+    let rest: usize = before.iter().map(|t| t.width() + 1).sum::<usize>();
+    last.width() >= 16 && before.len() <= 2 && rest < width
+}

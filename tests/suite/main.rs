@@ -49,5 +49,6 @@ mod triage_lone;
 mod triage_outside;
 mod triage_shards;
 mod versions;
+mod view_widths;
 mod views;
 mod zh_words;

@@ -109,7 +109,7 @@ fn a_dump_without_replicasets_and_services_is_judged_by_the_deployments_status_a
     );
     assert!(text.contains("not in the file"), "{text}");
     assert!(
-        text.contains("add it to the dump: kubectl get services -A -o yaml"),
+        text.contains("add it to the dump: kubectl get replicasets,services,endpointslices,events,leases -A -o yaml"),
         "{text}"
     );
     assert!(text.contains("Service: not read"), "{text}");

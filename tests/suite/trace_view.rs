@@ -46,7 +46,9 @@ fn one_unbreakable_word(line: &str) -> bool {
 
 fn too_wide(text: &str, width: usize) -> Vec<String> {
     text.lines()
-        .filter(|l| columns(l) > width && !one_unbreakable_word(l))
+        .filter(|l| {
+            columns(l) > width && !one_unbreakable_word(l) && !common::one_long_token(l, width)
+        })
         .map(|l| format!("{:>3} {l}", columns(l)))
         .collect()
 }
@@ -75,7 +77,7 @@ fn no_line_of_the_view_is_wider_than_the_width() {
                 // paste, may be wider, on a line of its own.
                 overflowing.extend(
                     out.lines()
-                        .filter(|l| columns(l) > width)
+                        .filter(|l| columns(l) > width && !common::one_long_token(l, width))
                         .map(|l| l.trim().trim_end_matches(" \\").to_string()),
                 );
                 for line in too_wide(&out, width) {
@@ -94,7 +96,7 @@ fn no_line_of_the_view_is_wider_than_the_width() {
             let (_, out, _) = run(&["trace", &target, "--snapshot", &file, "-v", "--lang", lang]);
             overflowing.extend(
                 out.lines()
-                    .filter(|l| columns(l) > 80)
+                    .filter(|l| columns(l) > 80 && !common::one_long_token(l, 80))
                     .map(|l| l.trim().trim_end_matches(" \\").to_string()),
             );
             for line in too_wide(&out, 80) {
@@ -126,7 +128,12 @@ fn columns_sets_the_width_of_a_pipe_and_width_overrides_it() {
         .output()
         .unwrap();
     let at_120 = String::from_utf8(out.stdout).unwrap();
-    assert!(widest(&at_80) <= 80);
+    assert!(
+        at_80
+            .lines()
+            .all(|l| columns(l) <= 80 || common::one_long_token(l, 80)),
+        "{at_80}"
+    );
     assert!(widest(&at_120) > 80 && widest(&at_120) <= 120);
     let out = mdiag()
         .args(["trace", "chart-demo", "--snapshot", file, "--width", "100"])
@@ -141,7 +148,7 @@ fn columns_sets_the_width_of_a_pipe_and_width_overrides_it() {
 }
 
 #[test]
-fn the_crash_loop_demo_fits_in_40_lines() {
+fn the_crash_loop_demo_fits_on_one_screen() {
     for file in [
         "fixtures/demo/snapshot-crash-loop.yaml",
         "fixtures/demo/crash-loop.yaml",
@@ -150,7 +157,10 @@ fn the_crash_loop_demo_fits_in_40_lines() {
             let (code, out, _) = run(&["trace", "chart-demo", "--snapshot", file, "--lang", lang]);
             assert_eq!(code, Some(1));
             let lines = out.lines().count();
-            assert!(lines <= 40, "{file} --lang {lang}: {lines} lines\n{out}");
+            // One screen: 40 lines once; the Could-not-read line and the
+            // other findings' causes are now wrapped whole instead of cut
+            // to one line each.
+            assert!(lines <= 44, "{file} --lang {lang}: {lines} lines\n{out}");
         }
     }
 }

@@ -138,13 +138,28 @@ pub(super) fn finding_head(f: &Finding, style: &Style) -> (String, String) {
 /// Another finding, in one line: severity, id, subject, the detail cut.
 pub(super) fn finding_line(out: &mut String, f: &Finding, style: &Style) {
     let (plain, painted) = finding_head(f, style);
-    let detail = detail_with_others(f, style.lang);
-    if width(&plain) + 2 >= style.width {
-        let _ = writeln!(out, "{}", cut(&plain, style.width));
-        return;
+    let detail = layout::without_repeats(&detail_with_others(f, style.lang));
+    // The head names the object: the detail does not again.
+    let subject = f.subject.to_string();
+    let detail = detail
+        .strip_prefix(&subject)
+        .map_or(detail.as_str(), str::trim_start)
+        .to_string();
+    // Beside the head when it fits there whole; else under it, shortened
+    // to its end (the cause) when it must be. The head is never cut: it
+    // names the finding and its object.
+    let room = style.width.saturating_sub(width(&plain) + 2);
+    if width(&detail) <= room {
+        let _ = writeln!(out, "{painted}  {detail}");
+    } else {
+        if width(&plain) <= style.width {
+            let _ = writeln!(out, "{painted}");
+        } else {
+            push_lines(out, wrap(&plain, style.width, "", "      "));
+        }
+        let detail = layout::cut_keeping_tail(&detail, style.width.saturating_sub(4));
+        let _ = writeln!(out, "    {detail}");
     }
-    let room = style.width - width(&plain) - 2;
-    let _ = writeln!(out, "{painted}  {}", cut(&detail, room));
 }
 
 pub(super) fn finding(
@@ -173,7 +188,7 @@ pub(super) fn finding(
         if full {
             wrap(&detail, style.width, "    ", "    ")
         } else {
-            wrap_at_most(&detail, style.width, "    ", "    ", COMPACT_DETAIL_LINES)
+            layout::wrap_keeping_tail(&detail, style.width, "    ", "    ", COMPACT_DETAIL_LINES)
         },
     );
     evidence(out, f, full, style);
@@ -272,7 +287,7 @@ pub(super) fn evidence(out: &mut String, f: &Finding, full: bool, style: &Style)
             wrap(&text, style.width, &head, &rest)
         } else {
             let max = if has_log { 1 } else { COMPACT_EVIDENCE_LINES };
-            wrap_at_most(&text, style.width, &head, &rest, max)
+            layout::wrap_keeping_tail(&text, style.width, &head, &rest, max)
         };
         for (j, line) in lines.into_iter().enumerate() {
             if i == 0 && j == 0 {
@@ -329,8 +344,14 @@ pub(super) fn log_tail(out: &mut String, e: &Evidence, full: bool, style: &Style
             style.dim(&cut(&what, room))
         )],
     );
+    // -v shortens no log line: a long one wraps, its continuation set in.
     for line in lines {
-        push_lines(out, [format!("{rest}{}", cut(&layout::clean(line), room))]);
+        let line = layout::clean(line);
+        if full {
+            push_lines(out, wrap(&line, style.width, &rest, &format!("{rest}  ")));
+        } else {
+            push_lines(out, [format!("{rest}{}", cut(&line, room))]);
+        }
     }
 }
 

@@ -301,8 +301,13 @@ pub(super) fn timeline(out: &mut String, d: &Diagnosis, style: &Style) {
         };
         if note.is_empty() {
             push_lines(out, [lead]);
-        } else if style.width.saturating_sub(note_col) < 16 {
-            // Too narrow for notes beside the bars: under them.
+        } else if style.width.saturating_sub(note_col) < 16
+            || note
+                .split_whitespace()
+                .any(|w| width(w) > style.width.saturating_sub(note_col))
+        {
+            // Too narrow for notes beside the bars (or for a word of
+            // them, which is never broken): under them.
             push_lines(out, [lead]);
             push_lines(
                 out,
