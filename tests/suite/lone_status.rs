@@ -673,7 +673,7 @@ fn a_lone_job_says_it_rests_on_the_jobs_status() {
         ),
         (
             "job-suspended",
-            "SUSPENDED  0/1 completed, suspended: no Pod starts until it is resumed",
+            "SUSPENDED  0/1 completed; no Pod starts until it is resumed",
         ),
     ] {
         let r = report(file, "job/ledger-backfill");
