@@ -763,10 +763,14 @@ fn triaged(file: &str) -> (i32, Vec<(String, String, String)>, Value) {
     (out.status.code().unwrap_or(-1), rows, report)
 }
 
+/// The row mdiag gives a lone HPA or PDB: its lead finding's id and
+/// severity.
+type Row = Option<(&'static str, &'static str)>;
+
 /// Argo CD's HPA and PDB checks and kstatus's PDB rule, on a lone HPA or
-/// PDB triaged: (file, the peer's answer, mdiag's exit, its row: the lead
-/// finding's id and severity, none when nothing fails).
-const HPAS_AND_PDBS: &[(&str, &str, i32, Option<(&str, &str)>)] = &[
+/// PDB triaged: (file, the peer's answer, mdiag's exit, its row, none when
+/// nothing fails).
+const HPAS_AND_PDBS: &[(&str, &str, i32, Row)] = &[
     ("hpa-healthy", "Argo CD Healthy", 0, None),
     (
         "hpa-target-unreadable",
