@@ -15,7 +15,14 @@ fn word_id(d: &Diagnosis) -> &'static str {
     // A run to completion (a Job's Pods, a bare Pod that runs once): its
     // ladder ends at completed, and its states read as a run's.
     if d.steps.last().is_some_and(|s| s.step == Step::Completed) {
+        let suspended = d
+            .verdict
+            .serving
+            .status
+            .as_ref()
+            .is_some_and(|st| st.stage == Stage::Suspended);
         match d.verdict.state {
+            State::Progressing if suspended => return "headline.word_suspended",
             State::Serving => return "headline.word_complete",
             State::Progressing => return "headline.word_running",
             State::NotServing => return "headline.word_failed",
@@ -370,6 +377,7 @@ fn state_sentence(d: &Diagnosis, lang: Lang) -> String {
 /// the lead finding when there is a problem, and what it rests on.
 fn by_status(d: &Diagnosis, st: &StatusReading, lang: Lang) -> String {
     let body = match st.stage {
+        _ if st.kind == "Job" => job_status(st),
         Stage::Complete => Message::new("headline.status_complete"),
         Stage::NotObserved => Message::new("headline.status_not_observed"),
         Stage::DeadlineExceeded => Message::new("headline.status_deadline"),
@@ -378,6 +386,8 @@ fn by_status(d: &Diagnosis, st: &StatusReading, lang: Lang) -> String {
         Stage::Unavailable if st.kind == "StatefulSet" => Message::new("headline.status_not_ready"),
         Stage::Unavailable => Message::new("headline.status_unavailable"),
         Stage::RevisionPending => Message::new("headline.status_revision_pending"),
+        // Only a Job has these, and it is read above.
+        Stage::Running | Stage::Suspended | Stage::Failed => job_status(st),
     }
     .arg("available", st.available)
     .arg("desired", st.desired)
@@ -399,6 +409,23 @@ fn by_status(d: &Diagnosis, st: &StatusReading, lang: Lang) -> String {
             .render(lang),
     );
     out
+}
+
+/// A Job by its own status: its succeeded Pods against its completions,
+/// then where it stands (a failed one: how many Pods failed).
+fn job_status(st: &StatusReading) -> Message {
+    let head = Message::new("headline.run_completed")
+        .arg("n", st.available)
+        .arg("desired", st.desired);
+    let id = match st.stage {
+        Stage::Complete => return head,
+        Stage::NotObserved => "headline.run_not_started",
+        Stage::Suspended => "headline.run_suspended",
+        Stage::Failed => "headline.run_failed",
+        _ if st.old > 0 => "headline.run_retrying",
+        _ => "headline.run_running",
+    };
+    Message::new(id).arg("head", head).arg("failed", st.old)
 }
 
 /// Where the ladder stands when no finding says why: the last step and,
@@ -452,7 +479,10 @@ fn reason_id(reason: &str) -> &'static str {
 /// how many of its Pods completed, and for a failed run where it stopped
 /// and why.
 fn run_sentence(d: &Diagnosis, lang: Lang) -> Option<String> {
-    if d.steps.last().is_none_or(|s| s.step != Step::Completed) {
+    // A Job judged by its own status says so ([`by_status`]).
+    if d.steps.last().is_none_or(|s| s.step != Step::Completed)
+        || d.verdict.serving.status.is_some()
+    {
         return None;
     }
     let n = d

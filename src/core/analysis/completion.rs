@@ -117,6 +117,18 @@ pub fn judged_as_a_run(chain: &crate::chain::Chain) -> bool {
             && ladder_ends_at_completed(&chain.pods.iter().map(|p| p.pod).collect::<Vec<_>>()))
 }
 
+/// A bare Pod that runs to completion and has neither ended nor
+/// completed: it is still running, as a Job's run reads (`progressing`),
+/// whether or not it is Ready (Ready says nothing about finishing). A
+/// problem found meanwhile decides as for any Pod.
+pub fn still_running(chain: &crate::chain::Chain, pods: &[PodState], problems: bool) -> bool {
+    chain.job.is_none()
+        && judged_as_a_run(chain)
+        && !problems
+        && !chain.pods.iter().any(|p| ended(p.pod))
+        && !pods.iter().any(|p| p.moments.completed.reached)
+}
+
 /// The last rung of a run-to-completion ladder: every current Pod completed.
 pub fn completed_step(current: &[&PodState], replicas: &Replicas) -> StepState {
     let n = current

@@ -360,9 +360,12 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         out.push(super::jobs::job_step(run));
     }
 
+    // A bare Pod being deleted is still its target's one Pod: nothing
+    // replaces it, so the ladder stands where it got to.
+    let bare = chain.bare_pod();
     let current: Vec<&PodState> = pods
         .iter()
-        .filter(|p| p.current && !p.terminating)
+        .filter(|p| p.current && (!p.terminating || bare))
         .collect();
     let of = current.len();
     let pod_step = |step: Step, pick: fn(&Moments) -> Moment| {

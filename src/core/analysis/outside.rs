@@ -187,9 +187,11 @@ pub fn judge(
         let protects_a_workload = covered.pod_labels.iter().any(|(pod_ns, labels)| {
             pod_ns == ns && selector.is_some_and(|sel| label_selector_matches(sel, Some(labels)))
         });
-        // A PDB that expects no Pod protects nothing: no row.
+        // A PDB that expects no Pod protects nothing: no row. One its
+        // controller could not compute counts none but blocks every
+        // eviction of what it selects.
         let expects_pods = pdb.status.as_ref().is_some_and(|s| s.expected_pods > 0);
-        if protects_a_workload || !expects_pods {
+        if protects_a_workload || !(expects_pods || scaling::pdb_sync_failed(pdb).is_some()) {
             continue;
         }
         if let Some(f) = scaling::allows_no_disruption(pdb, &vars_in(ns)) {

@@ -3,10 +3,12 @@
 //! `workload-status` basis (docs/contract.md#basis). The stages follow the
 //! order in which `kubectl rollout status` checks them (its
 //! `DeploymentStatusViewer`, `StatefulSetStatusViewer` and
-//! `DaemonSetStatusViewer`), and kstatus's for a ReplicaSet, so that mdiag
-//! answers what they answer on the same object.
+//! `DaemonSetStatusViewer`), kstatus's for a ReplicaSet, and the Job
+//! controller's conditions for a Job, so that mdiag answers what they
+//! answer on the same object.
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::batch::v1::Job;
 use serde::Serialize;
 
 use crate::chain::{Chain, PodSet};
@@ -41,24 +43,35 @@ pub enum Stage {
     Unavailable,
     /// A StatefulSet whose Pods are ready but not all at the update revision.
     RevisionPending,
-    /// Every desired replica runs the current template and is available.
+    /// Every desired replica runs the current template and is available;
+    /// a Job: its required completions succeeded.
     Complete,
+    /// A Job started and not yet complete or failed.
+    Running,
+    /// A Job with `spec.suspend`: it starts no Pod until resumed.
+    Suspended,
+    /// A Job the controller failed (Failed or FailureTarget).
+    Failed,
 }
 
 /// A workload's status, as its verdict is decided on it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StatusReading {
-    /// `Deployment`, `StatefulSet`, `DaemonSet` or `ReplicaSet`.
+    /// `Deployment`, `StatefulSet`, `DaemonSet`, `ReplicaSet` or `Job`.
     pub kind: &'static str,
     pub stage: Stage,
+    /// Desired replicas; a Job's required completions.
     pub desired: i32,
-    /// Replicas of the current template (a ReplicaSet's are all current).
+    /// Replicas of the current template (a ReplicaSet's are all current);
+    /// a Job's succeeded Pods.
     pub updated: i32,
-    /// Available replicas (a StatefulSet: ready ones), of any template.
+    /// Available replicas (a StatefulSet: ready ones), of any template; a
+    /// Job's succeeded Pods, as a completed run counts as a Ready Pod.
     pub available: i32,
-    /// Replicas beyond the updated ones: older, pending termination.
+    /// Replicas beyond the updated ones: older, pending termination; a
+    /// Job's failed Pods.
     pub old: i32,
-    /// `spec.paused` (a Deployment).
+    /// `spec.paused` (a Deployment), `spec.suspend` (a Job).
     pub paused: bool,
 }
 
@@ -78,6 +91,9 @@ pub fn read(chain: &Chain) -> Option<StatusReading> {
         Some(PodSet::StatefulSet(s)) => return stateful_set(s),
         Some(PodSet::DaemonSet(s)) => return daemon_set(s),
         None => {}
+    }
+    if let Some(run) = &chain.job {
+        return run.job.map(job);
     }
     chain.lone_replica_set().and_then(replica_set)
 }
@@ -189,21 +205,32 @@ fn stateful_set(s: &StatefulSet) -> Option<StatusReading> {
 }
 
 /// kubectl's order: observed; updatedNumberScheduled < desired;
-/// numberAvailable < desired.
+/// numberAvailable < desired. An OnDelete set (kubectl refuses to answer
+/// for it) is complete once its Pods are available, as a StatefulSet's is
+/// and as Argo CD judges it: its older Pods wait to be deleted on purpose.
 fn daemon_set(s: &DaemonSet) -> Option<StatusReading> {
     let status = s.status.as_ref()?;
     let desired = status.desired_number_scheduled;
     let updated = status.updated_number_scheduled.unwrap_or(0);
     let available = status.number_available.unwrap_or(0);
+    let on_delete = s
+        .spec
+        .as_ref()
+        .and_then(|s| s.update_strategy.as_ref())
+        .and_then(|u| u.type_.as_deref())
+        == Some("OnDelete");
     let stage = if !observed(s.metadata.generation, status.observed_generation) {
         Stage::NotObserved
-    } else if updated < desired {
+    } else if updated < desired && !on_delete {
         Stage::Updating
     } else if available < desired {
         Stage::Unavailable
     } else {
         Stage::Complete
     };
+    // Held Pods count as current, as a StatefulSet's do once complete;
+    // availability is then counted against every desired Pod.
+    let updated = if on_delete { desired } else { updated };
     Some(StatusReading {
         kind: "DaemonSet",
         stage,
@@ -242,6 +269,36 @@ fn replica_set(r: &ReplicaSet) -> Option<StatusReading> {
         old: 0,
         paused: false,
     })
+}
+
+/// The Job controller's word, in the order kstatus reads it: Failed (or
+/// FailureTarget), Complete, then `spec.suspend`, then started or not
+/// (`status.startTime`). The state is [`super::jobs::state`]'s; this is
+/// what the headline says the verdict rests on.
+fn job(j: &Job) -> StatusReading {
+    let status = j.status.as_ref();
+    let suspended = j.spec.as_ref().and_then(|s| s.suspend) == Some(true);
+    let stage = if super::jobs::failure(j).is_some() {
+        Stage::Failed
+    } else if super::jobs::complete(j) {
+        Stage::Complete
+    } else if suspended {
+        Stage::Suspended
+    } else if status.and_then(|s| s.start_time.as_ref()).is_none() {
+        Stage::NotObserved
+    } else {
+        Stage::Running
+    };
+    let succeeded = status.and_then(|s| s.succeeded).unwrap_or(0);
+    StatusReading {
+        kind: "Job",
+        stage,
+        desired: j.spec.as_ref().and_then(|s| s.completions).unwrap_or(1),
+        updated: succeeded,
+        available: succeeded,
+        old: status.and_then(|s| s.failed).unwrap_or(0),
+        paused: suspended,
+    }
 }
 
 /// The state from a workload's status: unknown when something else the
@@ -284,5 +341,99 @@ pub fn decide(
         State::Degraded
     } else {
         State::Progressing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn daemon(strategy: &str, updated: i32, available: i32) -> DaemonSet {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "d", "generation": 3},
+            "spec": {
+                "selector": {},
+                "updateStrategy": {"type": strategy},
+                "template": {}
+            },
+            "status": {
+                "observedGeneration": 3,
+                "desiredNumberScheduled": 4,
+                "currentNumberScheduled": 4,
+                "numberMisscheduled": 0,
+                "numberReady": available,
+                "numberAvailable": available,
+                "updatedNumberScheduled": updated
+            }
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_on_delete_daemon_set_is_complete_once_its_pods_are_available() {
+        // Argo CD: an OnDelete set is healthy; its older Pods wait to be
+        // deleted on purpose.
+        let r = daemon_set(&daemon("OnDelete", 1, 4)).unwrap();
+        assert_eq!((r.stage, r.updated), (Stage::Complete, 4));
+        // Not while one is unavailable.
+        let r = daemon_set(&daemon("OnDelete", 1, 3)).unwrap();
+        assert_eq!(
+            (r.stage, r.available, r.updated),
+            (Stage::Unavailable, 3, 4)
+        );
+        // A rolling update with the same counts is still updating (kubectl).
+        let r = daemon_set(&daemon("RollingUpdate", 1, 4)).unwrap();
+        assert_eq!((r.stage, r.updated), (Stage::Updating, 1));
+    }
+
+    fn batch(spec: serde_json::Value, status: serde_json::Value) -> Job {
+        let mut spec = spec;
+        spec["template"] = serde_json::json!({});
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "j"},
+            "spec": spec,
+            "status": status
+        }))
+        .unwrap()
+    }
+
+    fn cond(kind: &str) -> serde_json::Value {
+        serde_json::json!({"type": kind, "status": "True"})
+    }
+
+    #[test]
+    fn a_job_reads_failed_complete_suspended_then_started() {
+        let stage = |spec, status| job(&batch(spec, status)).stage;
+        let started = serde_json::json!({"startTime": "2026-11-30T08:00:01Z", "active": 1});
+        assert_eq!(
+            stage(serde_json::json!({}), serde_json::json!({})),
+            Stage::NotObserved
+        );
+        assert_eq!(
+            stage(serde_json::json!({}), started.clone()),
+            Stage::Running
+        );
+        assert_eq!(
+            stage(
+                serde_json::json!({"suspend": true}),
+                serde_json::json!({"conditions": [cond("Suspended")]})
+            ),
+            Stage::Suspended
+        );
+        // A resumed Job whose Suspended condition lingers runs.
+        assert_eq!(
+            stage(serde_json::json!({"suspend": false}), started),
+            Stage::Running
+        );
+        let failed = serde_json::json!({
+            "startTime": "2026-11-30T08:00:01Z", "failed": 1,
+            "conditions": [cond("FailureTarget"), cond("Failed")]
+        });
+        assert_eq!(stage(serde_json::json!({}), failed.clone()), Stage::Failed);
+        let r = job(&batch(serde_json::json!({"completions": 4}), failed));
+        assert_eq!((r.desired, r.available, r.old), (4, 0, 1));
+        let done = serde_json::json!({"succeeded": 1, "conditions": [cond("Complete")]});
+        let r = job(&batch(serde_json::json!({}), done));
+        assert_eq!((r.stage, r.available, r.desired), (Stage::Complete, 1, 1));
     }
 }

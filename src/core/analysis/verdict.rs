@@ -97,8 +97,15 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
             problems,
         }),
     };
-    // A Job or CronJob is judged by the Job's own status.
-    let state = super::jobs::state(chain).unwrap_or(state);
+    // A Job or CronJob is judged by the Job's own status; a bare Pod that
+    // runs to completion, by whether it ended.
+    let state = super::jobs::state(chain).unwrap_or(
+        if super::completion::still_running(chain, &pods, problems) {
+            State::Progressing
+        } else {
+            state
+        },
+    );
     let healthy = state == State::Serving && !problems;
     let next = if healthy {
         None

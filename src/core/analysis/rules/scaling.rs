@@ -11,6 +11,7 @@ use crate::analysis::{Evidence, Finding, Step};
 use crate::chain::label_selector_matches;
 use crate::model::{ObjectRef, TemplateVars};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
 /// HPAs that scale this workload: by target, by ownership, or by name.
 fn related_hpas<'a>(ctx: &Ctx<'a>) -> Vec<&'a HorizontalPodAutoscaler> {
@@ -252,6 +253,18 @@ pub fn pdb_blocking(ctx: &Ctx) -> Vec<Finding> {
         .collect()
 }
 
+/// The DisruptionAllowed condition when the disruption controller could
+/// not compute the budget (reason SyncFailed): it then allows no
+/// disruption whatever the Pods' health.
+pub fn pdb_sync_failed(pdb: &PodDisruptionBudget) -> Option<&Condition> {
+    pdb.status
+        .as_ref()?
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "DisruptionAllowed" && c.reason == "SyncFailed" && c.status == "False")
+}
+
 /// The PDB allows no disruption now.
 pub fn allows_no_disruption(pdb: &PodDisruptionBudget, vars: &TemplateVars) -> Option<Finding> {
     let status = pdb.status.as_ref()?;
@@ -276,6 +289,13 @@ pub fn allows_no_disruption(pdb: &PodDisruptionBudget, vars: &TemplateVars) -> O
             status.disruptions_allowed, status.current_healthy, status.desired_healthy
         ),
     ));
+    if let Some(c) = pdb_sync_failed(pdb) {
+        f = f.evidence(Evidence::new(
+            format!("pdb/{name}"),
+            "status.conditions[DisruptionAllowed]",
+            format!("{} {}: {}", c.status, c.reason, c.message),
+        ));
+    }
     f.vars = vars.clone();
     f.vars.insert("pdb".into(), name.to_string());
     Some(f)
