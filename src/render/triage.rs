@@ -94,6 +94,8 @@ fn short_kind(kind: &str) -> &str {
         "StatefulSet" => "sts",
         "DaemonSet" => "ds",
         "ReplicaSet" => "rs",
+        "Job" => "job",
+        "CronJob" => "cj",
         "Pod" => "pod",
         "Service" => "svc",
         "HorizontalPodAutoscaler" => "hpa",
@@ -173,17 +175,15 @@ struct TableRow {
 }
 
 /// Which columns fit in `room`, and the width each takes: the workload
-/// always, the namespace when the rows are in more than one (else the
-/// count line names it, as `kubectl get -n` leaves it out), the finding
-/// unless it goes under the row (`stacked`); then, each while it still
-/// fits, the state, the ready count, the time since the last step and the
+/// and its finding always, the namespace when the rows are in more than
+/// one (else the count line names it, as `kubectl get -n` leaves it out);
+/// then, each while it still fits, the state, the ready count, the time since the last step and the
 /// step. A column no row fills (`-` is no fill) is left out. Prose in the
 /// finding column counts only as wide as its header: it is what gives way.
 fn columns_shown(
     rows: &[TableRow],
     headers: &[String; 7],
     namespaces: bool,
-    stacked: bool,
     room: usize,
 ) -> ([bool; 7], [usize; 7]) {
     let mut widths = headers.each_ref().map(|h| layout::width(h));
@@ -198,7 +198,7 @@ fn columns_shown(
     }
     let mut shown = [false; 7];
     shown[Col::Workload.at()] = true;
-    shown[Col::Finding.at()] = !stacked;
+    shown[Col::Finding.at()] = true;
     shown[Col::Namespace.at()] = namespaces;
     for col in [Col::State, Col::Ready, Col::Since, Col::Step] {
         if !filled[col.at()] {
@@ -237,17 +237,20 @@ fn table_line(cells: &[Cell; 7], shown: &[bool; 7], widths: &[usize; 7]) -> Stri
 
 /// The table of `rows`, fitted to the width like `kubectl get`: one line
 /// a row with the columns that fit (see [`columns_shown`]); prose in the
-/// finding column is cut to the room left, names and ids never. When even
-/// the workload, its namespace and its finding id are wider than the
-/// width, the finding goes under its row instead. With `-v`, each row's
-/// lines under it.
+/// finding column is cut to the room left, names and ids never. When the
+/// workload, its namespace and the widest finding id do not fit side by
+/// side, only those are shown, the finding last and as wide as its own
+/// text, and a row whose finding still does not fit has it on a line of
+/// its own under it. With `-v`, each row's lines under it.
 fn rows_table(mut rows: Vec<TableRow>, namespaces: bool, style: &Style) -> String {
     let headers = COLUMNS.map(|c| Message::new(c.header()).render(style.lang));
     let finding = Col::Finding.at();
-    let (mut shown, mut widths) = columns_shown(&rows, &headers, namespaces, false, style.width);
-    let stacked = line_width(&shown, &widths) > style.width;
-    if stacked {
-        (shown, widths) = columns_shown(&rows, &headers, namespaces, true, style.width);
+    let (mut shown, mut widths) = columns_shown(&rows, &headers, namespaces, style.width);
+    let ragged = line_width(&shown, &widths) > style.width;
+    if ragged {
+        shown = [false; 7];
+        shown[Col::Namespace.at()] = namespaces;
+        shown[Col::Workload.at()] = true;
     } else {
         // The room the other columns leave, for the prose.
         let room = style.width - line_width(&shown, &widths) + widths[finding];
@@ -259,27 +262,41 @@ fn rows_table(mut rows: Vec<TableRow>, namespaces: bool, style: &Style) -> Strin
             widths[finding] = widths[finding].max(layout::width(&cell.plain));
         }
     }
+    // Ragged: whether the finding's own text fits after the names.
+    let after_names = |text: &str| {
+        let mut w = widths;
+        w[finding] = layout::width(text);
+        let mut with = shown;
+        with[finding] = true;
+        ragged && line_width(&with, &w) <= style.width
+    };
+    let line = |cells: &[Cell; 7], finding_too: bool| {
+        let mut with = shown;
+        with[finding] |= finding_too;
+        table_line(cells, &with, &widths)
+    };
     let mut out = String::new();
-    let header = headers.map(Cell::text);
-    out.push_str(&table_line(&header, &shown, &widths));
+    let header_beside = !ragged || after_names(&headers[finding]);
+    out.push_str(&line(&headers.map(Cell::text), header_beside));
     out.push('\n');
     for row in &rows {
-        out.push_str(&table_line(&row.cells, &shown, &widths));
+        let cell = &row.cells[finding];
+        let beside = !ragged || after_names(&cell.plain);
+        out.push_str(&line(&row.cells, beside));
         out.push('\n');
-        if stacked {
+        if !beside {
             // An id whole on its line; prose wrapped.
-            let cell = &row.cells[finding];
-            if !row.prose {
-                out.push_str(&format!("{DETAIL}{}\n", cell.painted));
-            } else {
-                for line in layout::wrap(&cell.plain, style.width, DETAIL, DETAIL_REST) {
-                    out.push_str(&line);
+            if row.prose {
+                for l in layout::wrap(&cell.plain, style.width, DETAIL, DETAIL_REST) {
+                    out.push_str(&l);
                     out.push('\n');
                 }
+            } else {
+                out.push_str(&format!("{DETAIL}{}\n", cell.painted));
             }
         }
-        for line in &row.detail {
-            out.push_str(line);
+        for l in &row.detail {
+            out.push_str(l);
             out.push('\n');
         }
     }
@@ -411,31 +428,22 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
 }
 
 /// What users get, as a count: ready endpoints of every revision, a
-/// worker's Ready Pods, or the workload's available replicas; `?` when it
-/// was not read (unknown, not 0). With its word (`2/2 available`) for -v.
-fn ready_count(d: &Diagnosis, lang: Lang) -> (String, Option<String>) {
+/// worker's Ready Pods, or the workload's available replicas, of those
+/// desired; `?` when it was not read (unknown, not 0); a run's completed
+/// Pods. The headline's sentence (`-v`) says which it is.
+fn ready_count(d: &Diagnosis) -> String {
     let s = &d.verdict.serving;
     let desired = s.desired;
-    if let Some(st) = &s.status {
-        let word = Message::new("triage.available")
-            .arg("available", st.available)
-            .arg("desired", desired);
-        return (
-            format!("{}/{desired}", st.available),
-            Some(word.render(lang)),
-        );
-    }
-    if s.counts_ready() {
-        let ready = d.revisions.iter().map(|r| r.ready).sum::<i32>();
-        let word = Message::new("triage.ready")
-            .arg("ready", ready)
-            .arg("desired", desired);
-        return (format!("{ready}/{desired}"), Some(word.render(lang)));
-    }
-    match s.ready_endpoints {
-        Some(n) => (format!("{n}/{desired}"), None),
-        None => (format!("?/{desired}"), None),
-    }
+    let n = if let Some(n) = super::headline::completed(d) {
+        n.to_string()
+    } else if let Some(st) = &s.status {
+        st.available.to_string()
+    } else if s.counts_ready() {
+        d.revisions.iter().map(|r| r.ready).sum::<i32>().to_string()
+    } else {
+        s.ready_endpoints.map_or("?".to_string(), |n| n.to_string())
+    };
+    format!("{n}/{desired}")
 }
 
 fn workload_row(d: &Diagnosis, style: &Style) -> TableRow {
@@ -476,7 +484,7 @@ fn workload_row(d: &Diagnosis, style: &Style) -> TableRow {
             .map(|t| format_duration((d.now.as_second() - t.as_second()).max(0)))
             .unwrap_or_default()
     };
-    let (ready, _) = ready_count(d, lang);
+    let ready = ready_count(d);
     let state = Cell {
         plain: super::headline::word(d, lang),
         painted: super::headline::painted_word(d, style),
@@ -568,17 +576,12 @@ const DETAIL_REST: &str = "      ";
 /// headline's sentence, with the step and the count), each finding, and
 /// its Pods, one line for alike ones.
 fn workload_detail(d: &Diagnosis, style: &Style) -> Vec<String> {
-    let lang = style.lang;
-    let mut lines = Vec::new();
-    let (_, ready_words) = ready_count(d, lang);
-    let mut facts = vec![super::headline::sentence(d, lang)];
-    facts.extend(ready_words);
-    lines.extend(layout::wrap(
-        &facts.join(" · "),
+    let mut lines = layout::wrap(
+        &super::headline::sentence(d, style.lang),
         style.width,
         DETAIL,
         DETAIL_REST,
-    ));
+    );
     for f in &d.findings {
         lines.extend(finding_lines(f, style));
     }
