@@ -177,9 +177,11 @@ struct TableRow {
 /// Which columns fit in `room`, and the width each takes: the workload
 /// and its finding always, the namespace when the rows are in more than
 /// one (else the count line names it, as `kubectl get -n` leaves it out);
-/// then, each while it still fits, the state, the ready count, the time since the last step and the
-/// step. A column no row fills (`-` is no fill) is left out. Prose in the
-/// finding column counts only as wide as its header: it is what gives way.
+/// then, each while it still fits with the prose of the finding column
+/// (never an id) whole beside it, the state, the ready count, the time
+/// since the last step and the step. A column no row fills (`-` is no
+/// fill) is left out. The widths are the widest name or id of each column:
+/// prose gives way when even the columns a row needs leave it no room.
 fn columns_shown(
     rows: &[TableRow],
     headers: &[String; 7],
@@ -188,14 +190,20 @@ fn columns_shown(
 ) -> ([bool; 7], [usize; 7]) {
     let mut widths = headers.each_ref().map(|h| layout::width(h));
     let mut filled = [false; 7];
+    let mut prose = 0;
     for row in rows {
         for (i, cell) in row.cells.iter().enumerate() {
             if !(row.prose && i == Col::Finding.at()) {
                 widths[i] = widths[i].max(layout::width(&cell.plain));
+            } else {
+                prose = prose.max(layout::width(&cell.plain));
             }
             filled[i] |= !cell.plain.is_empty() && cell.plain != "-";
         }
     }
+    // A column is added only if the prose still fits whole beside it.
+    let mut whole = widths;
+    whole[Col::Finding.at()] = whole[Col::Finding.at()].max(prose);
     let mut shown = [false; 7];
     shown[Col::Workload.at()] = true;
     shown[Col::Finding.at()] = true;
@@ -206,7 +214,7 @@ fn columns_shown(
         }
         let mut with = shown;
         with[col.at()] = true;
-        if line_width(&with, &widths) <= room {
+        if line_width(&with, &whole) <= room {
             shown = with;
         }
     }

@@ -522,6 +522,38 @@ fn the_triage_table_puts_a_finding_under_its_row_when_nothing_else_fits() {
     assert_eq!(lines[row + 1], "    ✘ image-pull-not-found", "{out}");
 }
 
+/// A row with no lead finding says why in the finding column, whole when
+/// the names leave room for it (before a column is added), cut with `…`
+/// only when they do not; -v has the headline's sentence in full.
+#[test]
+fn the_triage_table_keeps_a_rows_reason_whole_before_adding_columns() {
+    let file = "fixtures/cases/endpointslices-forbidden.yaml";
+    let at = |w: &str, v: bool| {
+        let mut args = vec!["triage", "--snapshot", file, "--width", w];
+        if v {
+            args.push("-v");
+        }
+        run(&args).1
+    };
+    for w in ["60", "80", "120"] {
+        let out = at(w, false);
+        let row = out.lines().find(|l| l.starts_with("msvc/")).unwrap();
+        assert!(row.contains("UNKNOWN"), "{w}: {out}");
+        assert!(row.contains("(endpointslices not read)"), "{w}: {out}");
+    }
+    let narrow = at("40", false);
+    let row = narrow.lines().find(|l| l.starts_with("msvc/")).unwrap();
+    assert!(
+        row.contains("(endpointslices not") && row.ends_with('…'),
+        "{narrow}"
+    );
+    assert_eq!(UnicodeWidthStr::width(row), 40, "{narrow}");
+    assert!(
+        at("40", true).contains("EndpointSlices could not be read"),
+        "{narrow}"
+    );
+}
+
 /// `--color always` paints each finding's mark and id in its severity's
 /// colour, and the state's word; `--color never`, NO_COLOR and a pipe
 /// print no escape at all. Colour takes no column: without the escapes
