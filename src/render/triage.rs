@@ -314,7 +314,8 @@ fn rows_table(mut rows: Vec<TableRow>, namespaces: bool, style: &Style) -> Strin
 /// The triage: a count line (what was judged, by how bad), the table,
 /// worst first (healthy workloads folded into a count unless `all`), the
 /// command to run next, then what could not be read. Every line fits
-/// `style.width` but a row whose names and finding id alone are wider.
+/// `style.width` but a row whose namespace and name alone are wider (and
+/// a command's word, as `layout::command` keeps it whole).
 pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
     let rows = t.rows();
     let table_rows: Vec<TableRow> = rows
