@@ -361,15 +361,16 @@ fn table_rows<'a>(
     let namespaces = header.starts_with(starts[0]);
     let mut found = Vec::new();
     let mut under = 0;
+    let mut after_row = false;
     for line in lines {
-        // A finding under its row: a mark and an id, indented.
-        if let Some(id) = line.strip_prefix("    ")
-            && !found.is_empty()
-            && id.split_whitespace().count() == 2
-        {
-            under += 1;
+        // A finding under its row, indented: a mark and an id, or the
+        // reason a row has none, wrapped.
+        if line.starts_with("    ") && !found.is_empty() {
+            under += usize::from(after_row);
+            after_row = false;
             continue;
         }
+        after_row = true;
         let mut words = line.split_whitespace();
         let row = match namespaces {
             true => (
