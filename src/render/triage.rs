@@ -174,14 +174,18 @@ struct TableRow {
     detail: Vec<String>,
 }
 
+/// Columns the prose of the finding column (a row's reason, never an id)
+/// keeps before the state or the count is added beside it.
+const PROSE_ROOM: usize = 24;
+
 /// Which columns fit in `room`, and the width each takes: the workload
 /// and its finding always, the namespace when the rows are in more than
 /// one (else the count line names it, as `kubectl get -n` leaves it out);
-/// then, each while it still fits with the prose of the finding column
-/// (never an id) whole beside it, the state, the ready count, the time
-/// since the last step and the step. A column no row fills (`-` is no
-/// fill) is left out. The widths are the widest name or id of each column:
-/// prose gives way when even the columns a row needs leave it no room.
+/// then, each while it still fits, the state and the ready count (leaving
+/// the finding column's prose [`PROSE_ROOM`]), the time since the last
+/// step and the step (leaving it whole). A column no row fills (`-` is no
+/// fill) is left out. The widths are the widest name or id of each
+/// column: prose is what gives way, cut to the room left.
 fn columns_shown(
     rows: &[TableRow],
     headers: &[String; 7],
@@ -201,20 +205,29 @@ fn columns_shown(
             filled[i] |= !cell.plain.is_empty() && cell.plain != "-";
         }
     }
-    // A column is added only if the prose still fits whole beside it.
+    // The state and the count leave the prose [`PROSE_ROOM`] at least;
+    // the time and the step leave it whole.
+    let finding = Col::Finding.at();
+    let mut some = widths;
+    some[finding] = some[finding].max(prose.min(PROSE_ROOM));
     let mut whole = widths;
-    whole[Col::Finding.at()] = whole[Col::Finding.at()].max(prose);
+    whole[finding] = whole[finding].max(prose);
     let mut shown = [false; 7];
     shown[Col::Workload.at()] = true;
-    shown[Col::Finding.at()] = true;
+    shown[finding] = true;
     shown[Col::Namespace.at()] = namespaces;
-    for col in [Col::State, Col::Ready, Col::Since, Col::Step] {
+    for (col, with_prose) in [
+        (Col::State, &some),
+        (Col::Ready, &some),
+        (Col::Since, &whole),
+        (Col::Step, &whole),
+    ] {
         if !filled[col.at()] {
             continue;
         }
         let mut with = shown;
         with[col.at()] = true;
-        if line_width(&with, &whole) <= room {
+        if line_width(&with, with_prose) <= room {
             shown = with;
         }
     }
