@@ -157,7 +157,14 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
 
     let text = match request.output {
         OutputFormat::Table => {
-            let mut out = String::new();
+            // The alerts that name nothing first: the traces below are
+            // not all the alerts said.
+            let missing: Vec<(&Alert, &Message)> =
+                unmapped.iter().map(|(i, why)| (&alerts[*i], why)).collect();
+            let mut out = unmapped_block(&missing, lang);
+            if !out.is_empty() {
+                out.push('\n');
+            }
             for (d, t, origin, requests) in &diagnoses {
                 let clock = Clock::choose(origin, at, wall);
                 let style = Style {
@@ -181,9 +188,6 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
                 out.push_str(&human::trace(d, &run, &style));
                 out.push('\n');
             }
-            let missing: Vec<(&Alert, &Message)> =
-                unmapped.iter().map(|(i, why)| (&alerts[*i], why)).collect();
-            out.push_str(&unmapped_block(&missing, lang));
             out
         }
         OutputFormat::Json | OutputFormat::Yaml | OutputFormat::Html => {

@@ -478,18 +478,26 @@ fn reason_id(reason: &str) -> &'static str {
 /// The sentence of a run to completion (its ladder ends at completed):
 /// how many of its Pods completed, and for a failed run where it stopped
 /// and why.
-fn run_sentence(d: &Diagnosis, lang: Lang) -> Option<String> {
-    // A Job judged by its own status says so ([`by_status`]).
-    if d.steps.last().is_none_or(|s| s.step != Step::Completed)
-        || d.verdict.serving.status.is_some()
-    {
+/// How many of a run's Pods completed (a Job's, a bare Pod that runs
+/// once); `None` for a workload that serves.
+pub(crate) fn completed(d: &Diagnosis) -> Option<usize> {
+    if d.steps.last().is_none_or(|s| s.step != Step::Completed) {
         return None;
     }
-    let n = d
-        .pods
-        .iter()
-        .filter(|p| p.current && !p.terminating && p.last_step == Step::Completed)
-        .count();
+    Some(
+        d.pods
+            .iter()
+            .filter(|p| p.current && !p.terminating && p.last_step == Step::Completed)
+            .count(),
+    )
+}
+
+fn run_sentence(d: &Diagnosis, lang: Lang) -> Option<String> {
+    // A Job judged by its own status says so ([`by_status`]).
+    if d.verdict.serving.status.is_some() {
+        return None;
+    }
+    let n = completed(d)?;
     let head = Message::new("headline.run_completed")
         .arg("n", n)
         .arg("desired", d.verdict.serving.desired);

@@ -1,14 +1,13 @@
-//! The triage views: one line per workload for people (a comfy-table), the
-//! versioned list of trace reports for machines.
+//! The triage views: one line per workload for people, fitted to the
+//! width as `kubectl get` fits its columns, and the versioned list of
+//! trace reports for machines.
 
-use comfy_table::presets::NOTHING;
-use comfy_table::{Cell, Table};
 use serde::Serialize;
 
-use super::Style;
 use super::report::{
     ReportClock, ReportFinding, RunInfo, SCHEMA, TraceReport, report_finding, trace_report,
 };
+use super::{Style, layout};
 use mdiag_core::analysis::outside::Outside;
 use mdiag_core::analysis::triage::{Row, Triage};
 use mdiag_core::analysis::{Diagnosis, State, format_duration};
@@ -95,6 +94,8 @@ fn short_kind(kind: &str) -> &str {
         "StatefulSet" => "sts",
         "DaemonSet" => "ds",
         "ReplicaSet" => "rs",
+        "Job" => "job",
+        "CronJob" => "cj",
         "Pod" => "pod",
         "Service" => "svc",
         "HorizontalPodAutoscaler" => "hpa",
@@ -103,82 +104,308 @@ fn short_kind(kind: &str) -> &str {
     }
 }
 
-/// The triage table of `cells`; `narrow` stacks the step's two ends and
-/// the finding's severity under its id. Cells are never wrapped by width:
-/// comfy-table would cut names and ids anywhere.
-fn rows_table(cells: &[[String; 7]], narrow: bool, lang: Lang) -> String {
-    let mut table = Table::new();
-    table.load_style(NOTHING);
-    table.set_header(
-        [
-            "triage.col_namespace",
-            "triage.col_workload",
-            "triage.col_state",
-            "triage.col_serving",
-            "triage.col_step",
-            "triage.col_lead",
-            "triage.col_for",
-        ]
-        .map(|id| Message::new(id).render(lang)),
-    );
-    for row in cells {
-        let mut row = row.clone();
-        if narrow {
-            row[4] = row[4].replacen(" → ", " →\n", 1);
-            row[5] = match row[5].find(" (").or_else(|| row[5].find('（')) {
-                Some(at) => format!("{}\n{}", &row[5][..at], row[5][at..].trim_start()),
-                None => row[5].clone(),
-            };
-        }
-        table.add_row(row.map(Cell::new));
-    }
-    table.to_string()
+/// Spaces between two columns.
+const GAP: usize = 2;
+
+/// The columns of the table, in the order they are printed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Namespace,
+    Workload,
+    State,
+    Ready,
+    Step,
+    Finding,
+    Since,
 }
 
-/// The table, worst first; healthy workloads folded into a count unless
-/// `all`; a count line; then what could not be read. The table fits
-/// `style.width`: a cell too long for its column wraps inside it.
+const COLUMNS: [Col; 7] = [
+    Col::Namespace,
+    Col::Workload,
+    Col::State,
+    Col::Ready,
+    Col::Step,
+    Col::Finding,
+    Col::Since,
+];
+
+impl Col {
+    fn at(self) -> usize {
+        self as usize
+    }
+
+    fn header(self) -> &'static str {
+        match self {
+            Col::Namespace => "triage.col_namespace",
+            Col::Workload => "triage.col_workload",
+            Col::State => "triage.col_state",
+            Col::Ready => "triage.col_ready",
+            Col::Step => "triage.col_step",
+            Col::Finding => "triage.col_lead",
+            Col::Since => "triage.col_since",
+        }
+    }
+}
+
+/// One cell: the text measured, and the same text as printed (coloured
+/// when the style is).
+#[derive(Clone, Default)]
+struct Cell {
+    plain: String,
+    painted: String,
+}
+
+impl Cell {
+    fn text(text: impl Into<String>) -> Self {
+        let plain = text.into();
+        Cell {
+            painted: plain.clone(),
+            plain,
+        }
+    }
+}
+
+/// One row of the table: its cells in [`COLUMNS`]' order, whether its
+/// finding cell is prose that may be shortened (an id never is), and what
+/// `-v` prints under it.
+struct TableRow {
+    cells: [Cell; 7],
+    prose: bool,
+    detail: Vec<String>,
+}
+
+/// Columns the prose of the finding column (a row's reason, never an id)
+/// keeps before the state or the count is added beside it.
+const PROSE_ROOM: usize = 24;
+
+/// Which columns fit in `room`, and the width each takes: the workload
+/// and its finding always, the namespace when the rows are in more than
+/// one (else the count line names it, as `kubectl get -n` leaves it out);
+/// then, each while it still fits, the state and the ready count (leaving
+/// the finding column's prose [`PROSE_ROOM`]), the time since the last
+/// step and the step (leaving it whole). A column no row fills (`-` is no
+/// fill) is left out. The widths are the widest name or id of each
+/// column: prose is what gives way, cut to the room left.
+fn columns_shown(
+    rows: &[TableRow],
+    headers: &[String; 7],
+    namespaces: bool,
+    room: usize,
+) -> ([bool; 7], [usize; 7]) {
+    let mut widths = headers.each_ref().map(|h| layout::width(h));
+    let mut filled = [false; 7];
+    let mut prose = 0;
+    for row in rows {
+        for (i, cell) in row.cells.iter().enumerate() {
+            if !(row.prose && i == Col::Finding.at()) {
+                widths[i] = widths[i].max(layout::width(&cell.plain));
+            } else {
+                prose = prose.max(layout::width(&cell.plain));
+            }
+            filled[i] |= !cell.plain.is_empty() && cell.plain != "-";
+        }
+    }
+    // The state and the count leave the prose [`PROSE_ROOM`] at least;
+    // the time and the step leave it whole.
+    let finding = Col::Finding.at();
+    let mut some = widths;
+    some[finding] = some[finding].max(prose.min(PROSE_ROOM));
+    let mut whole = widths;
+    whole[finding] = whole[finding].max(prose);
+    let mut shown = [false; 7];
+    shown[Col::Workload.at()] = true;
+    shown[finding] = true;
+    shown[Col::Namespace.at()] = namespaces;
+    for (col, with_prose) in [
+        (Col::State, &some),
+        (Col::Ready, &some),
+        (Col::Since, &whole),
+        (Col::Step, &whole),
+    ] {
+        if !filled[col.at()] {
+            continue;
+        }
+        let mut with = shown;
+        with[col.at()] = true;
+        if line_width(&with, with_prose) <= room {
+            shown = with;
+        }
+    }
+    (shown, widths)
+}
+
+/// Columns a line of the `shown` columns takes.
+fn line_width(shown: &[bool; 7], widths: &[usize; 7]) -> usize {
+    let cols: Vec<usize> = (0..7).filter(|i| shown[*i]).map(|i| widths[i]).collect();
+    cols.iter().sum::<usize>() + GAP * cols.len().saturating_sub(1)
+}
+
+/// One line of the table: the shown cells, each padded to its column but
+/// the last, and no space at the end.
+fn table_line(cells: &[Cell; 7], shown: &[bool; 7], widths: &[usize; 7]) -> String {
+    let last = (0..7).rev().find(|i| shown[*i]).unwrap_or(0);
+    let mut line = String::new();
+    for i in (0..7).filter(|i| shown[*i]) {
+        if i == last {
+            line.push_str(&cells[i].painted);
+        } else {
+            line.push_str(&layout::pad(&cells[i].painted, widths[i]));
+            line.push_str(&" ".repeat(GAP));
+        }
+    }
+    line.trim_end().to_string()
+}
+
+/// The table of `rows`, fitted to the width like `kubectl get`: one line
+/// a row with the columns that fit (see [`columns_shown`]); prose in the
+/// finding column is cut to the room left, names and ids never. When the
+/// workload, its namespace and the widest finding id do not fit side by
+/// side, only those are shown, the finding last and as wide as its own
+/// text, and a row whose finding still does not fit has it on a line of
+/// its own under it. With `-v`, each row's lines under it.
+fn rows_table(mut rows: Vec<TableRow>, namespaces: bool, style: &Style) -> String {
+    let headers = COLUMNS.map(|c| Message::new(c.header()).render(style.lang));
+    let finding = Col::Finding.at();
+    let (mut shown, mut widths) = columns_shown(&rows, &headers, namespaces, style.width);
+    let ragged = line_width(&shown, &widths) > style.width;
+    if ragged {
+        shown = [false; 7];
+        shown[Col::Namespace.at()] = namespaces;
+        shown[Col::Workload.at()] = true;
+    } else {
+        // The room the other columns leave, for the prose.
+        let room = style.width - line_width(&shown, &widths) + widths[finding];
+        for row in rows.iter_mut().filter(|r| r.prose) {
+            let cell = &mut row.cells[finding];
+            if layout::width(&cell.plain) > room {
+                *cell = Cell::text(layout::cut(&cell.plain, room));
+            }
+            widths[finding] = widths[finding].max(layout::width(&cell.plain));
+        }
+    }
+    // Ragged: whether the finding's own text fits after the names.
+    let after_names = |text: &str| {
+        let mut w = widths;
+        w[finding] = layout::width(text);
+        let mut with = shown;
+        with[finding] = true;
+        ragged && line_width(&with, &w) <= style.width
+    };
+    let line = |cells: &[Cell; 7], finding_too: bool| {
+        let mut with = shown;
+        with[finding] |= finding_too;
+        table_line(cells, &with, &widths)
+    };
+    let mut out = String::new();
+    let header_beside = !ragged || after_names(&headers[finding]);
+    out.push_str(&line(&headers.map(Cell::text), header_beside));
+    out.push('\n');
+    for row in &rows {
+        let cell = &row.cells[finding];
+        let beside = !ragged || after_names(&cell.plain);
+        out.push_str(&line(&row.cells, beside));
+        out.push('\n');
+        if !beside {
+            // An id whole on its line; prose wrapped.
+            if row.prose {
+                for l in layout::wrap(&cell.plain, style.width, DETAIL, DETAIL_REST) {
+                    out.push_str(&l);
+                    out.push('\n');
+                }
+            } else {
+                out.push_str(&format!("{DETAIL}{}\n", cell.painted));
+            }
+        }
+        for l in &row.detail {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The triage: a count line (what was judged, by how bad), the table,
+/// worst first (healthy workloads folded into a count unless `all`), the
+/// command to run next, then what could not be read. Every line fits
+/// `style.width` but a row whose namespace and name alone are wider (and
+/// a command's word, as `layout::command` keeps it whole).
 pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
     let rows = t.rows();
-    let cells: Vec<[String; 7]> = rows
+    let table_rows: Vec<TableRow> = rows
         .iter()
         .filter_map(|row| match row {
-            Row::Workload(d) if all || !d.healthy => Some(workload_cells(d, style)),
+            Row::Workload(d) if all || !d.healthy => Some(workload_row(d, style)),
             Row::Workload(_) => None,
-            Row::Outside(o) => Some(outside_cells(o, style)),
+            Row::Outside(o) => Some(outside_row(o, style)),
         })
         .collect();
-    let shown = cells.len();
-    // One line per workload when that fits the width. Otherwise the step's
-    // ends and the finding's severity go on lines of their own; names,
-    // states and finding ids are what a reader scans for and pastes, so
-    // they are never split, even if the table then passes the width.
-    let one_line = rows_table(&cells, false, style.lang);
-    let fits = one_line
-        .lines()
-        .all(|l| super::layout::width(l) <= style.width);
-    let rendered = if fits {
-        one_line
-    } else {
-        rows_table(&cells, true, style.lang)
-    };
     let items = &t.items;
-    let mut out = String::new();
-    if shown > 0 {
-        out.push_str(&rendered);
-        out.push('\n');
-    }
     let healthy = items.iter().filter(|d| d.healthy).count();
     let everything_healthy = t.outside.is_empty()
         && healthy == items.len()
         && (!items.is_empty() || t.checked.total() > 0);
+    // One namespace: the count line names it and the table leaves it out.
+    let namespace = only_namespace(t);
+    let mut out = String::new();
+    // First what was judged: the count, or that nothing fails.
+    if items.is_empty() && t.outside.is_empty() && t.checked.total() == 0 {
+        out.push_str(&Message::new("triage.no_workloads").render(style.lang));
+        out.push('\n');
+    } else if !everything_healthy {
+        let count = count_line_in(t, namespace, style.lang);
+        for line in layout::wrap(&count, style.width, "", "  ") {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    } else if items.is_empty() {
+        // Only objects outside any workload, none failing: say what was
+        // checked, so "nothing failing" is not read as "nothing there".
+        let c = t.checked;
+        let mut parts: Vec<Arg> = Vec::new();
+        for (n, id) in [
+            (c.services, "triage.checked_services"),
+            (c.hpas, "triage.checked_hpas"),
+            (c.pdbs, "triage.checked_pdbs"),
+        ] {
+            if n > 0 {
+                parts.push(Message::new(id).arg("n", n).into());
+            }
+        }
+        let line =
+            Message::new("triage.checked_healthy").arg("parts", Arg::list(parts, "sep.comma"));
+        for l in layout::wrap(&line.render(style.lang), style.width, "", "  ") {
+            out.push_str(&style.good(&l));
+            out.push('\n');
+        }
+    } else {
+        let n = items.len();
+        let what = match (n, namespace) {
+            (1, None) => Message::new("triage.one_healthy"),
+            (1, Some(ns)) => Message::new("triage.one_healthy_in").arg("namespace", ns),
+            (n, None) => Message::new("triage.all_healthy").arg("n", n),
+            (n, Some(ns)) => Message::new("triage.all_healthy_in")
+                .arg("n", n)
+                .arg("namespace", ns),
+        };
+        let hint = match all {
+            true => String::new(),
+            false => Message::new("triage.all_lists")
+                .arg("n", n)
+                .render(style.lang),
+        };
+        let line = format!("{}{hint}", what.render(style.lang));
+        for l in layout::wrap(&line, style.width, "", "  ") {
+            out.push_str(&style.good(&l));
+            out.push('\n');
+        }
+    }
+    if !table_rows.is_empty() {
+        out.push_str(&rows_table(table_rows, namespace.is_none(), style));
+    }
     if !all && healthy > 0 && !everything_healthy {
         let hidden = Message::new("triage.hidden").arg("n", healthy);
-        out.push_str(&style.dim(&format!("{}\n", hidden.render(style.lang))));
-    }
-    if !everything_healthy {
-        for line in super::layout::wrap(&count_line(t, style.lang), style.width, "", "  ") {
-            out.push_str(&line);
+        for l in layout::wrap(&hidden.render(style.lang), style.width, "", "  ") {
+            out.push_str(&style.dim(&l));
             out.push('\n');
         }
     }
@@ -213,72 +440,64 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
         let next = style.labels().next;
         let gap = if next.ends_with('：') { "" } else { " " };
         let label = format!("{}{gap}", style.dim(next));
-        for line in super::layout::command(&label, &command, style.width, 2, &|c| c.to_string()) {
+        for line in layout::command(&label, &command, style.width, 2, &|c| c.to_string()) {
             out.push_str(&line);
             out.push('\n');
         }
-    } else if items.is_empty() && t.checked.total() == 0 {
-        out.push_str(&Message::new("triage.no_workloads").render(style.lang));
-        out.push('\n');
-    } else if items.is_empty() {
-        // Only objects outside any workload, none failing: say what was
-        // checked, so "nothing failing" is not read as "nothing there".
-        let c = t.checked;
-        let mut parts: Vec<Arg> = Vec::new();
-        for (n, id) in [
-            (c.services, "triage.checked_services"),
-            (c.hpas, "triage.checked_hpas"),
-            (c.pdbs, "triage.checked_pdbs"),
-        ] {
-            if n > 0 {
-                parts.push(Message::new(id).arg("n", n).into());
-            }
-        }
-        let line =
-            Message::new("triage.checked_healthy").arg("parts", Arg::list(parts, "sep.comma"));
-        out.push_str(&style.good(&format!("{}\n", line.render(style.lang))));
-    } else {
-        let n = items.len();
-        let what = match n {
-            1 => Message::new("triage.one_healthy"),
-            n => Message::new("triage.all_healthy").arg("n", n),
-        };
-        let hint = match all {
-            true => String::new(),
-            false => Message::new("triage.all_lists")
-                .arg("n", n)
-                .render(style.lang),
-        };
-        out.push_str(&style.good(&format!("{}{hint}\n", what.render(style.lang))));
     }
     out.push_str(&crate::words::gap_lines(gaps, style));
     out
 }
 
-fn workload_cells(d: &Diagnosis, style: &Style) -> [String; 7] {
+/// What users get, as a count: ready endpoints of every revision, a
+/// worker's Ready Pods, or the workload's available replicas, of those
+/// desired; `?` when it was not read (unknown, not 0); a run's completed
+/// Pods. The headline's sentence (`-v`) says which it is.
+fn ready_count(d: &Diagnosis) -> String {
+    let s = &d.verdict.serving;
+    let desired = s.desired;
+    let n = if let Some(n) = super::headline::completed(d) {
+        n.to_string()
+    } else if let Some(st) = &s.status {
+        st.available.to_string()
+    } else if s.counts_ready() {
+        d.revisions.iter().map(|r| r.ready).sum::<i32>().to_string()
+    } else {
+        s.ready_endpoints.map_or("?".to_string(), |n| n.to_string())
+    };
+    format!("{n}/{desired}")
+}
+
+fn workload_row(d: &Diagnosis, style: &Style) -> TableRow {
     let lang = style.lang;
     let step_name = |s| crate::words::step_name(s, lang);
     let step = match d.verdict.missing {
         None => step_name(d.verdict.last_step),
         Some(m) => format!("{} → {}", step_name(d.verdict.last_step), step_name(m)),
     };
-    // Plain text in cells: escape codes would upset the column widths.
-    let lead = match d.lead() {
-        Some(f) => lead_cell(f, lang),
-        None if d.healthy => Message::new("triage.healthy").render(lang),
-        None if !d.verdict.serving.unread.is_empty() => {
-            let unread: Vec<&str> = d
-                .verdict
-                .serving
-                .unread
-                .iter()
-                .map(|(r, _)| r.as_str())
-                .collect();
-            Message::new("triage.not_read")
-                .arg("resources", Arg::list(unread, "sep.comma"))
-                .render(lang)
+    let mut prose = false;
+    let finding = match d.lead() {
+        Some(f) => finding_cell(f, style),
+        // Nothing wrong: nothing in the column, as kubectl leaves it.
+        None if d.healthy => Cell::text("-"),
+        None => {
+            prose = true;
+            let text = if d.verdict.serving.unread.is_empty() {
+                Message::new("triage.no_cause").render(lang)
+            } else {
+                let unread: Vec<&str> = d
+                    .verdict
+                    .serving
+                    .unread
+                    .iter()
+                    .map(|(r, _)| r.as_str())
+                    .collect();
+                Message::new("triage.not_read")
+                    .arg("resources", Arg::list(unread, "sep.comma"))
+                    .render(lang)
+            };
+            Cell::text(text)
         }
-        None => Message::new("triage.no_cause").render(lang),
     };
     let since = if d.healthy {
         String::new()
@@ -287,69 +506,151 @@ fn workload_cells(d: &Diagnosis, style: &Style) -> [String; 7] {
             .map(|t| format_duration((d.now.as_second() - t.as_second()).max(0)))
             .unwrap_or_default()
     };
-    // What users get: ready endpoints of every revision (a worker: Ready
-    // Pods; unread: unknown, not 0).
-    let s = &d.verdict.serving;
-    let serving = match s.ready_endpoints {
-        // By the workload's status: its available replicas.
-        _ if s.status.is_some() => Message::new("triage.available")
-            .arg("available", s.status.as_ref().map_or(0, |st| st.available))
-            .arg("desired", s.desired)
-            .render(lang),
-        _ if s.counts_ready() => Message::new("triage.ready")
-            .arg("ready", d.revisions.iter().map(|r| r.ready).sum::<i32>())
-            .arg("desired", s.desired)
-            .render(lang),
-        Some(n) => format!("{n}/{}", s.desired),
-        None => format!("?/{}", s.desired),
+    let ready = ready_count(d);
+    let state = Cell {
+        plain: super::headline::word(d, lang),
+        painted: super::headline::painted_word(d, style),
     };
-    [
-        d.target.namespace.clone(),
-        format!("{}/{}", short_kind(&d.target.kind), d.target.name),
-        super::headline::word(d, style.lang),
-        serving,
-        step,
-        lead,
-        since,
-    ]
+    TableRow {
+        cells: [
+            Cell::text(d.target.namespace.clone()),
+            Cell::text(format!("{}/{}", short_kind(&d.target.kind), d.target.name)),
+            state,
+            Cell::text(ready),
+            Cell::text(step),
+            finding,
+            Cell::text(since),
+        ],
+        prose,
+        detail: if style.verbose {
+            workload_detail(d, style)
+        } else {
+            Vec::new()
+        },
+    }
 }
 
-fn outside_cells(o: &Outside, style: &Style) -> [String; 7] {
+fn outside_row(o: &Outside, style: &Style) -> TableRow {
+    let lang = style.lang;
     let state = match o.state {
-        Some(State::NotServing) => Message::new("headline.word_not_serving").render(style.lang),
-        _ => "-".to_string(),
+        Some(State::NotServing) => {
+            let word = Message::new("headline.word_not_serving").render(lang);
+            Cell {
+                painted: style.bad(&word),
+                plain: word,
+            }
+        }
+        _ => Cell::text("-"),
     };
-    let serving = if o.state == Some(State::NotServing) {
-        Message::new("triage.none_ready").render(style.lang)
+    // A Service with no ready endpoint: none; what serves nobody: nothing.
+    let ready = if o.state == Some(State::NotServing) {
+        "0"
     } else {
-        "-".to_string()
+        "-"
     };
-    let lead = o
+    let finding = o
         .lead()
-        .map(|f| lead_cell(f, style.lang))
-        .unwrap_or_default();
-    [
-        o.namespace.clone(),
-        format!("{}/{}", short_kind(o.kind), o.name),
-        state,
-        serving,
-        "-".to_string(),
-        lead,
-        String::new(),
-    ]
+        .map(|f| finding_cell(f, style))
+        .unwrap_or_else(|| Cell::text("-"));
+    let detail = if style.verbose {
+        let mut lines = Vec::new();
+        for f in &o.findings {
+            lines.extend(finding_lines(f, style));
+        }
+        lines
+    } else {
+        Vec::new()
+    };
+    TableRow {
+        cells: [
+            Cell::text(o.namespace.clone()),
+            Cell::text(format!("{}/{}", short_kind(o.kind), o.name)),
+            state,
+            Cell::text(ready),
+            Cell::text("-"),
+            finding,
+            Cell::text(""),
+        ],
+        prose: false,
+        detail,
+    }
 }
 
-/// The LEADING FINDING cell: `crash-loop (error)`.
-fn lead_cell(f: &mdiag_core::analysis::Finding, lang: Lang) -> String {
-    Message::new("triage.lead")
-        .arg("id", f.id.as_str())
-        .arg("severity", crate::words::severity_word(f.severity, lang))
-        .render(lang)
+/// The finding cell: the severity's mark and the id, coloured by the
+/// severity: `✘ crash-loop`.
+fn finding_cell(f: &mdiag_core::analysis::Finding, style: &Style) -> Cell {
+    let plain = format!(
+        "{} {}",
+        crate::words::severity_mark(f.severity),
+        f.id.as_str()
+    );
+    Cell {
+        painted: style.severity(f.severity, &plain),
+        plain,
+    }
+}
+
+/// Indent of the lines `-v` prints under a row, and of their wrapped rest.
+const DETAIL: &str = "    ";
+const DETAIL_REST: &str = "      ";
+
+/// What `-v` prints under a workload's row: where it stands (the
+/// headline's sentence, with the step and the count), each finding, and
+/// its Pods, one line for alike ones.
+fn workload_detail(d: &Diagnosis, style: &Style) -> Vec<String> {
+    let mut lines = layout::wrap(
+        &super::headline::sentence(d, style.lang),
+        style.width,
+        DETAIL,
+        DETAIL_REST,
+    );
+    for f in &d.findings {
+        lines.extend(finding_lines(f, style));
+    }
+    for pod in super::human::pod_lines(d, style) {
+        lines.extend(layout::wrap(&pod, style.width, DETAIL, DETAIL_REST));
+    }
+    lines
+}
+
+/// One finding under a row: its mark, severity, id and subject, then its
+/// detail (the cluster's own words), whole, wrapped.
+fn finding_lines(f: &mdiag_core::analysis::Finding, style: &Style) -> Vec<String> {
+    let mark = crate::words::severity_mark(f.severity);
+    let severity = crate::words::severity_word(f.severity, style.lang);
+    let head = format!(
+        "{} {}  {}",
+        style.severity(f.severity, &format!("{mark} {severity}")),
+        style.bold(f.id.as_str()),
+        f.subject
+    );
+    let mut lines = layout::wrap(&head, style.width, DETAIL, DETAIL_REST);
+    let detail = crate::words::detail_with_others(f, style.lang);
+    lines.extend(layout::wrap(&detail, style.width, DETAIL_REST, DETAIL_REST));
+    lines
+}
+
+/// The namespace every workload and every object outside them is in, when
+/// they are all in one.
+fn only_namespace(t: &Triage) -> Option<&str> {
+    let mut all = t
+        .items
+        .iter()
+        .map(|d| d.target.namespace.as_str())
+        .chain(t.outside.iter().map(|o| o.namespace.as_str()));
+    let first = all.next()?;
+    all.all(|ns| ns == first).then_some(first)
 }
 
 /// `12 workloads: 2 with errors, 1 with warnings, 9 healthy`: every row by
 /// the worst thing about it, as its exit code would rank it.
 pub fn count_line(t: &Triage, lang: Lang) -> String {
+    count_line_in(t, None, lang)
+}
+
+/// [`count_line`], naming the one namespace of every row when given:
+/// `3 workloads in shop: ...`.
+fn count_line_in(t: &Triage, namespace: Option<&str>, lang: Lang) -> String {
     #[derive(PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
     enum Bucket {
         Errors,
@@ -403,7 +704,11 @@ pub fn count_line(t: &Triage, lang: Lang) -> String {
             .arg("n", w)
             .arg("outside", n),
     };
-    let mut line = Message::new("triage.count_line")
+    let line = match namespace {
+        None => Message::new("triage.count_line"),
+        Some(ns) => Message::new("triage.count_line_in").arg("namespace", ns),
+    };
+    let mut line = line
         .arg("what", what)
         .arg("parts", Arg::list(parts, "sep.comma"))
         .render(lang);

@@ -56,6 +56,15 @@ pub(crate) fn push_lines(out: &mut String, lines: impl IntoIterator<Item = Strin
 }
 
 /// `error`, `warning`, `info` in the view's language.
+/// The mark of a severity, printed before a finding's id.
+pub(crate) fn severity_mark(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Error => "✘",
+        Severity::Warning => "!",
+        Severity::Info => "i",
+    }
+}
+
 pub fn severity_word(severity: Severity, lang: Lang) -> String {
     Message::new(match severity {
         Severity::Error => "severity.error",

@@ -727,7 +727,7 @@ fn triage_ranks_every_workload_worst_first_and_folds_the_healthy() {
         .unwrap();
     let text = String::from_utf8(table.stdout).unwrap();
     assert!(
-        text.contains("msvc/chart-demo") && text.contains("crash-loop") && text.contains("(error)"),
+        text.contains("msvc/chart-demo") && text.contains("✘ crash-loop"),
         "{text}"
     );
     assert!(!text.contains("team-b"), "healthy folded: {text}");
@@ -746,7 +746,7 @@ fn triage_filters_by_namespace_and_selector() {
         .args(["triage", "-n", "team-b", "--snapshot", f])
         .assert()
         .code(0)
-        .stdout("the one workload is healthy (--all lists it)\n");
+        .stdout("the one workload in team-b is healthy (--all lists it)\n");
     let out = mdiag()
         .args([
             "triage",

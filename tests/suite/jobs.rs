@@ -216,7 +216,7 @@ fn triage_lists_the_failed_job_and_cron_job_as_rows() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("CronJob/index-sync"), "{text}");
+    assert!(text.contains("cj/index-sync"), "{text}");
     assert!(text.contains("job-failed"), "{text}");
     let out = mdiag()
         .args(["triage", "-A", "--snapshot", &case("job-pod-oom")])
@@ -224,5 +224,5 @@ fn triage_lists_the_failed_job_and_cron_job_as_rows() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Job/weights-fetch"), "{text}");
+    assert!(text.contains("job/weights-fetch"), "{text}");
 }

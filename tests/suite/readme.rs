@@ -53,6 +53,22 @@ fn the_demo_output_in_readme_is_what_the_demo_prints() {
     );
 }
 
+/// README's triage table is what `triage` prints on the fixture it names.
+#[test]
+fn the_triage_table_in_readme_is_what_triage_prints() {
+    let readme = readme();
+    let file = "fixtures/triage/rs-without-deployment.yaml";
+    let shown = block_after(&readme, &format!("{file}` prints at 80 columns:"));
+    let (code, printed) = run(&["triage", "--snapshot", file]);
+    assert_eq!(code, Some(1));
+    assert!(shown.lines().count() > 4, "{shown}");
+    assert_eq!(
+        printed.trim_end(),
+        shown.trim_end(),
+        "README's triage table differs from what triage prints"
+    );
+}
+
 #[test]
 fn the_oom_killed_headline_readme_quotes_is_what_the_demo_says() {
     let readme = readme().replace('\n', " ");

@@ -4,14 +4,6 @@
 use super::*;
 use mdiag_core::command::Command;
 
-pub(super) fn severity_mark(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Error => "✘",
-        Severity::Warning => "!",
-        Severity::Info => "i",
-    }
-}
-
 pub(super) fn findings(out: &mut String, d: &Diagnosis, style: &Style) {
     let l = style.labels();
     if d.findings.is_empty() {

@@ -18,10 +18,12 @@ use jiff::tz::TimeZone;
 
 use crate::layout::{self, cut, pad, pad_left, width, wrap, wrap_at_most};
 use crate::report::RunInfo;
-use crate::words::{detail_with_others, gap_lines, push_lines, severity_word, step_name, tr};
+use crate::words::{
+    detail_with_others, gap_lines, push_lines, severity_mark, severity_word, step_name, tr,
+};
 use crate::{Style, headline};
 use mdiag_core::analysis::{Diagnosis, Evidence, Finding, PodState, Step, format_duration};
-use mdiag_core::catalogue::{Arg, Lang, Message, Severity, catalogue};
+use mdiag_core::catalogue::{Arg, Lang, Message, catalogue};
 use mdiag_core::model::{ClockSource, OriginKind};
 
 /// Widest waterfall bar, in columns; narrower when the width is short.
@@ -67,6 +69,41 @@ use timeline::{pods, timeline};
 use tree::{PodGroup, fold, lead_pod, pod_line, tree};
 
 pub use timeline::slowest_step;
+
+/// A workload's Pods in one line for each group of alike ones, as the
+/// trace lists those past its waterfall: the current revision's (the lead
+/// finding's Pod names its group), then the older ones, each with its
+/// revision. Unwrapped; `triage -v` prints them under a row.
+pub(crate) fn pod_lines(d: &Diagnosis, style: &Style) -> Vec<String> {
+    let current: Vec<&PodState> = d
+        .pods
+        .iter()
+        .filter(|p| p.current && !p.terminating)
+        .collect();
+    let old: Vec<&PodState> = d
+        .pods
+        .iter()
+        .filter(|p| !p.current || p.terminating)
+        .collect();
+    let mut lines: Vec<String> = fold(&current, lead_pod(d))
+        .iter()
+        .map(|g| pod_line(g, style))
+        .collect();
+    for g in fold(&old, None) {
+        lines.push(format!(
+            "{} {}",
+            style.dim(&tr(
+                style,
+                Message::new("pods.revision").arg(
+                    "revision",
+                    g.shown.revision.map_or("?".into(), |r| r.to_string())
+                )
+            )),
+            pod_line(&g, style)
+        ));
+    }
+    lines
+}
 
 /// `ready/desired ready, N updated, N available` of a Deployment or set.
 fn workload_counts(

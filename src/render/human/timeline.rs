@@ -392,29 +392,10 @@ pub(super) fn pods(out: &mut String, d: &Diagnosis, style: &Style) {
             pod_waterfall(out, g, &axis, d.now, style);
         }
     }
-    let mut rest: Vec<String> = groups
-        .iter()
-        .skip(WATERFALL_PODS)
-        .map(|g| pod_line(g, style))
-        .collect();
-    let old: Vec<&PodState> = d
-        .pods
-        .iter()
-        .filter(|p| !p.current || p.terminating)
-        .collect();
-    for g in fold(&old, None) {
-        rest.push(format!(
-            "{} {}",
-            style.dim(&tr(
-                style,
-                Message::new("pods.revision").arg(
-                    "revision",
-                    g.shown.revision.map_or("?".into(), |r| r.to_string())
-                )
-            )),
-            pod_line(&g, style)
-        ));
-    }
+    // The groups past the waterfall, then the older revisions' Pods.
+    let rest = super::pod_lines(d, style)
+        .into_iter()
+        .skip(WATERFALL_PODS.min(groups.len()));
     for line in rest {
         push_lines(out, wrap(&line, style.width, "  ", "     "));
     }
