@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_mdiag_global_optspecs
-    string join \n kubeconfig= context= n/namespace= A/all-namespaces l/selector= snapshot= at= lang= color= resource= controller= request-timeout= redact= no-default-redaction h/help V/version
+    string join \n kubeconfig= context= n/namespace= lang= color= resource= controller= request-timeout= redact= no-default-redaction h/help V/version
 end
 
 function __fish_mdiag_needs_command
@@ -27,9 +27,6 @@ end
 complete -c mdiag -n "__fish_mdiag_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_needs_command" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
-complete -c mdiag -n "__fish_mdiag_needs_command" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
-complete -c mdiag -n "__fish_mdiag_needs_command" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
-complete -c mdiag -n "__fish_mdiag_needs_command" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
 complete -c mdiag -n "__fish_mdiag_needs_command" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
@@ -39,7 +36,6 @@ complete -c mdiag -n "__fish_mdiag_needs_command" -l resource -d 'The ModelServi
 complete -c mdiag -n "__fish_mdiag_needs_command" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
-complete -c mdiag -n "__fish_mdiag_needs_command" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_needs_command" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_needs_command" -s V -l version -d 'Print version'
@@ -54,13 +50,12 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s o -l output -d 'Ou
 json\t'The versioned JSON report (schema mdiag/v1)'
 yaml\t'The same report as YAML'
 html\t'The same report as one self-contained HTML page (inline CSS and SVG, no network): headline, tree, waterfall, Pods\' moments, findings with copy buttons, log tails and gaps'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s f -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed; `-` reads stdin)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l at -d 'Judge the snapshot as it stood at this time (RFC 3339) instead of its capture time: what it dates after TIME is left out (docs/contract.md)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l width -d 'Fit the view to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
@@ -72,7 +67,6 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l request-timeout -d
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l logs -d 'Read the logs of the Pods the findings are about (live only; pods/log get, the last lines, size-capped): a crash\'s own words are shown under its finding'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
-complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s V -l version -d 'Print version'
@@ -81,13 +75,13 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s o -l output -d 'O
 json\t'The versioned JSON report (schema mdiag/v1)'
 yaml\t'The same report as YAML'
 html\t'The same report as one self-contained HTML page (inline CSS and SVG, no network): headline, tree, waterfall, Pods\' moments, findings with copy buttons, log tails and gaps'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s f -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed; `-` reads stdin)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l at -d 'Judge the snapshot as it stood at this time (RFC 3339) instead of its capture time: what it dates after TIME is left out (docs/contract.md)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l width -d 'Fit the view to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
@@ -98,13 +92,13 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l controller -d 'Wh
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l all -d 'Show healthy workloads too (they are folded into a count)'
-complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s A -l all-namespaces -d 'Look in every namespace'
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l timeout -d 'How long to wait for the rollout to converge (`90s`, `10m`, `1h30m`; a bare number is seconds)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l fail-on -d 'Finding ids that fail the gate at once (comma-separated; replaces the default set; `none` waits for the timeout whatever happens). Default: image-pull-not-found, image-pull-denied, crash-loop, oom-killed, container-config-error, container-cannot-run, pod-unschedulable, progress-deadline-exceeded, controller-not-converging' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l fail-on -d 'Finding ids that fail the gate at once (comma-separated; replaces the default set; `none` waits for the timeout whatever happens). Default: image-pull-not-found, image-pull-denied, crash-loop, oom-killed, container-config-error, container-cannot-run, pod-unschedulable, progress-deadline-exceeded, controller-not-converging, pods-not-created' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l max-restarts -d 'A crash loop fails the gate once a Pod of the new revision restarted this often' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l report -d 'Write the JSON report (schema mdiag/v1, with outcome and elapsed_seconds) here' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l junit -d 'Write JUnit XML (one test case per check) here, for CI systems' -r -F
@@ -119,9 +113,6 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l width -d 'Fit the v
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
@@ -132,20 +123,19 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l controller -d 'Wher
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
-complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s V -l version -d 'Print version'
-complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l output-file -l file -d 'The file to write: .yaml or .json, gzip-compressed when it ends in .gz; `-` writes YAML to stdout. A symlink is written through' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l output-file -l file -d 'The file to write, gzip-compressed when its name ends in .gz; `-` writes to stdout. A symlink is written through. Its folder is checked before anything is read' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s o -l output -d 'Format of the file (default: from its name, .json or .json.gz for JSON, else YAML)' -r -f -a "yaml\t''
+json\t''"
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s f -l snapshot -d 'Read the objects from this file instead of a cluster (an mdiag snapshot, or `kubectl get -o yaml|json` output; `-` reads stdin) and write them back: the target\'s chain, or everything' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-bytes -d 'Keep at most this many bytes of each log (the end of it)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-lines -d 'Keep at most this many lines of each log (the last ones)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l concurrency -d 'Log reads to run at once' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
@@ -155,17 +145,16 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l resource -d 'Th
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l controller -d 'Where the ModelService controller runs, as NS/NAME (default: modeldock-controller in the target namespace, then in modeldock-system)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s h -l help -d 'Print help'
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l allow-file -d 'Let tool calls read snapshot files in this directory (and below it) or this one file; repeat it for more. Without it a call may read no file but the one `--snapshot` names. Paths are resolved when the server starts; a path a call names is resolved too (`..` and symlinks followed), and refused unless it ends up inside one of these' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s f -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed; `-` reads stdin)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l at -d 'Judge the snapshot as it stood at this time (RFC 3339) instead of its capture time: what it dates after TIME is left out (docs/contract.md)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
@@ -179,16 +168,14 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s A -l all-namespaces 
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s V -l version -d 'Print version'
-complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s o -l output -d 'Output format (json and yaml: the entries in full, schema mdiag/v1; no html: explain makes no diagnosis to draw)' -r -f -a "table\t'For people: tree, timeline, findings'
-json\t'The versioned JSON report (schema mdiag/v1)'
-yaml\t'The same report as YAML'
-html\t'The same report as one self-contained HTML page (inline CSS and SVG, no network): headline, tree, waterfall, Pods\' moments, findings with copy buttons, log tails and gaps'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s o -l output -d 'Output format (json and yaml: the entries in full, schema mdiag/v1)' -r -f -a "table\t'For people: cause, checks, fix and verification'
+json\t'The entries as JSON (schema mdiag/v1)'
+yaml\t'The same as YAML'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s f -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed; `-` reads stdin)' -r -F
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l at -d 'Judge the snapshot as it stood at this time (RFC 3339) instead of its capture time: what it dates after TIME is left out (docs/contract.md)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s l -l selector -d 'Label selector to filter workloads (as kubectl -l)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l at -d 'Judge a snapshot at this time (RFC 3339) instead of its capture time' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l color -d 'When to colour the output (NO_COLOR is honoured)' -r -f -a "auto\t''
@@ -199,7 +186,6 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l controller -d 'W
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l list -d 'List every finding id with its title (as with no argument)'
-complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s V -l version -d 'Print version'

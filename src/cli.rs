@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::exit::EXIT_CODES_HELP;
+use crate::exit::exit_codes_help;
+use mdiag_core::analysis::gate::DEFAULT_FAIL_ON;
 use mdiag_source::live::LogCaps;
 
 #[derive(Debug, Parser)]
@@ -14,7 +15,7 @@ use mdiag_source::live::LogCaps;
     version,
     about = "Explains why a ModelService rollout on Kubernetes is not serving yet, and proves when it is.",
     long_about = "Explains why a ModelService rollout on Kubernetes is not serving yet, and proves when it is.\n\nmdiag only reads: get, list, watch and logs. It works with the built-in `view` ClusterRole; what it may not read is reported, not fatal.",
-    after_help = EXIT_CODES_HELP,
+    after_help = exit_codes_help(),
     propagate_version = true
 )]
 pub struct Cli {
@@ -24,7 +25,10 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The flags every command takes, listed under their own heading in each
+/// command's help and accepted before or after the command's name.
 #[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
     #[arg(long, global = true, value_name = "FILE")]
@@ -35,19 +39,6 @@ pub struct GlobalArgs {
     /// Namespace of the target (default: the context's namespace, or the one in the snapshot).
     #[arg(short = 'n', long, global = true, value_name = "NS")]
     pub namespace: Option<String>,
-    /// Look in every namespace.
-    #[arg(short = 'A', long, global = true)]
-    pub all_namespaces: bool,
-    /// Label selector to filter workloads (as kubectl -l).
-    #[arg(short = 'l', long, global = true, value_name = "SELECTOR")]
-    pub selector: Option<String>,
-    /// Read objects from a file instead of a cluster: an mdiag snapshot, or
-    /// `kubectl get -o yaml|json` output (.gz is decompressed).
-    #[arg(long, global = true, value_name = "FILE")]
-    pub snapshot: Option<PathBuf>,
-    /// Judge a snapshot at this time (RFC 3339) instead of its capture time.
-    #[arg(long, global = true, value_name = "TIME")]
-    pub at: Option<String>,
     /// Language of the explanations (default: from LANG).
     #[arg(long, global = true, value_enum)]
     pub lang: Option<LangArg>,
@@ -70,23 +61,53 @@ pub struct GlobalArgs {
     pub redaction: RedactArgs,
 }
 
+/// A snapshot file to read instead of the cluster, and the time to judge
+/// it at: the commands that judge objects (trace, triage, explain, mcp).
+#[derive(Debug, Args, Clone, Default)]
+pub struct FileArgs {
+    /// Read objects from a file instead of a cluster: an mdiag snapshot, or
+    /// `kubectl get -o yaml|json` output (.gz is decompressed; `-` reads stdin).
+    #[arg(short = 'f', long = "snapshot", value_name = "FILE")]
+    pub snapshot: Option<PathBuf>,
+    /// Judge the snapshot as it stood at this time (RFC 3339) instead of its
+    /// capture time: what it dates after TIME is left out (docs/contract.md).
+    #[arg(long, value_name = "TIME")]
+    pub at: Option<String>,
+}
+
+/// Which workloads: the commands that judge many (triage, mcp).
+#[derive(Debug, Args, Clone, Default)]
+pub struct ScopeArgs {
+    /// Look in every namespace.
+    #[arg(short = 'A', long)]
+    pub all_namespaces: bool,
+    /// Label selector to filter workloads (as kubectl -l).
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Trace one ModelService (or deploy/NAME, sts/NAME, ds/NAME, rs/NAME, pod/NAME): the object chain,
     /// each Pod's moments, where the rollout stopped, why, and what to run next.
+    #[command(after_help = exit_codes_help())]
     Trace(TraceArgs),
     /// Rank every ModelService (and plain Deployment, StatefulSet, DaemonSet,
     /// ReplicaSet no Deployment owns, ownerless Pod, and what fails outside
     /// them) of a namespace, or of all with -A, by how broken it is: one line
     /// each, worst first.
+    #[command(after_help = exit_codes_help())]
     Triage(TriageArgs),
     /// Wait on a rollout after `helm upgrade`: exit 0 the moment it serves, 1 on
     /// a definitive symptom, 3 on timeout; write reports and evidence for CI.
+    #[command(after_help = exit_codes_help())]
     Gate(GateArgs),
     /// Capture the evidence (objects, events, current and previous logs) into
     /// one file that every command reads back with --snapshot.
+    #[command(after_help = exit_codes_help())]
     Snapshot(SnapshotArgs),
     /// Explain a symptom: the documented cause, the check, the fix and how to verify it.
+    #[command(after_help = exit_codes_help())]
     Explain(ExplainArgs),
     /// Serve trace, triage, explain and a snapshot file's summary to an
     /// agent as Model Context Protocol tools, on stdin and stdout.
@@ -101,6 +122,7 @@ pub enum Command {
     /// would widen it is refused, naming the flag that allows it. Like every
     /// command it only reads. Register it with an agent as the command
     /// `mdiag` with the argument `mcp` (docs/mcp.md, docs/security.md).
+    #[command(after_help = exit_codes_help())]
     Mcp(McpArgs),
 }
 
@@ -117,6 +139,8 @@ pub struct TraceArgs {
     /// are shown under its finding.
     #[arg(long)]
     pub logs: bool,
+    #[command(flatten)]
+    pub file: FileArgs,
     #[command(flatten)]
     pub view: ViewArgs,
 }
@@ -152,6 +176,10 @@ pub struct TriageArgs {
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
     #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub file: FileArgs,
+    #[command(flatten)]
     pub view: ViewArgs,
 }
 
@@ -163,13 +191,16 @@ pub struct GateArgs {
     /// a bare number is seconds).
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
-    /// Finding ids that fail the gate at once (comma-separated; replaces the
-    /// default set; `none` waits for the timeout whatever happens). Default:
-    /// image-pull-not-found, image-pull-denied, crash-loop, oom-killed,
-    /// container-config-error, container-cannot-run, pod-unschedulable,
-    /// progress-deadline-exceeded, controller-not-converging.
-    #[arg(long, value_name = "IDS", value_delimiter = ',')]
-    pub fail_on: Option<Vec<String>>,
+    // The help lists the default from the policy's own list.
+    #[arg(
+        long,
+        value_name = "IDS",
+        value_delimiter = ',',
+        default_values = default_fail_on(),
+        hide_default_value = true,
+        help = fail_on_help()
+    )]
+    pub fail_on: Vec<String>,
     /// A crash loop fails the gate once a Pod of the new revision restarted this often.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub max_restarts: i32,
@@ -198,6 +229,19 @@ pub struct GateArgs {
     pub view: ViewArgs,
 }
 
+/// The ids the gate fails on unless `--fail-on` says otherwise, from the
+/// policy's own list, so the help cannot drift from it.
+fn default_fail_on() -> Vec<&'static str> {
+    DEFAULT_FAIL_ON.iter().map(|id| id.as_str()).collect()
+}
+
+fn fail_on_help() -> String {
+    format!(
+        "Finding ids that fail the gate at once (comma-separated; replaces the default set; `none` waits for the timeout whatever happens). Default: {}",
+        default_fail_on().join(", ")
+    )
+}
+
 /// `90s`, `10m`, `1h30m`, `PT10M`, or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let text = text.trim();
@@ -222,18 +266,20 @@ pub struct SnapshotArgs {
     /// What to capture: NAME (a ModelService), msvc/NAME, deploy/NAME,
     /// sts/NAME, ds/NAME, rs/NAME or pod/NAME; without it, the whole namespace.
     pub target: Option<String>,
-    /// The file to write: .yaml or .json, gzip-compressed when it ends in
-    /// .gz; `-` writes YAML to stdout. A symlink is written through.
-    // `-o`/`--output` (once its name) still work, unlisted: `-o` is a
-    // format everywhere else.
-    #[arg(
-        long = "output-file",
-        visible_alias = "file",
-        short_alias = 'o',
-        alias = "output",
-        value_name = "FILE"
-    )]
-    pub file: std::path::PathBuf,
+    /// The file to write, gzip-compressed when its name ends in .gz; `-`
+    /// writes to stdout. A symlink is written through. Its folder is
+    /// checked before anything is read.
+    #[arg(long = "output-file", visible_alias = "file", value_name = "FILE|-")]
+    pub file: PathBuf,
+    /// Format of the file (default: from its name, .json or .json.gz for
+    /// JSON, else YAML).
+    #[arg(short = 'o', long, value_enum, value_name = "FORMAT")]
+    pub output: Option<SnapshotFormat>,
+    /// Read the objects from this file instead of a cluster (an mdiag
+    /// snapshot, or `kubectl get -o yaml|json` output; `-` reads stdin)
+    /// and write them back: the target's chain, or everything.
+    #[arg(short = 'f', long = "snapshot", value_name = "FILE")]
+    pub snapshot: Option<PathBuf>,
     /// Keep at most this many bytes of each log (the end of it).
     #[arg(long, value_name = "BYTES", default_value_t = LogCaps::DEFAULT.bytes)]
     pub log_bytes: i64,
@@ -280,10 +326,11 @@ pub struct ExplainArgs {
     /// List every finding id with its title (as with no argument).
     #[arg(long, conflicts_with = "symptom")]
     pub list: bool,
-    /// Output format (json and yaml: the entries in full, schema mdiag/v1;
-    /// no html: explain makes no diagnosis to draw).
-    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
+    /// Output format (json and yaml: the entries in full, schema mdiag/v1).
+    #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Table)]
+    pub output: ExplainFormat,
+    #[command(flatten)]
+    pub file: FileArgs,
 }
 
 /// What `mdiag mcp` may read besides the cluster its global flags pin.
@@ -296,6 +343,14 @@ pub struct McpArgs {
     /// symlinks followed), and refused unless it ends up inside one of these.
     #[arg(long = "allow-file", value_name = "DIR|FILE")]
     pub allow_file: Vec<PathBuf>,
+    /// The widest namespace scope of the calls, and the selector of
+    /// triage calls that name none.
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// The file every call reads unless it names another, and the time
+    /// it is judged at.
+    #[command(flatten)]
+    pub file: FileArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -329,6 +384,35 @@ impl OutputFormat {
     pub fn paints(self, color: bool) -> bool {
         color && self == OutputFormat::Table
     }
+}
+
+/// What `explain` prints: it makes no diagnosis, so it has no HTML page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ExplainFormat {
+    /// For people: cause, checks, fix and verification.
+    #[default]
+    Table,
+    /// The entries as JSON (schema mdiag/v1).
+    Json,
+    /// The same as YAML.
+    Yaml,
+}
+
+impl From<ExplainFormat> for OutputFormat {
+    fn from(f: ExplainFormat) -> Self {
+        match f {
+            ExplainFormat::Table => OutputFormat::Table,
+            ExplainFormat::Json => OutputFormat::Json,
+            ExplainFormat::Yaml => OutputFormat::Yaml,
+        }
+    }
+}
+
+/// The encoding of a snapshot file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SnapshotFormat {
+    Yaml,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

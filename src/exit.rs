@@ -47,16 +47,46 @@ impl From<Exit> for std::process::ExitCode {
     }
 }
 
-/// The text `--help` shows about exit codes.
-pub const EXIT_CODES_HELP: &str = "\
-Exit codes:
-  0    healthy / converged
-  1    a problem was found, or the rollout failed
-  2    usage error (bad flags, unreadable or invalid input file)
-  3    still progressing (gate: timed out while progressing)
-  4    cluster unreachable, access denied, or a gap that hides the answer
-  5    target not found
-  130  interrupted (SIGINT or SIGTERM): gate wrote its report, snapshot wrote nothing";
+impl Exit {
+    /// Every code, in the order help pages list them.
+    pub const ALL: [Exit; 7] = [
+        Exit::Healthy,
+        Exit::Problem,
+        Exit::Usage,
+        Exit::Progressing,
+        Exit::Unreachable,
+        Exit::NotFound,
+        Exit::Interrupted,
+    ];
+
+    /// What the code means, as `--help` and the man pages say it.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Exit::Healthy => "healthy / converged",
+            Exit::Problem => "a problem was found, or the rollout failed",
+            Exit::Usage => "usage error (bad flags, unreadable or invalid input file)",
+            Exit::Progressing => "still progressing (gate: timed out while progressing)",
+            Exit::Unreachable => {
+                "cluster unreachable, access denied, or a gap that hides the answer"
+            }
+            Exit::NotFound => "target not found",
+            // One line at 80 columns, as help pages are read.
+            Exit::Interrupted => {
+                "interrupted (SIGINT/SIGTERM): gate wrote its report, snapshot wrote none"
+            }
+        }
+    }
+}
+
+/// The text every `--help` ends with: the codes of [`Exit::ALL`] and
+/// their meanings.
+pub fn exit_codes_help() -> String {
+    let mut text = String::from("Exit codes:");
+    for code in Exit::ALL {
+        text.push_str(&format!("\n  {:<5}{}", code.code(), code.meaning()));
+    }
+    text
+}
 
 /// An error's exit code: the first error in its chain that a layer typed
 /// ([`Cause`]), matched exhaustively, so a new error variant is a compile

@@ -895,7 +895,7 @@ fn snapshot_file(ns: &str, target: &[&str], kubeconfig: &Path) -> Result<PathBuf
         "snapshot",
     ];
     args.extend_from_slice(target);
-    args.extend_from_slice(&["-o", file.to_str().unwrap()]);
+    args.extend_from_slice(&["--output-file", file.to_str().unwrap()]);
     let out = Command::new(env!("CARGO_BIN_EXE_mdiag"))
         .args(&args)
         .output()

@@ -57,6 +57,10 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
     let mut snapshots: Vec<(String, Rc<Snapshot>, Option<u32>)> = Vec::new();
     if source.snapshot_file.is_some() {
         let (mut snapshot, _, _) = source.load_scope(true).await?;
+        if let Some(at) = at {
+            super::triage::refuse_before_the_specs(&snapshot, None, at)?;
+            mdiag_core::model::as_of(&mut snapshot, at);
+        }
         redactor.logs(&mut snapshot.logs);
         let snapshot = Rc::new(snapshot);
         for ns in &namespaces {

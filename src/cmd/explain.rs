@@ -138,7 +138,10 @@ async fn target_names(
     entries: &[&Entry],
 ) -> anyhow::Result<Vec<TemplateVars>> {
     let source = &request.source;
-    let loaded = source.load(Some(target)).await?;
+    let mut loaded = source.load(Some(target)).await?;
+    if let Some(at) = request.at {
+        mdiag_core::model::as_of(&mut loaded.snapshot, at);
+    }
     let snapshot = &loaded.snapshot;
     let chain = chain::walk(
         snapshot,

@@ -13,7 +13,7 @@ use crate::request::SnapshotRequest;
 use mdiag_core::chain::{self, chain_objects};
 use mdiag_core::model::Snapshot;
 use mdiag_source::live::{self, LogCaps};
-use mdiag_source::write::{to_file, write_file};
+use mdiag_source::write::{check_writable, to_file, write_file_as};
 
 pub async fn run(request: &SnapshotRequest) -> anyhow::Result<Exit> {
     let started = Instant::now();
@@ -21,9 +21,12 @@ pub async fn run(request: &SnapshotRequest) -> anyhow::Result<Exit> {
         target,
         source,
         file: path,
+        format,
         logs,
         redactor,
     } = request;
+    // A folder that is not there is found now, not after the capture.
+    check_writable(path)?;
     let loaded = source.load(target.as_ref()).await?;
     let mut snapshot = loaded.snapshot;
 
@@ -54,7 +57,7 @@ pub async fn run(request: &SnapshotRequest) -> anyhow::Result<Exit> {
     });
 
     let file = to_file(&snapshot, redactor);
-    let bytes = write_file(path, &file)?;
+    let bytes = write_file_as(path, &file, *format)?;
     summary(
         &snapshot,
         &file,

@@ -10,7 +10,7 @@ use crate::request::TraceRequest;
 use mdiag_core::analysis::{self, Diagnosis};
 use mdiag_core::catalogue::Lang;
 use mdiag_core::chain::{self, Chain};
-use mdiag_core::model::{Clock, Origin, Snapshot};
+use mdiag_core::model::{Clock, Origin, Snapshot, as_of};
 use mdiag_render::report::{RunInfo, TraceReport, trace_report};
 use mdiag_render::{Style, human};
 use mdiag_source::live::LogCaps;
@@ -68,6 +68,18 @@ impl Traced {
 /// it: everything of a trace but the printing.
 pub async fn answer(request: &TraceRequest) -> anyhow::Result<Traced> {
     let mut loaded = request.source.load(Some(&request.target)).await?;
+    if let Some(at) = request.at {
+        // A time before the chain existed is refused, not judged empty.
+        if let Ok(chain) = chain::walk(
+            &loaded.snapshot,
+            &request.target,
+            &loaded.namespace,
+            request.source.controller.as_ref(),
+        ) {
+            refuse_before_the_data(&chain, at, &loaded.snapshot)?;
+        }
+        as_of(&mut loaded.snapshot, at);
+    }
     let clock = Clock::choose(&loaded.snapshot.origin, request.at, Timestamp::now());
     if request.logs
         && let Some(conn) = &loaded.connection
@@ -90,9 +102,6 @@ pub async fn answer(request: &TraceRequest) -> anyhow::Result<Traced> {
         Ok(chain) => chain,
         Err(not_found) => return Err(explain_not_found(snapshot, not_found)),
     };
-    if let Some(at) = request.at {
-        refuse_before_the_data(&chain, at, snapshot)?;
-    }
     let mut diagnosis = analysis::analyze(snapshot, &chain, clock.now);
     // Once, before any view (the CLI's or `mdiag mcp`'s) sees it.
     redactor.diagnosis(&mut diagnosis);
@@ -138,11 +147,25 @@ fn pods_to_log(
         .collect()
 }
 
-/// `--at` before the oldest object of the chain was created judges a
-/// moment the file knows nothing about: every object would be judged as
-/// existing before it was made. Refused rather than warned about, since
-/// no output at that time would be true.
+/// `--at` the file cannot answer for is refused rather than judged, since
+/// no output at that time would be true: a time before the last write of
+/// the spec that declares the rollout (the file holds only the spec as
+/// then written), or before the oldest object of the chain was created.
 fn refuse_before_the_data(chain: &Chain, at: Timestamp, snapshot: &Snapshot) -> anyhow::Result<()> {
+    let until = snapshot
+        .origin
+        .captured_at
+        .or(snapshot.origin.newest_seen)
+        .map(|t| format!(" to {t}"))
+        .unwrap_or_default();
+    if let Some((written, what)) = analysis::chain_spec_floor(chain)
+        && at < written
+    {
+        return Err(UsageError(format!(
+            "--at {at} is before the data: {what} was last written at {written}, and the file holds only its spec from then; pick a time from {written}{until}"
+        ))
+        .into());
+    }
     let mut created: Vec<(Timestamp, String)> = Vec::new();
     let mut add =
         |kind: &str, meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
@@ -177,12 +200,6 @@ fn refuse_before_the_data(chain: &Chain, at: Timestamp, snapshot: &Snapshot) -> 
     if at >= oldest {
         return Ok(());
     }
-    let until = snapshot
-        .origin
-        .captured_at
-        .or(snapshot.origin.newest_seen)
-        .map(|t| format!(" to {t}"))
-        .unwrap_or_default();
     Err(UsageError(format!(
         "--at {at} is before the data: the oldest object of the chain, {what}, was created at {oldest}; pick a time from {oldest}{until}"
     ))

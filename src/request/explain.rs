@@ -53,27 +53,14 @@ impl ExplainRequest {
     }
 
     pub fn from_cli(global: &GlobalArgs, args: &ExplainArgs) -> anyhow::Result<Self> {
-        // The output formats are shared with trace and triage; the HTML page
-        // is a report of a diagnosis, which explain does not make.
-        if args.output == OutputFormat::Html {
-            return Err(
-                UsageError("explain has no HTML page; use -o table, json or yaml".into()).into(),
-            );
-        }
-        if args.target.is_some() && (global.all_namespaces || global.selector.is_some()) {
-            return Err(UsageError(
-                "explain fills in one target in one namespace; use -n NS, not -A or -l".into(),
-            )
-            .into());
-        }
         let query = args.symptom.clone().filter(|_| !args.list);
         let mut request = ExplainRequest::lookup(
             query,
             args.target.clone(),
-            SourceRequest::from_cli(global)?,
-            super::parse_at(global)?,
+            SourceRequest::from_cli(global, args.file.snapshot.as_deref())?,
+            super::parse_at(args.file.at.as_deref())?,
         )?;
-        request.output = args.output;
+        request.output = args.output.into();
         request.lang = super::lang(global);
         request.color = super::color(global);
         request.width = super::width(&ViewArgs::default());

@@ -40,18 +40,6 @@ pub struct GateRequest {
 
 impl GateRequest {
     pub fn from_cli(global: &GlobalArgs, args: &GateArgs) -> anyhow::Result<Self> {
-        if global.snapshot.is_some() || global.at.is_some() {
-            return Err(UsageError(
-                "gate waits on a live cluster; to judge a file use trace --snapshot FILE".into(),
-            )
-            .into());
-        }
-        if global.all_namespaces || global.selector.is_some() {
-            return Err(UsageError(
-                "gate waits on one workload in one namespace; use -n NS".into(),
-            )
-            .into());
-        }
         let target = TargetSpec::parse(&args.target, global.namespace.as_deref())?;
         if matches!(
             target.kind,
@@ -66,33 +54,31 @@ impl GateRequest {
         if args.max_restarts < 1 {
             return Err(UsageError("--max-restarts must be at least 1".into()).into());
         }
-        let fail_on = match &args.fail_on {
-            None => GatePolicy::default().fail_on,
-            Some(ids) if ids.iter().any(|i| i == "none") => {
-                if ids.len() > 1 {
-                    return Err(UsageError("--fail-on none stands alone".into()).into());
-                }
-                BTreeSet::new()
+        // clap fills in the policy's default list when the flag is absent.
+        let ids = &args.fail_on;
+        let fail_on = if ids.iter().any(|i| i == "none") {
+            if ids.len() > 1 {
+                return Err(UsageError("--fail-on none stands alone".into()).into());
             }
-            Some(ids) => {
-                let known = analysis::rule_ids();
-                let mut set = BTreeSet::new();
-                for id in ids.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
-                    let Some(id) = FindingId::parse(id).filter(|i| known.contains(i)) else {
-                        return Err(UsageError(format!(
-                            "--fail-on: {id:?} is not a finding id; `{} explain` lists them",
-                            mdiag_core::catalogue::program()
-                        ))
-                        .into());
-                    };
-                    set.insert(id);
-                }
-                set
+            BTreeSet::new()
+        } else {
+            let known = analysis::rule_ids();
+            let mut set = BTreeSet::new();
+            for id in ids.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
+                let Some(id) = FindingId::parse(id).filter(|i| known.contains(i)) else {
+                    return Err(UsageError(format!(
+                        "--fail-on: {id:?} is not a finding id; `{} explain` lists them",
+                        mdiag_core::catalogue::program()
+                    ))
+                    .into());
+                };
+                set.insert(id);
             }
+            set
         };
         Ok(GateRequest {
             target,
-            source: SourceRequest::from_cli(global)?,
+            source: SourceRequest::from_cli(global, None)?,
             timeout: args.timeout,
             policy: GatePolicy {
                 fail_on,

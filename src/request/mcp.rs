@@ -6,12 +6,16 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::cli::{GlobalArgs, McpArgs};
+use crate::cli::{FileArgs, GlobalArgs, McpArgs, ScopeArgs};
 use crate::error::UsageError;
 
 pub struct McpRequest {
     /// The global flags: every call's defaults.
     pub defaults: GlobalArgs,
+    /// `--snapshot` and `--at`: the file and time of a call that names none.
+    pub file: FileArgs,
+    /// `-A` and `-l`: the selector of a triage call that names none.
+    pub scope: ScopeArgs,
     /// `--kubeconfig` resolved, when it names a file that exists (a call
     /// naming that same file is not a change).
     pub kubeconfig_real: Option<PathBuf>,
@@ -52,7 +56,8 @@ pub struct Allowed {
 
 impl McpRequest {
     pub fn from_cli(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Self> {
-        if global.all_namespaces && global.namespace.is_some() {
+        let (file, scope) = (&args.file, &args.scope);
+        if scope.all_namespaces && global.namespace.is_some() {
             return Err(UsageError("use -n NS or -A, not both".into()).into());
         }
         let cwd = std::env::current_dir()
@@ -61,7 +66,7 @@ impl McpRequest {
         for path in &args.allow_file {
             allowed.push(Allowed::resolve(&cwd, path, "--allow-file")?);
         }
-        if let Some(file) = &global.snapshot {
+        if let Some(file) = &file.snapshot {
             if file == Path::new("-") {
                 return Err(UsageError(
                     "`mdiag mcp --snapshot -` would read the protocol's own stream (standard input carries the client's requests); name a file".into(),
@@ -83,13 +88,15 @@ impl McpRequest {
             .kubeconfig
             .as_ref()
             .and_then(|k| std::fs::canonicalize(cwd.join(k)).ok());
-        let namespaces = match (&global.namespace, global.all_namespaces) {
+        let namespaces = match (&global.namespace, scope.all_namespaces) {
             (Some(ns), _) => NamespaceScope::One(ns.clone()),
             (None, true) => NamespaceScope::All,
             (None, false) => NamespaceScope::Context,
         };
         Ok(McpRequest {
             defaults: global.clone(),
+            file: file.clone(),
+            scope: scope.clone(),
             kubeconfig_real,
             namespaces,
             files: FileScope { allowed, cwd },

@@ -88,19 +88,17 @@ pub fn redactor(global: &GlobalArgs) -> anyhow::Result<mdiag_source::redact::Red
     )?)
 }
 
-pub fn parse_at(global: &GlobalArgs) -> anyhow::Result<Option<Timestamp>> {
-    global
-        .at
-        .as_deref()
-        .map(|s| {
-            s.parse::<Timestamp>().map_err(|e| {
-                UsageError(format!(
-                    "--at {s:?} is not an RFC 3339 time such as 2026-11-28T10:15:00Z ({e})"
-                ))
-            })
+/// `--at TIME`, parsed.
+pub fn parse_at(at: Option<&str>) -> anyhow::Result<Option<Timestamp>> {
+    at.map(|s| {
+        s.parse::<Timestamp>().map_err(|e| {
+            UsageError(format!(
+                "--at {s:?} is not an RFC 3339 time such as 2026-11-28T10:15:00Z ({e})"
+            ))
         })
-        .transpose()
-        .map_err(Into::into)
+    })
+    .transpose()
+    .map_err(Into::into)
 }
 
 pub fn parse_controller(global: &GlobalArgs) -> anyhow::Result<Option<ControllerLocation>> {

@@ -1,14 +1,15 @@
-//! `mdiag snapshot [TARGET] --file FILE` as a plain request.
+//! `mdiag snapshot [TARGET] --output-file FILE` as a plain request.
 
 use std::path::PathBuf;
 
 use super::SourceRequest;
-use crate::cli::{GlobalArgs, SnapshotArgs};
+use crate::cli::{GlobalArgs, SnapshotArgs, SnapshotFormat};
 use crate::error::UsageError;
 use mdiag_core::model::TargetSpec;
 use mdiag_source::file::Keep;
 use mdiag_source::live::LogCaps;
 use mdiag_source::redact::Redactor;
+use mdiag_source::write::FileFormat;
 
 pub struct SnapshotRequest {
     /// One target's chain, or (`None`) the whole namespace.
@@ -16,18 +17,14 @@ pub struct SnapshotRequest {
     /// It reads every field: a file is written back out whole.
     pub source: SourceRequest,
     pub file: PathBuf,
+    /// YAML or JSON: `-o`, else the file's name.
+    pub format: FileFormat,
     pub logs: LogCaps,
     pub redactor: Redactor,
 }
 
 impl SnapshotRequest {
     pub fn from_cli(global: &GlobalArgs, args: &SnapshotArgs) -> anyhow::Result<Self> {
-        if global.all_namespaces {
-            return Err(UsageError(
-                "snapshot captures one namespace or one target; use -n NS".into(),
-            )
-            .into());
-        }
         if args.log_bytes <= 0 || args.log_lines <= 0 {
             return Err(UsageError("--log-bytes and --log-lines must be positive".into()).into());
         }
@@ -36,7 +33,7 @@ impl SnapshotRequest {
             .as_deref()
             .map(|t| TargetSpec::parse(t, global.namespace.as_deref()))
             .transpose()?;
-        if target.is_none() && global.namespace.is_none() && global.snapshot.is_none() {
+        if target.is_none() && global.namespace.is_none() && args.snapshot.is_none() {
             return Err(UsageError("name a target, or a whole namespace with -n NS".into()).into());
         }
         let redactor = super::redactor(global)?;
@@ -44,8 +41,9 @@ impl SnapshotRequest {
             target,
             source: SourceRequest {
                 keep: Keep::Whole,
-                ..SourceRequest::from_cli(global)?
+                ..SourceRequest::from_cli(global, args.snapshot.as_deref())?
             },
+            format: format(args)?,
             file: args.file.clone(),
             logs: LogCaps {
                 bytes: args.log_bytes,
@@ -54,5 +52,24 @@ impl SnapshotRequest {
             },
             redactor,
         })
+    }
+}
+
+/// `-o`, else what the file's name says, else YAML; `-o` against the
+/// name (`-o json --output-file x.yaml`) is refused rather than guessed.
+fn format(args: &SnapshotArgs) -> anyhow::Result<FileFormat> {
+    let named = FileFormat::of_name(&args.file);
+    let asked = args.output.map(|o| match o {
+        SnapshotFormat::Yaml => FileFormat::Yaml,
+        SnapshotFormat::Json => FileFormat::Json,
+    });
+    match (asked, named) {
+        (Some(asked), Some(named)) if asked != named => Err(UsageError(format!(
+            "-o {asked} and --output-file {}, a {named} name: drop -o, or name the file for {asked}",
+            args.file.display()
+        ))
+        .into()),
+        (Some(format), _) | (None, Some(format)) => Ok(format),
+        (None, None) => Ok(FileFormat::Yaml),
     }
 }

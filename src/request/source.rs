@@ -2,7 +2,7 @@
 //! (`--snapshot`) or the live cluster. The reading itself is
 //! `crate::cmd::source`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::cli::GlobalArgs;
@@ -38,9 +38,10 @@ pub struct SourceRequest {
 }
 
 impl SourceRequest {
-    pub fn from_cli(global: &GlobalArgs) -> anyhow::Result<Self> {
+    /// The global flags, and the file a command was given (`-f`), if any.
+    pub fn from_cli(global: &GlobalArgs, snapshot: Option<&Path>) -> anyhow::Result<Self> {
         Ok(SourceRequest {
-            snapshot_file: global.snapshot.clone(),
+            snapshot_file: snapshot.map(Path::to_path_buf),
             namespace: global.namespace.clone(),
             live: LiveOptions {
                 kubeconfig: global.kubeconfig.clone(),

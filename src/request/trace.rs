@@ -25,22 +25,10 @@ pub struct TraceRequest {
 
 impl TraceRequest {
     pub fn from_cli(global: &GlobalArgs, args: &TraceArgs) -> anyhow::Result<Self> {
-        if global.all_namespaces {
-            return Err(UsageError(
-                "trace follows one workload in one namespace; use -n NS (triage covers -A)".into(),
-            )
-            .into());
-        }
-        if global.selector.is_some() {
-            return Err(UsageError(
-                "trace takes one target; -l selects workloads for triage".into(),
-            )
-            .into());
-        }
         let mut request = TraceRequest::of(
             &args.target,
-            SourceRequest::from_cli(global)?,
-            super::parse_at(global)?,
+            SourceRequest::from_cli(global, args.file.snapshot.as_deref())?,
+            super::parse_at(args.file.at.as_deref())?,
             args.logs,
         )?;
         request.output = args.output;

@@ -70,10 +70,12 @@ impl TriageRequest {
     }
 
     pub fn from_cli(global: &GlobalArgs, args: &TriageArgs) -> anyhow::Result<Self> {
-        let at = super::parse_at(global)?;
+        let at = super::parse_at(args.file.at.as_deref())?;
+        let source = SourceRequest::from_cli(global, args.file.snapshot.as_deref())?;
+        let scope = &args.scope;
         // An alert names its own scope.
         let mut request = if args.alert.is_some() {
-            if global.all_namespaces || global.selector.is_some() {
+            if scope.all_namespaces || scope.selector.is_some() {
                 return Err(UsageError(
                     "--alert finds the namespace and workload in the alert's labels; drop -A and -l"
                         .into(),
@@ -82,15 +84,10 @@ impl TriageRequest {
             }
             TriageRequest {
                 at,
-                ..TriageRequest::scope(SourceRequest::from_cli(global)?, false, None, None)?
+                ..TriageRequest::scope(source, false, None, None)?
             }
         } else {
-            TriageRequest::scope(
-                SourceRequest::from_cli(global)?,
-                global.all_namespaces,
-                global.selector.clone(),
-                at,
-            )?
+            TriageRequest::scope(source, scope.all_namespaces, scope.selector.clone(), at)?
         };
         request.alert = args.alert.clone();
         request.output = args.output;

@@ -50,27 +50,105 @@ pub fn to_file(snapshot: &Snapshot, redactor: &Redactor) -> SnapshotFile {
     }
 }
 
-/// Whether a path asks for JSON (`.json`, `.json.gz`); YAML otherwise.
-fn wants_json(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    name.trim_end_matches(".gz").ends_with(".json")
+/// How a snapshot file is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    Yaml,
+    Json,
 }
 
-fn encode(file: &SnapshotFile, json: bool) -> Result<Vec<u8>, WriteError> {
-    if json {
-        serde_json::to_vec_pretty(file).map_err(|e| WriteError::Encode(e.to_string()))
-    } else {
-        serde_saphyr::to_string(file)
-            .map(String::into_bytes)
-            .map_err(|e| WriteError::Encode(e.to_string()))
+impl FileFormat {
+    /// What a file's name asks for: `.json` or `.json.gz` JSON, `.yaml`
+    /// or `.yml` (gzipped too) YAML, any other name nothing.
+    pub fn of_name(path: &Path) -> Option<FileFormat> {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let name = name.strip_suffix(".gz").unwrap_or(name);
+        if name.ends_with(".json") {
+            Some(FileFormat::Json)
+        } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+            Some(FileFormat::Yaml)
+        } else {
+            None
+        }
     }
 }
 
-/// Writes `file` to `path` atomically. Returns the bytes written.
+impl std::fmt::Display for FileFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FileFormat::Yaml => "yaml",
+            FileFormat::Json => "json",
+        })
+    }
+}
+
+fn encode(file: &SnapshotFile, format: FileFormat) -> Result<Vec<u8>, WriteError> {
+    match format {
+        FileFormat::Json => {
+            serde_json::to_vec_pretty(file).map_err(|e| WriteError::Encode(e.to_string()))
+        }
+        FileFormat::Yaml => serde_saphyr::to_string(file)
+            .map(String::into_bytes)
+            .map_err(|e| WriteError::Encode(e.to_string())),
+    }
+}
+
+/// Writes `file` to `path` atomically, in the format its name asks for
+/// (YAML when it asks for none). Returns the bytes written.
 pub fn write_file(path: &Path, file: &SnapshotFile) -> Result<u64, WriteError> {
-    let bytes = encode(file, wants_json(path))?;
+    write_file_as(
+        path,
+        file,
+        FileFormat::of_name(path).unwrap_or(FileFormat::Yaml),
+    )
+}
+
+/// Writes `file` to `path` atomically in `format`, gzip-compressed when
+/// the name ends in `.gz`. Returns the bytes written.
+pub fn write_file_as(
+    path: &Path,
+    file: &SnapshotFile,
+    format: FileFormat,
+) -> Result<u64, WriteError> {
+    let bytes = encode(file, format)?;
     let gz = path.extension().is_some_and(|e| e == "gz");
     write_atomic(path, &bytes, gz)
+}
+
+/// Checks, before the work that fills it, that [`write_atomic`] could
+/// write `path`: its folder exists, is a folder and takes a new file (a
+/// temporary one is made and removed). Standard output and what is
+/// written through (a FIFO, a device) are not opened here.
+pub fn check_writable(path: &Path) -> Result<(), WriteError> {
+    let io = |cause| WriteError::Io {
+        path: PathBuf::from(display_path(path)),
+        cause,
+    };
+    let target = match destination(path) {
+        Ok(Destination::Stdout | Destination::Through(_)) => return Ok(()),
+        Ok(Destination::Replace(target)) => target,
+        // A file where a folder of the path should be: said of the folder.
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => path.to_path_buf(),
+        Err(e) => return Err(io(e)),
+    };
+    let dir = folder_of(&target);
+    match std::fs::metadata(&dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("{} is not a folder", dir.display()),
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(io(std::io::Error::new(
+                e.kind(),
+                format!("there is no folder {}", dir.display()),
+            )));
+        }
+        Err(e) => return Err(io(in_folder(e, &dir))),
+    }
+    temp_in(&dir).map(drop).map_err(io)
 }
 
 /// What `-` (and `/dev/stdout`) means: standard output.
@@ -180,11 +258,29 @@ fn follow_links(path: &Path) -> std::io::Result<PathBuf> {
 
 /// Writes a temporary file beside `target`, then renames it over `target`.
 fn replace(target: &Path, bytes: &[u8], gzip: bool) -> std::io::Result<u64> {
-    let dir = match target.parent() {
+    let dir = folder_of(target);
+    let existing = std::fs::metadata(target).ok().map(|m| m.permissions());
+    let mut temp = temp_in(&dir)?;
+    if let Some(permissions) = existing {
+        temp.as_file().set_permissions(permissions)?;
+    }
+    let written = write_to(temp.as_file_mut(), bytes, gzip)?;
+    temp.as_file().sync_all()?;
+    temp.persist(target).map_err(|e| e.error)?;
+    Ok(written)
+}
+
+/// The folder a file is written in (`.` for a bare name).
+fn folder_of(target: &Path) -> PathBuf {
+    match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
-    };
-    let existing = std::fs::metadata(target).ok().map(|m| m.permissions());
+    }
+}
+
+/// A new temporary file in `dir`, with the mode `>` would give it. Its
+/// error names the folder, not the temporary name nobody asked for.
+fn temp_in(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let mut builder = tempfile::Builder::new();
     builder.prefix(".mdiag-");
     // tempfile's own default is 0600; a new file gets what `>` gives it.
@@ -193,14 +289,15 @@ fn replace(target: &Path, bytes: &[u8], gzip: bool) -> std::io::Result<u64> {
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    let mut temp = builder.tempfile_in(&dir)?;
-    if let Some(permissions) = existing {
-        temp.as_file().set_permissions(permissions)?;
-    }
-    let written = write_to(temp.as_file_mut(), bytes, gzip)?;
-    temp.as_file().sync_all()?;
-    temp.persist(target).map_err(|e| e.error)?;
-    Ok(written)
+    builder.tempfile_in(dir).map_err(|e| in_folder(e, dir))
+}
+
+/// `e`, said of the folder `dir`.
+fn in_folder(e: std::io::Error, dir: &Path) -> std::io::Error {
+    std::io::Error::new(
+        e.kind(),
+        format!("cannot create a file in {}: {}", dir.display(), e.kind()),
+    )
 }
 
 /// Writes `bytes`, gzip-compressed when `gzip`; returns the bytes written.
@@ -380,6 +477,44 @@ mod tests {
         assert_eq!(text, "through");
         let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
         assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind));
+    }
+
+    #[test]
+    fn a_name_says_its_format_or_nothing() {
+        let of = |n: &str| FileFormat::of_name(Path::new(n));
+        assert_eq!(of("e.json"), Some(FileFormat::Json));
+        assert_eq!(of("dir.yaml/e.json.gz"), Some(FileFormat::Json));
+        assert_eq!(of("e.yaml.gz"), Some(FileFormat::Yaml));
+        assert_eq!(of("e.yml"), Some(FileFormat::Yaml));
+        assert_eq!(of("json"), None);
+        assert_eq!(of("-"), None);
+        assert_eq!(of("e.gz"), None);
+    }
+
+    #[test]
+    fn a_missing_folder_is_found_before_writing_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_writable(&dir.path().join("new.yaml")).is_ok());
+        assert!(check_writable(Path::new(STDOUT_PATH)).is_ok());
+        let missing = dir.path().join("nope").join("e.yaml");
+        let err = check_writable(&missing).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "cannot write {}: there is no folder {}",
+                missing.display(),
+                dir.path().join("nope").display()
+            )
+        );
+        // A file where the folder should be.
+        std::fs::write(dir.path().join("plain"), "x").unwrap();
+        let err = check_writable(&dir.path().join("plain").join("e.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.ends_with("plain is not a folder"), "{err}");
+        // Nothing was left behind by the check.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1);
     }
 
     #[cfg(unix)]

@@ -67,7 +67,7 @@ fn snapshot(ns: &str, extra: &[&str]) -> Result<String, Failed> {
         ns,
         "snapshot",
         "deploy/leaky",
-        "-o",
+        "--output-file",
         file.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);

@@ -541,7 +541,7 @@ fn help_lists_the_exit_codes() {
         .code(0)
         .stdout(predicate::str::contains("5    target not found"))
         .stdout(predicate::str::contains(
-            "130  interrupted (SIGINT or SIGTERM): gate wrote its report, snapshot wrote nothing",
+            "130  interrupted (SIGINT/SIGTERM): gate wrote its report, snapshot wrote none",
         ));
 }
 
@@ -607,7 +607,8 @@ fn a_snapshot_of_a_dump_replays_to_the_same_verdict() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("evidence.yaml.gz");
         mdiag()
-            .args(["snapshot", "chart-demo", "--snapshot", &fixture(name), "-o"])
+            .args(["snapshot", "chart-demo", "--snapshot", &fixture(name)])
+            .arg("--output-file")
             .arg(&out)
             .assert()
             .code(0)
@@ -630,7 +631,7 @@ fn snapshot_flags_are_checked() {
             "--snapshot",
             &fixture("healthy"),
             "chart-demo",
-            "-o",
+            "--output-file",
             "/tmp/x.yaml",
             "--redact",
             "(",
@@ -644,7 +645,7 @@ fn snapshot_flags_are_checked() {
             "nope",
             "--snapshot",
             &fixture("healthy"),
-            "-o",
+            "--output-file",
             "/tmp/x.yaml",
         ])
         .assert()

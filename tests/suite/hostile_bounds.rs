@@ -586,15 +586,87 @@ fn output_file_dash_writes_the_snapshot_to_stdout() {
 }
 
 #[test]
-fn the_old_output_flag_still_names_the_file() {
+fn snapshot_dash_o_is_the_format_and_names_no_file() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("old-flag.json");
-    let out = mdiag()
-        .args(["snapshot", TARGET, "--snapshot", BASE, "-o"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let base = root().join(BASE);
+    let base = base.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["snapshot", TARGET, "--snapshot", base];
+        all.extend_from_slice(args);
+        mdiag().args(&all).current_dir(dir.path()).output().unwrap()
+    };
+    // JSON to stdout: no file named `json` or `-`.
+    let out = run(&["-o", "json", "--output-file", "-"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.trim_start().starts_with('{'), "JSON by the name");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(back["format"], "mdiag.dev/snapshot");
+    // JSON into a file whose name says nothing of its format.
+    let out = run(&["--output-file", "evidence", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written = std::fs::read_to_string(dir.path().join("evidence")).unwrap();
+    assert!(written.trim_start().starts_with('{'), "{written}");
+    // The name's format, and a format against it refused.
+    let out = run(&["--output-file", "e.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        std::fs::read_to_string(dir.path().join("e.json"))
+            .unwrap()
+            .starts_with('{')
+    );
+    let out = run(&["-o", "json", "--output-file", "e.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("-o json and --output-file e.yaml"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("e.yaml").exists());
+    // `-o` alone names no file: the file is asked for.
+    let out = run(&["-o", "json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--output-file"), "{}", stderr(&out));
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["e.json", "evidence"]);
+}
+
+#[test]
+fn a_missing_folder_is_found_before_anything_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    // A cluster that does not answer: were it read first, that would be
+    // the error (4), after the whole wait.
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:1\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n",
+    )
+    .unwrap();
+    let missing = dir.path().join("no-such-folder").join("evidence.yaml");
+    for command in [
+        vec!["snapshot", "chart-demo", "--output-file"],
+        vec!["gate", "chart-demo", "--report"],
+    ] {
+        let out = mdiag()
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(&command)
+            .arg(&missing)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "cannot write {}: there is no folder {}",
+                missing.display(),
+                missing.parent().unwrap().display()
+            )),
+            "{command:?}: {err}"
+        );
+        assert!(!err.contains(".mdiag-"), "no temporary name: {err}");
+    }
 }

@@ -839,9 +839,9 @@ fn the_scope_flags_are_checked_when_the_server_starts() {
             vec!["mcp", "--allow-file", "no-such-dir"],
             "--allow-file no-such-dir: ",
         ),
-        (vec!["-n", "shop", "-A", "mcp"], "use -n NS or -A, not both"),
+        (vec!["-n", "shop", "mcp", "-A"], "use -n NS or -A, not both"),
         (
-            vec!["--snapshot", "no-such.yaml", "mcp"],
+            vec!["mcp", "--snapshot", "no-such.yaml"],
             "--snapshot no-such.yaml: ",
         ),
     ] {

@@ -390,7 +390,15 @@ fn a_rewritten_snapshot_keeps_no_secret_in_any_field() {
     for name in ["out.yaml", "out.json"] {
         let out = dir.path().join(name);
         let out = out.to_str().unwrap();
-        let r = run(&["snapshot", "-n", NS, "--snapshot", FIXTURE, "-o", out]);
+        let r = run(&[
+            "snapshot",
+            "-n",
+            NS,
+            "--snapshot",
+            FIXTURE,
+            "--output-file",
+            out,
+        ]);
         assert_eq!(r.code, Some(0), "{}", r.stderr);
         let bytes = std::fs::read_to_string(out).unwrap();
         assert!(
@@ -450,7 +458,15 @@ fn a_rewritten_snapshot_keeps_no_secret_in_any_field() {
         // Written again, nothing more is found and nothing changes.
         let again = dir.path().join(format!("again-{name}"));
         let again = again.to_str().unwrap();
-        let r = run(&["snapshot", "-n", NS, "--snapshot", out, "-o", again]);
+        let r = run(&[
+            "snapshot",
+            "-n",
+            NS,
+            "--snapshot",
+            out,
+            "--output-file",
+            again,
+        ]);
         assert_eq!(r.code, Some(0), "{}", r.stderr);
         let back: Value = if name.ends_with(".json") {
             serde_json::from_str(&std::fs::read_to_string(again).unwrap()).unwrap()
@@ -471,7 +487,7 @@ fn a_rewritten_snapshot_keeps_no_secret_in_any_field() {
         NS,
         "--snapshot",
         FIXTURE,
-        "-o",
+        "--output-file",
         out,
         "--no-default-redaction",
     ]);

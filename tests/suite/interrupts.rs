@@ -132,7 +132,7 @@ fn an_interrupted_gate_writes_its_report_and_junit() {
     }
 }
 
-/// `mdiag snapshot chart-demo -n lab -o FILE`, waiting on the API.
+/// `mdiag snapshot chart-demo -n lab --output-file FILE`, waiting on the API.
 fn snapshot_into(config: &str, file: &Path) -> Child {
     spawn_mdiag(&[
         "--kubeconfig",
@@ -143,7 +143,7 @@ fn snapshot_into(config: &str, file: &Path) -> Child {
         "lab",
         "snapshot",
         "chart-demo",
-        "-o",
+        "--output-file",
         file.to_str().unwrap(),
     ])
 }

@@ -22,6 +22,7 @@ mod gate_crashes;
 mod gate_policy;
 mod gate_readiness;
 mod gate_view;
+mod help_flags;
 mod hostile_bounds;
 mod hostile_mcp;
 mod hostile_redact;

@@ -78,7 +78,7 @@ fn snapshot_to(input: &Path, out: &Path, extra: &[&str]) -> std::process::Output
     let output = mdiag()
         .args(["snapshot", "-n", "lab", "--snapshot"])
         .arg(input)
-        .arg("-o")
+        .arg("--output-file")
         .arg(out)
         .args(extra)
         .output()

@@ -315,7 +315,7 @@ fn the_slowest_mark_is_on_the_step_that_waited_longest() {
 }
 
 #[test]
-fn at_before_the_oldest_object_is_refused() {
+fn at_before_the_data_is_refused() {
     let file = "fixtures/demo/crash-loop.yaml";
     let (code, out, err) = run(&[
         "trace",
@@ -328,9 +328,30 @@ fn at_before_the_oldest_object_is_refused() {
     assert_eq!(code, Some(2), "{out}{err}");
     assert!(out.is_empty());
     assert!(err.contains("before the data"), "{err}");
-    assert!(err.contains("modelservice/chart-demo"), "{err}");
-    assert!(err.contains("2026-11-28T10:00:00Z"), "{err}");
-    // From the oldest creation on, it judges.
+    assert!(
+        err.contains("deployment/chart-demo was last written at 2026-11-28T10:00:01Z"),
+        "{err}"
+    );
+    assert!(
+        err.contains("pick a time from 2026-11-28T10:00:01Z"),
+        "{err}"
+    );
+    // The spec the file holds was written at 10:10: at 10:05 it held
+    // another one, which the file does not have.
+    let (code, _, err) = run(&[
+        "trace",
+        "chart-demo",
+        "--snapshot",
+        "fixtures/demo/controller-paused.yaml",
+        "--at",
+        "2026-11-28T10:05:00Z",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("modelservice/chart-demo was last written at 2026-11-28T10:10:00Z"),
+        "{err}"
+    );
+    // From then on, it judges.
     let (code, _, err) = run(&[
         "trace",
         "chart-demo",
@@ -340,6 +361,129 @@ fn at_before_the_oldest_object_is_refused() {
         "2026-11-28T10:05:00Z",
     ]);
     assert_eq!(code, Some(1), "{err}");
+}
+
+/// Every time in a report, with where it is, but the capture's own.
+fn times_in(report: &serde_json::Value) -> Vec<(String, jiff::Timestamp)> {
+    fn walk(v: &serde_json::Value, path: String, out: &mut Vec<(String, jiff::Timestamp)>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, x) in map {
+                    walk(x, format!("{path}.{k}"), out);
+                }
+            }
+            serde_json::Value::Array(list) => {
+                for (i, x) in list.iter().enumerate() {
+                    walk(x, format!("{path}[{i}]"), out);
+                }
+            }
+            serde_json::Value::String(s) => {
+                if let Ok(t) = s.parse::<jiff::Timestamp>() {
+                    out.push((path, t));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(report, String::new(), &mut out);
+    out.retain(|(path, _)| path != ".source.captured_at");
+    out
+}
+
+/// The crash-loop demo's Deployment gave up at 10:10:02
+/// (ProgressDeadlineExceeded); its Pods crash-looped from 10:00 to the
+/// dump at 10:11. Judged at 10:05, nothing from later is used: no
+/// deadline yet, no Event, condition or container run dated after it.
+#[test]
+fn at_leaves_out_what_happened_after_it() {
+    let file = "fixtures/demo/crash-loop.yaml";
+    let json = |extra: &[&str]| {
+        let mut args = vec!["trace", "chart-demo", "--snapshot", file, "-o", "json"];
+        args.extend_from_slice(extra);
+        let (_, out, err) = run(&args);
+        serde_json::from_str::<serde_json::Value>(&out).unwrap_or_else(|e| panic!("{e}: {err}"))
+    };
+    let ids = |r: &serde_json::Value| -> Vec<String> {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let whole = json(&[]);
+    assert!(ids(&whole).contains(&"progress-deadline-exceeded".to_string()));
+    let newest = times_in(&whole).into_iter().map(|(_, t)| t).max().unwrap();
+    let at: jiff::Timestamp = "2026-11-28T10:05:00Z".parse().unwrap();
+    assert!(newest > at, "the demo holds times after {at}");
+
+    let earlier = json(&["--at", "2026-11-28T10:05:00Z"]);
+    assert_eq!(earlier["clock"]["source"], "at");
+    assert!(
+        !ids(&earlier).contains(&"progress-deadline-exceeded".to_string()),
+        "{:?}",
+        ids(&earlier)
+    );
+    let later: Vec<_> = times_in(&earlier)
+        .into_iter()
+        .filter(|(_, t)| *t > at)
+        .collect();
+    assert!(later.is_empty(), "times after --at: {later:?}");
+    // Nor does the human view show a time of day after it.
+    let (_, text, _) = run(&[
+        "trace",
+        "chart-demo",
+        "--snapshot",
+        file,
+        "--at",
+        "2026-11-28T10:05:00Z",
+        "-v",
+        "--width",
+        "200",
+    ]);
+    let clock_times: Vec<&str> = text
+        .split(|c: char| !(c.is_ascii_digit() || c == ':'))
+        .filter(|w| w.len() == 8 && w.as_bytes()[2] == b':' && w.as_bytes()[5] == b':')
+        .collect();
+    assert!(clock_times.contains(&"10:00:01"), "{text}");
+    assert!(
+        clock_times.iter().all(|t| *t <= "10:05:00"),
+        "{clock_times:?}\n{text}"
+    );
+    assert!(!text.contains("progress-deadline-exceeded"), "{text}");
+}
+
+/// Judged at its own clock, a file reaches what it reaches without
+/// `--at`: the cut leaves out only what is later than the clock.
+#[test]
+fn at_the_files_own_clock_changes_nothing() {
+    for (file, target) in crate::common::expected_fixtures() {
+        let (_, out, err) = run(&["trace", &target, "--snapshot", &file, "-o", "json"]);
+        let Ok(whole) = serde_json::from_str::<serde_json::Value>(&out) else {
+            panic!("{file}: {err}");
+        };
+        let now = whole["clock"]["now"].as_str().unwrap().to_string();
+        let (_, out, err) = run(&[
+            "trace",
+            &target,
+            "--snapshot",
+            &file,
+            "-o",
+            "json",
+            "--at",
+            &now,
+        ]);
+        let Ok(mut at) = serde_json::from_str::<serde_json::Value>(&out) else {
+            panic!("{file} --at {now}: {err}");
+        };
+        assert_eq!(at["clock"]["source"], "at", "{file}");
+        at["clock"] = whole["clock"].clone();
+        assert_eq!(at["verdict"], whole["verdict"], "{file} --at {now}");
+        assert_eq!(at["findings"], whole["findings"], "{file} --at {now}");
+        assert_eq!(at["pods"], whole["pods"], "{file} --at {now}");
+        assert_eq!(at["steps"], whole["steps"], "{file} --at {now}");
+    }
 }
 
 #[test]

@@ -10,7 +10,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 use mdiag::cli::Cli;
-use mdiag::exit::EXIT_CODES_HELP;
+use mdiag::exit::{Exit, exit_codes_help};
 use mdiag_core::catalogue::{Lang, catalogue};
 
 #[derive(Args)]
@@ -98,7 +98,7 @@ pub fn generated_files() -> anyhow::Result<Vec<(PathBuf, Vec<u8>)>> {
 fn man_page(command: clap::Command, page: &str) -> anyhow::Result<Vec<u8>> {
     use roff::{Roff, bold, roman};
     let after = command.get_after_help().map(|h| h.to_string());
-    if after.as_deref().is_some_and(|h| h != EXIT_CODES_HELP) {
+    if after.as_deref().is_some_and(|h| h != exit_codes_help()) {
         bail!("{page}: an after-help text other than the exit codes would be lost");
     }
     let mut generated = Vec::new();
@@ -142,19 +142,12 @@ fn man_page(command: clap::Command, page: &str) -> anyhow::Result<Vec<u8>> {
     Ok(page.into_bytes())
 }
 
-/// The codes `--help` lists (`  0  healthy / converged`), as (code, meaning).
+/// The codes `--help` lists, as (code, meaning).
 fn exit_codes() -> anyhow::Result<Vec<(u8, String)>> {
-    EXIT_CODES_HELP
-        .lines()
-        .skip(1)
-        .map(|line| {
-            let (code, meaning) = line
-                .trim()
-                .split_once("  ")
-                .with_context(|| format!("exit code line {line:?}"))?;
-            Ok((code.parse()?, meaning.trim().to_string()))
-        })
-        .collect()
+    Ok(Exit::ALL
+        .iter()
+        .map(|e| (e.code(), e.meaning().to_string()))
+        .collect())
 }
 
 /// EXAMPLES of each page: (command line, what it does).
@@ -258,8 +251,12 @@ fn examples(page: &str) -> Vec<(&'static str, &'static str)> {
                 "A whole namespace, with text matching the pattern also replaced.",
             ),
             (
-                "mdiag triage -A --snapshot shop.yaml",
-                "Read it back with any command.",
+                "mdiag snapshot deploy/web -n shop --output-file - -o json",
+                "The chain of a Deployment as JSON on stdout, for a pipe.",
+            ),
+            (
+                "mdiag triage -A -f shop.yaml",
+                "Read it back with any command (-f is --snapshot).",
             ),
         ],
         "explain" => vec![

@@ -39,7 +39,7 @@ use mdiag_render::report::{ReportTarget, RunInfo, trace_report};
 use mdiag_render::{Encoding, Style};
 use mdiag_source::live::{self, Connection, LogCaps};
 use mdiag_source::watch::{Feed, FeedEvent};
-use mdiag_source::write::{to_file, write_atomic, write_file};
+use mdiag_source::write::{check_writable, to_file, write_atomic, write_file};
 
 /// What the wait ended with.
 struct Ended {
@@ -166,6 +166,16 @@ struct Judged {
 
 pub async fn run(request: &GateRequest) -> anyhow::Result<Exit> {
     let started = Instant::now();
+    // A file that cannot be written is found now, not after the wait.
+    let files = [
+        &request.report,
+        &request.junit,
+        &request.html,
+        &request.evidence,
+    ];
+    for path in files.into_iter().flatten() {
+        check_writable(path)?;
+    }
     // Ctrl-C or SIGTERM (a CI job cancelled) ends the gate like its
     // timeout does: the report and JUnit still say what was last seen.
     let stop = Stop::listen();

@@ -125,7 +125,7 @@ impl Mdiag {
     async fn triage(&self, Parameters(p): Parameters<TriageParams>) -> CallToolResult {
         let call = scope::short(&[("selector", p.selector.as_deref())])
             .and_then(|()| self.call(&p.source, p.all_namespaces));
-        let selector = p.selector.or_else(|| self.pins.defaults.selector.clone());
+        let selector = p.selector.or_else(|| self.pins.scope.selector.clone());
         answer("triage", move || async move {
             let call = call?;
             let lang = call.lang;
@@ -196,6 +196,9 @@ impl Mdiag {
                 .file()
                 .ok_or_else(|| anyhow::anyhow!("the snapshot file was not opened"))?;
             let snapshot = read_snapshot_opened(file.try_clone()?, path, Keep::Analysed)?;
+            if let Some(at) = call.at {
+                super::triage::refuse_before_the_specs(&snapshot, None, at)?;
+            }
             // Redacted as the CLI's summary is: its gaps and origin too.
             let (contents, judged) = super::triage::summary_of(snapshot, call.at);
             let text = mdiag_render::answer::summary(&contents, &judged.items, call.lang);

@@ -98,7 +98,7 @@ pub fn call(pins: &McpRequest, s: &Source, all_namespaces: bool) -> anyhow::Resu
         .snapshot
         .as_ref()
         .map(PathBuf::from)
-        .or(d.snapshot.clone());
+        .or(pins.file.snapshot.clone());
     let opened = match &file {
         Some(f) => Some(Arc::new(confine::open(&pins.files, f)?)),
         None => None,
@@ -136,12 +136,8 @@ pub fn call(pins: &McpRequest, s: &Source, all_namespaces: bool) -> anyhow::Resu
     }
 
     let mut g = d.clone();
-    g.snapshot = file;
     if s.namespace.is_some() {
         g.namespace = s.namespace.clone();
-    }
-    if s.at.is_some() {
-        g.at = s.at.clone();
     }
     if let Some(l) = s.lang {
         g.lang = Some(match l {
@@ -149,14 +145,15 @@ pub fn call(pins: &McpRequest, s: &Source, all_namespaces: bool) -> anyhow::Resu
             Language::Zh => LangArg::Zh,
         });
     }
-    let mut source = SourceRequest::from_cli(&g)?;
+    let at = s.at.as_deref().or(pins.file.at.as_deref());
+    let mut source = SourceRequest::from_cli(&g, file.as_deref())?;
     source.opened_file = opened;
     source.context_namespace_only = context_namespace_only;
     Ok(Call {
         source,
-        at: request::parse_at(&g)?,
+        at: request::parse_at(at)?,
         lang: request::lang(&g),
-        all_namespaces: all_namespaces || (d.all_namespaces && s.namespace.is_none()),
+        all_namespaces: all_namespaces || (pins.scope.all_namespaces && s.namespace.is_none()),
     })
 }
 

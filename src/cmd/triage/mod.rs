@@ -9,7 +9,7 @@ use jiff::Timestamp;
 mod read;
 
 use read::read_and_analyze;
-pub use read::{of_snapshot, summary_of};
+pub use read::{of_snapshot, refuse_before_the_specs, summary_of};
 
 use crate::cli::OutputFormat;
 use crate::error::NoWorkloads;

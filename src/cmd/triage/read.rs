@@ -2,6 +2,7 @@
 //! live namespace in shards, `-A` a few namespaces at a time.
 
 use super::*;
+use crate::error::UsageError;
 use mdiag_core::analysis::contents::Contents;
 
 pub(super) fn pods_per_shard() -> usize {
@@ -59,6 +60,9 @@ pub(super) async fn read_and_analyze(request: &TriageRequest) -> anyhow::Result<
                 .await?
         };
     let load_time = t_load.elapsed();
+    if let Some(at) = at {
+        refuse_before_the_specs(&snapshot, namespace.as_deref(), at)?;
+    }
     let mut snapshot = snapshot;
     // Whole logs before the analysis quotes their last lines.
     source.redactor.logs(&mut snapshot.logs);
@@ -68,15 +72,34 @@ pub(super) async fn read_and_analyze(request: &TriageRequest) -> anyhow::Result<
     Ok(judged)
 }
 
+/// `--at` before the last write of a spec the triage judges is refused:
+/// the file holds only the spec as then written (docs/contract.md).
+pub fn refuse_before_the_specs(
+    snapshot: &Snapshot,
+    namespace: Option<&str>,
+    at: Timestamp,
+) -> anyhow::Result<()> {
+    match mdiag_core::analysis::snapshot_spec_floor(snapshot, namespace) {
+        Some((written, what)) if at < written => Err(UsageError(format!(
+            "--at {at} is before the data: {what} was last written at {written}, and the file holds only its spec from then; pick a time from {written}"
+        ))
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 /// Judges every workload of a snapshot already read (in `namespace`, or
 /// all of them), at `at` or the snapshot's own clock.
 pub(super) fn analyze_read(
-    snapshot: Snapshot,
+    mut snapshot: Snapshot,
     namespace: Option<String>,
     filter: Option<&LabelFilter>,
     controller: Option<&ControllerLocation>,
     at: Option<Timestamp>,
 ) -> Triaged {
+    if let Some(at) = at {
+        mdiag_core::model::as_of(&mut snapshot, at);
+    }
     let clock = Clock::choose(&snapshot.origin, at, Timestamp::now());
     let t_analysis = Instant::now();
     let items = triage::triage(

@@ -113,6 +113,57 @@ pub fn spec_write_time(meta: &ObjectMeta, manager: Option<&str>) -> Option<Times
         .max()
 }
 
+/// The earliest time a file can be judged at (`--at`) for these declared
+/// objects (kind, metadata): the file holds each one's spec as last
+/// written (its newest write to the main resource, else its creation), and
+/// not the spec before. The latest of those times, and the object.
+pub fn spec_floor<'a>(
+    objects: impl IntoIterator<Item = (&'a str, &'a ObjectMeta)>,
+) -> Option<(Timestamp, String)> {
+    objects
+        .into_iter()
+        .filter_map(|(kind, meta)| {
+            let written = spec_write_time(meta, None).or(created(meta))?;
+            Some((written, format!("{kind}/{}", name(meta))))
+        })
+        .max()
+}
+
+/// [`spec_floor`] of what declares a chain's rollout: its ModelService,
+/// Deployment, StatefulSet or DaemonSet.
+pub fn chain_spec_floor(chain: &crate::chain::Chain) -> Option<(Timestamp, String)> {
+    let model_service = chain.model_service.map(|m| ("modelservice", &m.metadata));
+    let deployment = chain.deployment.map(|d| ("deployment", &d.metadata));
+    let pod_set = chain.pod_set.map(|s| match s {
+        crate::chain::PodSet::StatefulSet(s) => ("statefulset", &s.metadata),
+        crate::chain::PodSet::DaemonSet(d) => ("daemonset", &d.metadata),
+    });
+    spec_floor([model_service, deployment, pod_set].into_iter().flatten())
+}
+
+/// [`spec_floor`] of every ModelService, Deployment, StatefulSet and
+/// DaemonSet of a snapshot (of one namespace, when given).
+pub fn snapshot_spec_floor(
+    snapshot: &Snapshot,
+    namespace: Option<&str>,
+) -> Option<(Timestamp, String)> {
+    let o = &snapshot.objects;
+    let model_services = o
+        .model_services
+        .iter()
+        .map(|m| ("modelservice", &m.metadata));
+    let deployments = o.deployments.iter().map(|d| ("deployment", &d.metadata));
+    let sets = o.stateful_sets.iter().map(|s| ("statefulset", &s.metadata));
+    let daemons = o.daemon_sets.iter().map(|d| ("daemonset", &d.metadata));
+    spec_floor(
+        model_services
+            .chain(deployments)
+            .chain(sets)
+            .chain(daemons)
+            .filter(|(_, m)| namespace.is_none_or(|ns| m.namespace.as_deref() == Some(ns))),
+    )
+}
+
 /// The time of the last declaration: the newest Apply of the main resource,
 /// else the newest write to it by anyone but `controller`.
 pub fn declaration_time(meta: &ObjectMeta, controller: &str) -> Option<Timestamp> {

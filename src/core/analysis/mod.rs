@@ -5,6 +5,7 @@ mod completion;
 pub mod contents;
 pub mod crashes;
 mod facts;
+pub use facts::{chain_spec_floor, snapshot_spec_floor};
 pub mod gate;
 pub mod jobs;
 mod ladder;

@@ -1,6 +1,7 @@
 //! The in-memory snapshot every data source produces, and the small value
 //! types the rest of the crate shares. No IO here.
 //!
+//! `as_of.rs` cuts a snapshot back to an earlier time (`--at`);
 //! `kinds.rs` declares every kind a snapshot holds typed, once;
 //! `snapshot.rs` holds the snapshot, its origin and the clock; `events.rs`
 //! the Events; `gaps.rs` what could not be read and what was redacted;
@@ -9,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+mod as_of;
 mod events;
 mod gaps;
 mod kinds;
@@ -16,6 +18,7 @@ mod selectors;
 mod snapshot;
 mod targets;
 
+pub use as_of::as_of;
 pub use events::{BriefEvent, EventRecord, EventSubject};
 pub use gaps::{Gap, Redaction};
 pub use kinds::Kind;

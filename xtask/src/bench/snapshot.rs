@@ -79,7 +79,8 @@ pub(crate) fn compare(args: &SnapshotBench, pair: Pair) -> anyhow::Result<()> {
         b.arg("--kubeconfig").arg(&admin).args(["-n", ns]);
         match pair {
             Pair::Snapshot => {
-                a.args(["snapshot", "chart-demo", "-o"]).arg(&out_file);
+                a.args(["snapshot", "chart-demo", "--output-file"])
+                    .arg(&out_file);
                 b.args([
                     "cluster-info",
                     "dump",
