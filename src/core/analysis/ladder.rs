@@ -281,6 +281,8 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             reached: true,
             at: facts::declaration_time(meta, controller_name).or(created(meta)),
             note: Message::new("note.generation").arg("generation", meta.generation.unwrap_or(0)),
+            unread: None,
+            restarted: 0,
         });
         let generation = meta.generation.unwrap_or(0);
         let observed = crate::chain::observed_generation(msvc);
@@ -307,6 +309,8 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
                     .arg("generation", generation),
                 None => Message::new("note.no_observed"),
             },
+            unread: None,
+            restarted: 0,
         });
     }
 
@@ -332,6 +336,8 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             reached,
             at,
             note,
+            unread: None,
+            restarted: 0,
         });
         let current = chain.current_replica_set();
         out.push(StepState {
@@ -345,6 +351,8 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
                 ),
                 None => Message::new("note.no_replicaset"),
             },
+            unread: None,
+            restarted: 0,
         });
     }
 
@@ -381,11 +389,17 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
                 .arg("n", n)
                 .arg("current", of)
                 .arg("desired", replicas.desired),
+            unread: None,
+            restarted: 0,
         }
     };
     out.push(pod_step(Step::Stored, |m| m.stored));
     out.push(pod_step(Step::Bound, |m| m.bound));
-    out.push(pod_step(Step::Started, |m| m.started));
+    let mut started = pod_step(Step::Started, |m| m.started);
+    if !started.reached {
+        started.restarted = current.iter().map(|p| p.restarts).sum();
+    }
+    out.push(started);
     // A bare Pod or a Job's that runs to completion ends at completed.
     if super::completion::judged_as_a_run(chain) {
         out.push(super::completion::completed_step(&current, replicas));
@@ -414,6 +428,8 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
                 .arg("desired", replicas.desired)
                 .arg("service", facts::name(&s.metadata)),
         },
+        unread: None,
+        restarted: 0,
     });
     out
 }
@@ -477,6 +493,8 @@ fn pod_set_step(chain: &Chain, set: PodSet) -> StepState {
             .arg("observed", observed_note)
             .arg("revision", revision_note)
             .arg("strategy", strategy_note),
+        unread: None,
+        restarted: 0,
     }
 }
 
@@ -506,5 +524,40 @@ fn lone_replica_set_step(rs: &k8s_openapi::api::apps::v1::ReplicaSet) -> StepSta
         note: Message::new("note.lone_rs")
             .arg("observed", observed_note)
             .arg("revision", revision_note),
+        unread: None,
+        restarted: 0,
+    }
+}
+
+/// The kinds a step is read from, the first that a gap hides named.
+fn stands_on(step: Step) -> &'static [&'static str] {
+    match step {
+        Step::Declared | Step::Observed => &["modelservices", "apis"],
+        Step::Deployment => &["deployments"],
+        Step::ReplicaSet => &["replicasets"],
+        Step::StatefulSet => &["statefulsets", "controllerrevisions"],
+        Step::DaemonSet => &["daemonsets", "controllerrevisions"],
+        Step::Job => &["jobs"],
+        // Which Pods are current is read from their ReplicaSets.
+        Step::Stored | Step::Bound | Step::Started | Step::Ready | Step::Completed => {
+            &["pods", "replicasets"]
+        }
+        Step::Serving => &["endpointslices", "services", "pods", "replicasets"],
+    }
+}
+
+/// A step not reached whose objects a gap hid (`unread`: the chain's
+/// hidden kinds) is unknown, not missing: its note names the kind instead
+/// of stating a fact read from an absence (`no ReplicaSet runs ...`).
+pub fn mark_unread(steps: &mut [StepState], unread: &[(String, String)]) {
+    for s in steps.iter_mut().filter(|s| !s.reached) {
+        let hidden = stands_on(s.step)
+            .iter()
+            .find(|k| unread.iter().any(|(r, _)| r == *k));
+        if let Some(kind) = hidden {
+            s.unread = Some(kind.to_string());
+            s.note = Message::new("note.unread").arg("resource", *kind);
+            s.restarted = 0;
+        }
     }
 }

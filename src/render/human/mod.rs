@@ -66,7 +66,7 @@ use findings::findings;
 use timeline::{pods, timeline};
 use tree::{PodGroup, fold, lead_pod, pod_line, tree};
 
-pub use timeline::slowest_step;
+
 
 /// `ready/desired ready, N updated, N available` of a Deployment or set.
 fn workload_counts(
