@@ -41,6 +41,7 @@ mod readme;
 mod recipes;
 mod redaction;
 mod replay_json;
+mod timeline_views;
 mod revisions;
 mod targets;
 mod trace_view;

@@ -561,3 +561,59 @@ pub fn mark_unread(steps: &mut [StepState], unread: &[(String, String)]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(step: Step, reached: bool, note: Message) -> StepState {
+        StepState::new(step, reached, None, note)
+    }
+
+    fn ladder() -> Vec<StepState> {
+        vec![
+            step(Step::Deployment, true, Message::new("note.observed")),
+            step(Step::ReplicaSet, false, Message::new("note.no_replicaset")),
+            step(Step::Stored, false, Message::new("note.pods")),
+            step(Step::Serving, false, Message::new("note.endpoints")),
+        ]
+    }
+
+    fn unread(kinds: &[&str]) -> Vec<(String, String)> {
+        kinds
+            .iter()
+            .map(|k| (k.to_string(), "forbidden".to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_step_whose_kind_was_not_read_is_unknown_and_says_which() {
+        let mut steps = ladder();
+        mark_unread(&mut steps, &unread(&["replicasets"]));
+        let rs = &steps[1];
+        assert_eq!(rs.unread.as_deref(), Some("replicasets"));
+        assert_eq!(rs.note.en(), "replicasets not read");
+        assert!(!rs.note.en().contains("no ReplicaSet"));
+        // Which Pods are current is read from the ReplicaSets too.
+        assert_eq!(steps[2].unread.as_deref(), Some("replicasets"));
+        // A reached step keeps what was read.
+        assert_eq!(steps[0].unread, None);
+        assert_eq!(steps[0].note.id, "note.observed");
+    }
+
+    #[test]
+    fn read_replica_sets_with_none_for_the_template_still_say_so() {
+        let mut steps = ladder();
+        // Only the EndpointSlices were hidden.
+        mark_unread(&mut steps, &unread(&["endpointslices"]));
+        assert_eq!(steps[1].unread, None);
+        assert_eq!(steps[1].note.en(), "no ReplicaSet runs the current template");
+        assert_eq!(steps[2].unread, None);
+        assert_eq!(steps[3].unread.as_deref(), Some("endpointslices"));
+        assert_eq!(steps[3].note.en(), "endpointslices not read");
+        // Nothing hidden: nothing unknown.
+        let mut read = ladder();
+        mark_unread(&mut read, &[]);
+        assert_eq!(read, ladder());
+    }
+}
