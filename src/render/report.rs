@@ -229,20 +229,18 @@ pub fn trace_report(d: &Diagnosis, run: &RunInfo, lang: Lang) -> TraceReport {
         .steps
         .iter()
         .zip(&timeline)
-        .map(|(s, t)| {
-            ReportStep {
-                step: s.step,
-                reached: s.reached,
-                at: s.at,
-                gap_seconds: t.gap_ms.map(|g| g as f64 / 1000.0),
-                older_than: t.older_than,
-                mark: t.mark,
-                unread: s.unread.clone(),
-                restarted: s.restarted,
-                note: s.note.en(),
-                note_id: s.note.id,
-                note_args: s.note.args.clone(),
-            }
+        .map(|(s, t)| ReportStep {
+            step: s.step,
+            reached: s.reached,
+            at: s.at,
+            gap_seconds: t.gap_ms.map(|g| g as f64 / 1000.0),
+            older_than: t.older_than,
+            mark: t.mark,
+            unread: s.unread.clone(),
+            restarted: s.restarted,
+            note: s.note.en(),
+            note_id: s.note.id,
+            note_args: s.note.args.clone(),
         })
         .collect();
     TraceReport {

@@ -40,9 +40,15 @@ fn fixtures() -> Vec<(String, Vec<String>)> {
                 Some(items) => items.clone(),
                 None => vec![doc],
             };
-            let workload = ["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod"]
-                .iter()
-                .find_map(|kind| items.iter().find(|o| o["kind"] == *kind));
+            let workload = [
+                "Deployment",
+                "StatefulSet",
+                "DaemonSet",
+                "ReplicaSet",
+                "Pod",
+            ]
+            .iter()
+            .find_map(|kind| items.iter().find(|o| o["kind"] == *kind));
             if let Some(o) = workload {
                 let m = &o["metadata"];
                 let target = format!(
@@ -117,8 +123,7 @@ fn every_timeline_is_in_time_order_marked_alike_and_unknown_where_unread() {
         let mut args: Vec<&str> = vec!["trace"];
         args.extend(target.iter().map(String::as_str));
         args.extend(["--snapshot", file.as_str(), "--width", "200"]);
-        let json: Value = match serde_json::from_str(&run(&[&args[..], &["-o", "json"]].concat()))
-        {
+        let json: Value = match serde_json::from_str(&run(&[&args[..], &["-o", "json"]].concat())) {
             Ok(v) => v,
             Err(e) => {
                 failures.push(format!("{file}: no JSON report: {e}"));
@@ -126,7 +131,11 @@ fn every_timeline_is_in_time_order_marked_alike_and_unknown_where_unread() {
             }
         };
         checked += 1;
-        let at = |s: &Value| s["at"].as_str().map(|t| t.parse::<jiff::Timestamp>().unwrap());
+        let at = |s: &Value| {
+            s["at"]
+                .as_str()
+                .map(|t| t.parse::<jiff::Timestamp>().unwrap())
+        };
         let steps = json["steps"].as_array().unwrap();
         let mut newest: Option<jiff::Timestamp> = None;
         for s in steps {
@@ -199,7 +208,9 @@ fn every_timeline_is_in_time_order_marked_alike_and_unknown_where_unread() {
             ];
             for (view, text) in texts {
                 if let Some(fact) = ABSENCE_FACTS.iter().find(|f| text.contains(*f)) {
-                    failures.push(format!("{file}: {view}: unread {name} says {fact:?}: {text}"));
+                    failures.push(format!(
+                        "{file}: {view}: unread {name} says {fact:?}: {text}"
+                    ));
                 }
                 if MARKS.iter().any(|(_, w)| text.contains(w)) {
                     failures.push(format!("{file}: {view}: unread {name} is marked: {text}"));
@@ -214,10 +225,13 @@ fn every_timeline_is_in_time_order_marked_alike_and_unknown_where_unread() {
             }
         }
     }
-    assert!(checked > 90, "{checked} fixtures");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked > 80, "{checked} fixtures");
     // The rules above were put to work: an older step, an unknown step
     // and both marks appear among the fixtures.
-    assert!(older_seen > 0 && unknown_seen > 0, "{older_seen} {unknown_seen}");
+    assert!(
+        older_seen > 0 && unknown_seen > 0,
+        "{older_seen} {unknown_seen}"
+    );
     assert!(marks_seen.values().all(|n| *n > 0), "{marks_seen:?}");
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -607,7 +607,10 @@ mod tests {
         // Only the EndpointSlices were hidden.
         mark_unread(&mut steps, &unread(&["endpointslices"]));
         assert_eq!(steps[1].unread, None);
-        assert_eq!(steps[1].note.en(), "no ReplicaSet runs the current template");
+        assert_eq!(
+            steps[1].note.en(),
+            "no ReplicaSet runs the current template"
+        );
         assert_eq!(steps[2].unread, None);
         assert_eq!(steps[3].unread.as_deref(), Some("endpointslices"));
         assert_eq!(steps[3].note.en(), "endpointslices not read");

@@ -13,9 +13,9 @@ pub mod outside;
 pub mod quote;
 mod rules;
 pub mod state;
-pub mod timeline;
 pub mod status;
 pub mod summary;
+pub mod timeline;
 pub mod triage;
 mod verdict;
 

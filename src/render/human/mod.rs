@@ -66,8 +66,6 @@ use findings::findings;
 use timeline::{pods, timeline};
 use tree::{PodGroup, fold, lead_pod, pod_line, tree};
 
-
-
 /// `ready/desired ready, N updated, N available` of a Deployment or set.
 fn workload_counts(
     style: &Style,
