@@ -147,7 +147,8 @@ fn every_timeline_is_in_time_order_marked_alike_and_unknown_where_unread() {
             }
             if let Some(t) = at(s) {
                 let older = newest.is_some_and(|n| t < n);
-                if older != !s["older_than"].is_null() {
+                let labelled = !s["older_than"].is_null();
+                if older != labelled {
                     failures.push(format!(
                         "{file}: {name} at {t} after {newest:?}, older_than {}",
                         s["older_than"]
