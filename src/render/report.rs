@@ -65,6 +65,10 @@ pub struct ReportServing {
     pub desired: i32,
     /// No Service selects the Pods: the state counts Ready Pods.
     pub worker: bool,
+    /// Whether the Services and EndpointSlices were read: when false,
+    /// whether a Pod serves is unknown (its `serving` is false for want
+    /// of data, not because it does not serve).
+    pub endpoints_read: bool,
     /// Newest first, the current revision leading.
     pub revisions: Vec<ReportRevision>,
     /// The workload's own status, when the state rests on it.
@@ -104,8 +108,21 @@ pub struct ReportStep {
     pub step: Step,
     pub reached: bool,
     pub at: Option<Timestamp>,
-    /// Seconds since the previous step that has a time.
+    /// Seconds since the newest time of the steps before it; null when
+    /// it has no time, or its time is older than one before it.
     pub gap_seconds: Option<f64>,
+    /// The earlier step its time is older than (written for an earlier
+    /// generation, e.g. before the declaration); null when in order.
+    pub older_than: Option<Step>,
+    /// `slowest` (waited longest since the step before) or `failing` (the
+    /// missing step an error holds up); null for the others.
+    pub mark: Option<mdiag_core::analysis::timeline::Mark>,
+    /// The kind this step is read from that could not be read: whether it
+    /// was reached is unknown. Null when it was read.
+    pub unread: Option<String>,
+    /// Restarts of the current Pods' containers while this step is not
+    /// reached (a crash loop: they started and stopped); 0 otherwise.
+    pub restarted: i32,
     /// In English whatever `--lang` says.
     pub note: String,
     /// The message `note` is made from and its arguments.
@@ -207,29 +224,23 @@ pub struct RunInfo<'a> {
 
 pub fn trace_report(d: &Diagnosis, run: &RunInfo, lang: Lang) -> TraceReport {
     let style = Style::plain(lang, run.clock.now);
-    let mut previous: Option<Timestamp> = None;
+    let timeline = mdiag_core::analysis::timeline::timeline(d);
     let steps = d
         .steps
         .iter()
-        .map(|s| {
-            let gap = match (previous, s.at) {
-                (Some(p), Some(t)) => {
-                    Some(((t.as_millisecond() - p.as_millisecond()) as f64) / 1000.0)
-                }
-                _ => None,
-            };
-            if s.at.is_some() {
-                previous = s.at;
-            }
-            ReportStep {
-                step: s.step,
-                reached: s.reached,
-                at: s.at,
-                gap_seconds: gap,
-                note: s.note.en(),
-                note_id: s.note.id,
-                note_args: s.note.args.clone(),
-            }
+        .zip(&timeline)
+        .map(|(s, t)| ReportStep {
+            step: s.step,
+            reached: s.reached,
+            at: s.at,
+            gap_seconds: t.gap_ms.map(|g| g as f64 / 1000.0),
+            older_than: t.older_than,
+            mark: t.mark,
+            unread: s.unread.clone(),
+            restarted: s.restarted,
+            note: s.note.en(),
+            note_id: s.note.id,
+            note_args: s.note.args.clone(),
         })
         .collect();
     TraceReport {
@@ -357,6 +368,7 @@ fn report_serving(d: &Diagnosis) -> ReportServing {
         ready_endpoints: s.ready_endpoints,
         desired: s.desired,
         worker: s.worker,
+        endpoints_read: !d.serving_unread(),
         status: s.status.clone(),
         revisions: d
             .revisions

@@ -44,6 +44,11 @@ labels! {
     not_reached,
     waiting,
     slowest,
+    /// The mark of the missing step a failure holds up (not a slow one).
+    failing,
+    /// A step whose objects were not read.
+    unknown,
+    serving_unknown,
     judged_at,
     serving_yes,
     serving_no,

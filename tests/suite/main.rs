@@ -44,6 +44,7 @@ mod redaction;
 mod replay_json;
 mod revisions;
 mod targets;
+mod timeline_views;
 mod trace_view;
 mod triage_index;
 mod triage_lone;

@@ -276,24 +276,36 @@ fn next_follows_the_pod_whose_log_was_captured() {
 
 #[test]
 fn the_slowest_mark_is_on_the_step_that_waited_longest() {
-    // oom-killed: started has waited 2m9s since bound; observed took 1s.
-    let (_, out, _) = run(&[
-        "trace",
-        "chart-demo",
-        "--snapshot",
-        "fixtures/demo/oom-killed.yaml",
-        "-v",
-        "--width",
-        "200",
-    ]);
-    let marked: Vec<&str> = out.lines().filter(|l| l.contains("← slowest")).collect();
-    assert_eq!(marked.len(), 1, "{out}");
-    assert!(
-        marked[0].trim_start().starts_with("started"),
-        "{}",
-        marked[0]
-    );
-    assert!(marked[0].contains("+2m9s"), "{}", marked[0]);
+    // rollout-in-progress: nothing is wrong; stored took 32s, started has
+    // waited less.
+    let marked = |file: &str, mark: &str| -> Vec<String> {
+        let (_, out, _) = run(&[
+            "trace",
+            "chart-demo",
+            "--snapshot",
+            file,
+            "-v",
+            "--width",
+            "200",
+        ]);
+        out.lines()
+            .filter(|l| l.contains(mark))
+            .map(|l| l.trim_start().to_string())
+            .collect()
+    };
+    let slow = marked("fixtures/demo/rollout-in-progress.yaml", "← slowest");
+    assert_eq!(slow.len(), 1, "{slow:?}");
+    assert!(slow[0].starts_with("stored"), "{}", slow[0]);
+    assert!(marked("fixtures/demo/rollout-in-progress.yaml", "← failing").is_empty());
+    // oom-killed: started has waited 2m9s since bound, but an error holds
+    // it up: it is failing, not slow, and says its container restarted.
+    let failing = marked("fixtures/demo/oom-killed.yaml", "← failing");
+    assert_eq!(failing.len(), 1, "{failing:?}");
+    assert!(failing[0].starts_with("started"), "{}", failing[0]);
+    assert!(failing[0].contains("restarted 3 times"), "{}", failing[0]);
+    let slow = marked("fixtures/demo/oom-killed.yaml", "← slowest");
+    assert!(slow.iter().all(|l| !l.starts_with("started")), "{slow:?}");
+    assert!(failing[0].contains("+2m9s"), "{}", failing[0]);
     // healthy: every step reached; started (+56s) is the slow one.
     let (_, out, _) = run(&[
         "trace",

@@ -148,6 +148,8 @@ pub fn completed_step(current: &[&PodState], replicas: &Replicas) -> StepState {
             .arg("n", n)
             .arg("current", current.len())
             .arg("desired", replicas.desired),
+        unread: None,
+        restarted: 0,
     }
 }
 

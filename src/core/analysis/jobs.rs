@@ -99,6 +99,8 @@ pub fn job_step(run: &JobRun) -> StepState {
             reached: false,
             at: None,
             note: Message::new("note.no_job").arg("cron", cron),
+            unread: None,
+            restarted: 0,
         };
     };
     let spec = job.spec.as_ref();
@@ -115,5 +117,7 @@ pub fn job_step(run: &JobRun) -> StepState {
             .arg("failed", failed_pods(job))
             .arg("backoff", spec.and_then(|s| s.backoff_limit).unwrap_or(6))
             .arg("cron", cron),
+        unread: None,
+        restarted: 0,
     }
 }

@@ -281,6 +281,8 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             reached: true,
             at: facts::declaration_time(meta, controller_name).or(created(meta)),
             note: Message::new("note.generation").arg("generation", meta.generation.unwrap_or(0)),
+            unread: None,
+            restarted: 0,
         });
         let generation = meta.generation.unwrap_or(0);
         let observed = crate::chain::observed_generation(msvc);
@@ -307,6 +309,8 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
                     .arg("generation", generation),
                 None => Message::new("note.no_observed"),
             },
+            unread: None,
+            restarted: 0,
         });
     }
 
@@ -332,6 +336,8 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             reached,
             at,
             note,
+            unread: None,
+            restarted: 0,
         });
         let current = chain.current_replica_set();
         out.push(StepState {
@@ -345,6 +351,8 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
                 ),
                 None => Message::new("note.no_replicaset"),
             },
+            unread: None,
+            restarted: 0,
         });
     }
 
@@ -384,11 +392,17 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
                 .arg("n", n)
                 .arg("current", of)
                 .arg("desired", replicas.desired),
+            unread: None,
+            restarted: 0,
         }
     };
     out.push(pod_step(Step::Stored, |m| m.stored));
     out.push(pod_step(Step::Bound, |m| m.bound));
-    out.push(pod_step(Step::Started, |m| m.started));
+    let mut started = pod_step(Step::Started, |m| m.started);
+    if !started.reached {
+        started.restarted = current.iter().map(|p| p.restarts).sum();
+    }
+    out.push(started);
     // A bare Pod or a Job's that runs to completion ends at completed.
     if super::completion::judged_as_a_run(chain) {
         out.push(super::completion::completed_step(&current, replicas));
@@ -417,6 +431,8 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
                 .arg("desired", replicas.desired)
                 .arg("service", facts::name(&s.metadata)),
         },
+        unread: None,
+        restarted: 0,
     });
     out
 }
@@ -480,6 +496,8 @@ fn pod_set_step(chain: &Chain, set: PodSet) -> StepState {
             .arg("observed", observed_note)
             .arg("revision", revision_note)
             .arg("strategy", strategy_note),
+        unread: None,
+        restarted: 0,
     }
 }
 
@@ -509,5 +527,99 @@ fn lone_replica_set_step(rs: &k8s_openapi::api::apps::v1::ReplicaSet) -> StepSta
         note: Message::new("note.lone_rs")
             .arg("observed", observed_note)
             .arg("revision", revision_note),
+        unread: None,
+        restarted: 0,
+    }
+}
+
+/// The kinds a step is read from, the first that a gap hides named.
+fn stands_on(step: Step) -> &'static [&'static str] {
+    match step {
+        Step::Declared | Step::Observed => &["modelservices", "apis"],
+        Step::Deployment => &["deployments"],
+        Step::ReplicaSet => &["replicasets"],
+        Step::StatefulSet => &["statefulsets", "controllerrevisions"],
+        Step::DaemonSet => &["daemonsets", "controllerrevisions"],
+        Step::Job => &["jobs"],
+        // Which Pods are current is read from their ReplicaSets.
+        Step::Stored | Step::Bound | Step::Started | Step::Ready | Step::Completed => {
+            &["pods", "replicasets"]
+        }
+        Step::Serving => &["endpointslices", "services", "pods", "replicasets"],
+    }
+}
+
+/// A step not reached whose objects a gap hid (`unread`: the chain's
+/// hidden kinds) is unknown, not missing: its note names the kind instead
+/// of stating a fact read from an absence (`no ReplicaSet runs ...`).
+pub fn mark_unread(steps: &mut [StepState], unread: &[(String, String)]) {
+    for s in steps.iter_mut().filter(|s| !s.reached) {
+        let hidden = stands_on(s.step)
+            .iter()
+            .find(|k| unread.iter().any(|(r, _)| r == *k));
+        if let Some(kind) = hidden {
+            s.unread = Some(kind.to_string());
+            s.note = Message::new("note.unread").arg("resource", *kind);
+            s.restarted = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(step: Step, reached: bool, note: Message) -> StepState {
+        StepState::new(step, reached, None, note)
+    }
+
+    fn ladder() -> Vec<StepState> {
+        vec![
+            step(Step::Deployment, true, Message::new("note.observed")),
+            step(Step::ReplicaSet, false, Message::new("note.no_replicaset")),
+            step(Step::Stored, false, Message::new("note.pods")),
+            step(Step::Serving, false, Message::new("note.endpoints")),
+        ]
+    }
+
+    fn unread(kinds: &[&str]) -> Vec<(String, String)> {
+        kinds
+            .iter()
+            .map(|k| (k.to_string(), "forbidden".to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_step_whose_kind_was_not_read_is_unknown_and_says_which() {
+        let mut steps = ladder();
+        mark_unread(&mut steps, &unread(&["replicasets"]));
+        let rs = &steps[1];
+        assert_eq!(rs.unread.as_deref(), Some("replicasets"));
+        assert_eq!(rs.note.en(), "replicasets not read");
+        assert!(!rs.note.en().contains("no ReplicaSet"));
+        // Which Pods are current is read from the ReplicaSets too.
+        assert_eq!(steps[2].unread.as_deref(), Some("replicasets"));
+        // A reached step keeps what was read.
+        assert_eq!(steps[0].unread, None);
+        assert_eq!(steps[0].note.id, "note.observed");
+    }
+
+    #[test]
+    fn read_replica_sets_with_none_for_the_template_still_say_so() {
+        let mut steps = ladder();
+        // Only the EndpointSlices were hidden.
+        mark_unread(&mut steps, &unread(&["endpointslices"]));
+        assert_eq!(steps[1].unread, None);
+        assert_eq!(
+            steps[1].note.en(),
+            "no ReplicaSet runs the current template"
+        );
+        assert_eq!(steps[2].unread, None);
+        assert_eq!(steps[3].unread.as_deref(), Some("endpointslices"));
+        assert_eq!(steps[3].note.en(), "endpointslices not read");
+        // Nothing hidden: nothing unknown.
+        let mut read = ladder();
+        mark_unread(&mut read, &[]);
+        assert_eq!(read, ladder());
     }
 }

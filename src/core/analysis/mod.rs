@@ -16,6 +16,7 @@ mod rules;
 pub mod state;
 pub mod status;
 pub mod summary;
+pub mod timeline;
 pub mod triage;
 mod verdict;
 
@@ -246,6 +247,30 @@ pub struct StepState {
     pub at: Option<Timestamp>,
     /// A short fact beside it (`2 of 2 Pods`, `generation 3, not observed`).
     pub note: Message,
+    /// The kind this step stands on that a gap hid (`replicasets`): not
+    /// reached, and unknown rather than missing. Its note says so.
+    pub unread: Option<String>,
+    /// Restarts of the current Pods' containers while the step is not
+    /// reached: they started and stopped (a crash loop), not never ran.
+    pub restarted: i32,
+}
+
+impl StepState {
+    pub fn new(step: Step, reached: bool, at: Option<Timestamp>, note: Message) -> Self {
+        StepState {
+            step,
+            reached,
+            at,
+            note,
+            unread: None,
+            restarted: 0,
+        }
+    }
+
+    /// Not reached, and its data was not read.
+    pub fn unknown(&self) -> bool {
+        self.unread.is_some()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -314,6 +339,16 @@ impl Diagnosis {
         self.incomplete
     }
 
+    /// Whether a Pod serves is unknown: the Services or EndpointSlices
+    /// of the workload were not read.
+    pub fn serving_unread(&self) -> bool {
+        self.verdict
+            .serving
+            .unread
+            .iter()
+            .any(|(r, _)| r == "services" || r == "endpointslices")
+    }
+
     pub fn lead(&self) -> Option<&Finding> {
         self.verdict.lead.and_then(|i| self.findings.get(i))
     }
@@ -378,7 +413,7 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
     let snapshot = analyzer.snapshot;
     let pods = ladder::pod_states(chain);
     let replicas = ladder::replicas(chain, &pods);
-    let steps = ladder::steps(chain, &pods, &replicas);
+    let mut steps = ladder::steps(chain, &pods, &replicas);
     let ctx = rules::Ctx {
         snapshot,
         chain,
@@ -397,6 +432,7 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
         .collect();
     gaps.dedup();
     let unread = chain_hidden(chain, &gaps);
+    ladder::mark_unread(&mut steps, &unread);
     let mut diagnosis = verdict::decide(
         chain,
         now,

@@ -92,7 +92,7 @@ pub(super) fn tree(r: &TraceReport, lang: Lang) -> Markup {
                                 @if !pods.is_empty() {
                                     ul {
                                         @for p in pods {
-                                            li { (pod_line(p, lang)) }
+                                            li { (pod_line(p, s.endpoints_read, lang)) }
                                         }
                                     }
                                 }
@@ -105,13 +105,16 @@ pub(super) fn tree(r: &TraceReport, lang: Lang) -> Markup {
     }
 }
 
-pub(super) fn pod_line(p: &ReportPod, lang: Lang) -> Markup {
+/// `endpoints_read`: whether the Pod serves was read (else it is unknown).
+pub(super) fn pod_line(p: &ReportPod, endpoints_read: bool, lang: Lang) -> Markup {
     let l = labels(lang);
     html! {
         span.kind { "Pod" } " " code.name { (p.name) }
         " "
         @if p.serving {
             span.tag.ok { (l.serving_yes) }
+        } @else if !endpoints_read {
+            span.tag { (l.serving_unknown) }
         } @else {
             span.tag.no { (l.serving_no) }
         }

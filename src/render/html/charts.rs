@@ -1,6 +1,8 @@
 //! The inline SVG charts: the step waterfall and the Pods' moments.
 
 use super::*;
+use mdiag_core::analysis::Step;
+use mdiag_core::analysis::timeline::Mark;
 
 /// Chart geometry: the label column, the bars, the text after them.
 pub(super) const CHART_WIDTH: f64 = 760.0;
@@ -41,13 +43,6 @@ pub(super) fn waterfall(steps: &[ReportStep], lang: Lang, now: Timestamp) -> Mar
         (Some(a), Some(b)) => seconds_between(a, b).max(1.0),
         _ => 1.0,
     };
-    let slowest = steps
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| s.gap_seconds.map(|g| (i, g)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .filter(|(_, g)| *g > 0.0)
-        .map(|(i, _)| i);
     let height = steps.len() as f64 * ROW + AXIS + 8.0;
     let mut previous: Option<Timestamp> = None;
     let rows: Vec<Markup> = steps
@@ -59,15 +54,28 @@ pub(super) fn waterfall(steps: &[ReportStep], lang: Lang, now: Timestamp) -> Mar
             let name = step_name(s.step, lang);
             let bar = match (s.at, t0) {
                 (Some(at), Some(t0)) => {
-                    let from = previous.unwrap_or(at);
-                    let x1 = x_of(from, t0, span);
-                    let x2 = x_of(at, t0, span).max(x1 + 2.0);
-                    previous = Some(at);
+                    // An older step's bar sits at its own time; the bars
+                    // of the others run from the newest time before them.
+                    let from = match s.older_than {
+                        Some(_) => at,
+                        None => previous.unwrap_or(at),
+                    };
+                    // A bar of no length ends at its time, so equal times
+                    // share a column.
+                    let x2 = x_of(at, t0, span).max(LABEL_WIDTH + 2.0);
+                    let x1 = x_of(from, t0, span).min(x2 - 2.0);
+                    if s.older_than.is_none() {
+                        previous = Some(at);
+                    }
                     let gap = s
                         .gap_seconds
                         .map(|g| format!("+{}", format_duration(g.round() as i64)))
                         .unwrap_or_else(|| clock_time(at, now));
-                    let class = if Some(i) == slowest { "bar slow" } else { "bar" };
+                    let class = match (s.mark, s.older_than) {
+                        (Some(_), _) => "bar slow",
+                        (None, Some(_)) => "bar older",
+                        (None, None) => "bar",
+                    };
                     html! {
                         rect class=(class) x=(f(x1)) y=(f(y + 3.0)) width=(f(x2 - x1)) height="14" rx="2" {
                             title { (name) ": " (at.to_string()) }
@@ -79,7 +87,7 @@ pub(super) fn waterfall(steps: &[ReportStep], lang: Lang, now: Timestamp) -> Mar
                     text.value x=(f(LABEL_WIDTH + BARS_WIDTH + 8.0)) y=(f(text_y)) { "✔" }
                 },
                 _ => html! {
-                    text.missing x=(f(LABEL_WIDTH + 4.0)) y=(f(text_y)) { (l.not_reached) }
+                    text.missing x=(f(LABEL_WIDTH + 4.0)) y=(f(text_y)) { (step_state(s, lang)) }
                 },
             };
             let class = if s.reached { "label" } else { "label unreached" };
@@ -111,14 +119,52 @@ pub(super) fn waterfall(steps: &[ReportStep], lang: Lang, now: Timestamp) -> Mar
                     @for s in steps {
                         tr class=(if s.reached { "reached" } else { "unreached" }) {
                             td { (step_name(s.step, lang)) }
-                            td { @if let Some(at) = s.at { (time(at, now)) } @else if !s.reached { (l.not_reached) } }
+                            td { @if let Some(at) = s.at { (time(at, now)) } @else if !s.reached { (step_state(s, lang)) } }
                             td { @if let Some(g) = s.gap_seconds { "+" (format_duration(g.round() as i64)) } }
-                            td { (Message { id: s.note_id, args: s.note_args.clone() }.render(lang)) }
+                            td {
+                                (Message { id: s.note_id, args: s.note_args.clone() }.render(lang))
+                                @if let Some(older) = s.older_than {
+                                    " · " (older_words(older, lang))
+                                }
+                                @match s.mark {
+                                    Some(Mark::Slowest) => { " ← " (l.slowest) },
+                                    Some(Mark::Failing) => { " ← " (l.failing) },
+                                    None => {},
+                                }
+                            }
                         }
                     }
                 }
             }
         }
+    }
+}
+
+/// What a step not reached is: unknown when its data was not read,
+/// restarting when its containers started and stopped, else not reached.
+fn step_state(s: &ReportStep, lang: Lang) -> String {
+    let l = labels(lang);
+    if s.unread.is_some() {
+        l.unknown.to_string()
+    } else if s.restarted > 0 {
+        say(
+            lang,
+            Message::new("timeline.restarted").arg("n", i64::from(s.restarted)),
+        )
+    } else {
+        l.not_reached.to_string()
+    }
+}
+
+/// Why a step's time is older than one before it.
+fn older_words(step: Step, lang: Lang) -> String {
+    if step == Step::Declared {
+        say(lang, Message::new("timeline.before_declaration"))
+    } else {
+        say(
+            lang,
+            Message::new("timeline.older").arg("step", step_name(step, lang)),
+        )
     }
 }
 

@@ -68,8 +68,6 @@ use findings::findings;
 use timeline::{pods, timeline};
 use tree::{PodGroup, fold, lead_pod, pod_line, tree};
 
-pub use timeline::slowest_step;
-
 /// A workload's Pods in one line for each group of alike ones, as the
 /// trace lists those past its waterfall: the current revision's (the lead
 /// finding's Pod names its group), then the older ones, each with its
@@ -87,7 +85,7 @@ pub(crate) fn pod_lines(d: &Diagnosis, style: &Style) -> Vec<String> {
         .collect();
     let mut lines: Vec<String> = fold(&current, lead_pod(d))
         .iter()
-        .map(|g| pod_line(g, style))
+        .map(|g| pod_line(g, d.serving_unread(), style))
         .collect();
     for g in fold(&old, None) {
         lines.push(format!(
@@ -99,7 +97,7 @@ pub(crate) fn pod_lines(d: &Diagnosis, style: &Style) -> Vec<String> {
                     g.shown.revision.map_or("?".into(), |r| r.to_string())
                 )
             )),
-            pod_line(&g, style)
+            pod_line(&g, d.serving_unread(), style)
         ));
     }
     lines

@@ -2,6 +2,8 @@
 //! (with -v) each Pod's moments as a waterfall.
 
 use super::*;
+use mdiag_core::analysis::timeline::Mark;
+use mdiag_core::analysis::{self as analysis, StepState};
 
 /// Bars on one time axis from `start` to `end`.
 pub(super) struct Axis {
@@ -24,10 +26,12 @@ impl Axis {
         ((x.clamp(0.0, 1.0)) * self.width as f64).round() as usize
     }
 
-    /// A bar from `from` to `to`, at least one character wide.
+    /// A bar from `from` to `to`, at least one character wide. A bar of
+    /// no length ends where one ending at the same time ends, so equal
+    /// times fall in one column.
     fn bar(&self, from: Timestamp, to: Timestamp, fill: char) -> String {
-        let a = self.col(from).min(self.width - 1);
-        let b = self.col(to).max(a + 1).min(self.width);
+        let b = self.col(to).clamp(1, self.width);
+        let a = self.col(from).min(b - 1);
         let mut s = " ".repeat(a);
         s.extend(std::iter::repeat_n(fill, b - a));
         s.push_str(&" ".repeat(self.width - b));
@@ -39,40 +43,6 @@ impl Axis {
     }
 }
 
-/// The step that waited longest since the step before it: a reached step
-/// by its recorded gap, the missing step by how long it has waited until
-/// `now`. (The missing step used to be left out, so `observed +1s` was
-/// marked while `started` had waited minutes.)
-pub fn slowest_step(d: &Diagnosis) -> Option<Step> {
-    let mut previous: Option<Timestamp> = None;
-    let mut waits: Vec<(Step, i64)> = Vec::new();
-    for s in &d.steps {
-        match (s.reached, s.at) {
-            (true, Some(t)) => {
-                if let Some(p) = previous {
-                    waits.push((s.step, secs(p, t)));
-                }
-                previous = Some(t);
-            }
-            (false, _) if d.verdict.missing == Some(s.step) => {
-                if let Some(p) = previous {
-                    waits.push((s.step, secs(p, d.now)));
-                }
-            }
-            _ => {}
-        }
-    }
-    // The first of equal waits: the earlier step held the rest up.
-    waits
-        .iter()
-        .filter(|(_, w)| *w > 0)
-        .fold(None, |best: Option<(Step, i64)>, &(s, w)| match best {
-            Some((_, b)) if b >= w => best,
-            _ => Some((s, w)),
-        })
-        .map(|(s, _)| s)
-}
-
 #[derive(Clone, Copy, PartialEq)]
 pub(super) enum RowKind {
     Reached,
@@ -81,6 +51,8 @@ pub(super) enum RowKind {
     Missing,
     /// After the missing step.
     Later,
+    /// Not reached, and its objects were not read.
+    Unknown,
 }
 
 /// One row of the timeline: one step, or (by default) several reached in
@@ -93,11 +65,30 @@ pub(super) struct Row {
     /// Where its bar starts.
     from: Option<Timestamp>,
     gap: Option<i64>,
+    /// Its time is older than this step's (an earlier generation's write).
+    older: Option<Step>,
     note: String,
-    slowest: bool,
+    mark: Option<Mark>,
+    /// Restarts while not reached (a crash loop).
+    restarted: i32,
 }
 
 impl Row {
+    fn new(s: &StepState, kind: RowKind, lang: Lang) -> Self {
+        Row {
+            first: s.step,
+            last: s.step,
+            kind,
+            at: None,
+            from: None,
+            gap: None,
+            older: None,
+            note: s.note.render(lang),
+            mark: None,
+            restarted: 0,
+        }
+    }
+
     fn label(&self, lang: Lang) -> String {
         if self.first == self.last {
             step_name(self.first, lang)
@@ -112,82 +103,89 @@ impl Row {
 }
 
 pub(super) fn timeline_rows(d: &Diagnosis, compact: bool, lang: Lang) -> Vec<Row> {
-    let slowest = slowest_step(d);
+    let timed = analysis::timeline::timeline(d);
     let start = d.steps.iter().filter_map(|s| s.at).min();
     let mut rows: Vec<Row> = Vec::new();
+    // The newest time of the reached steps so far: where a bar starts.
     let mut previous: Option<Timestamp> = None;
-    for s in &d.steps {
-        let is_slowest = Some(s.step) == slowest;
+    for (s, t) in d.steps.iter().zip(&timed) {
+        let missing = d.verdict.missing == Some(s.step);
         let row = match (s.reached, s.at) {
-            (true, Some(t)) => {
-                let gap = previous.map(|p| secs(p, t));
-                let from = previous.unwrap_or(t);
-                previous = Some(t);
-                // Same second as the row before: one row says it.
+            (true, Some(at)) => {
+                let gap = t.gap_ms.map(|g| g / 1000);
+                let from = match t.older_than {
+                    Some(_) => at,
+                    None => previous.unwrap_or(at),
+                };
+                if t.older_than.is_none() {
+                    previous = Some(at);
+                }
+                // Same second as the row before and in the same order:
+                // one row says it.
                 if compact
-                    && gap == Some(0)
                     && let Some(last) = rows.last_mut()
                     && last.kind == RowKind::Reached
+                    && last.older == t.older_than
+                    && last.mark.is_none()
+                    && t.mark.is_none()
+                    && last.at.map(|l| secs(l, at)) == Some(0)
+                    && (t.older_than.is_some() || gap == Some(0))
                 {
                     last.last = s.step;
                     last.note = s.note.render(lang);
-                    last.slowest |= is_slowest;
                     continue;
                 }
                 Row {
-                    first: s.step,
-                    last: s.step,
-                    kind: RowKind::Reached,
-                    at: Some(t),
+                    at: Some(at),
                     from: Some(from),
                     gap,
-                    note: s.note.render(lang),
-                    slowest: is_slowest,
+                    older: t.older_than,
+                    mark: t.mark,
+                    ..Row::new(s, RowKind::Reached, lang)
                 }
             }
-            (true, None) => Row {
-                first: s.step,
-                last: s.step,
-                kind: RowKind::Untimed,
-                at: None,
-                from: None,
-                gap: None,
-                note: s.note.render(lang),
-                slowest: false,
-            },
-            (false, _) if d.verdict.missing == Some(s.step) => {
+            (true, None) => Row::new(s, RowKind::Untimed, lang),
+            // What comes after the missing step is implied by it.
+            (false, _) if compact && !missing => continue,
+            (false, _) if s.unknown() => Row::new(s, RowKind::Unknown, lang),
+            (false, _) if missing => {
                 let from = previous.or(start);
                 Row {
-                    first: s.step,
-                    last: s.step,
-                    kind: RowKind::Missing,
-                    at: None,
                     from,
                     gap: from.map(|f| secs(f, d.now)),
-                    note: s.note.render(lang),
-                    slowest: is_slowest,
+                    mark: t.mark,
+                    restarted: s.restarted,
+                    ..Row::new(s, RowKind::Missing, lang)
                 }
             }
-            (false, _) => {
-                // What comes after the missing step is implied by it.
-                if compact {
-                    continue;
-                }
-                Row {
-                    first: s.step,
-                    last: s.step,
-                    kind: RowKind::Later,
-                    at: None,
-                    from: None,
-                    gap: None,
-                    note: s.note.render(lang),
-                    slowest: false,
-                }
-            }
+            (false, _) => Row::new(s, RowKind::Later, lang),
         };
         rows.push(row);
     }
     rows
+}
+
+/// The words after a row's note: older than a step, slowest, failing.
+fn row_mark(r: &Row, style: &Style) -> String {
+    let l = style.labels();
+    let mut out = String::new();
+    if let Some(step) = r.older {
+        let said = if step == Step::Declared {
+            Message::new("timeline.before_declaration")
+        } else {
+            Message::new("timeline.older").arg("step", step_name(step, style.lang))
+        };
+        out.push_str(" · ");
+        out.push_str(&tr(style, said));
+    }
+    // A no-break space keeps the arrow with its word when the note
+    // wraps (textwrap breaks at ASCII spaces only); printed as a space.
+    match r.mark {
+        Some(Mark::Slowest) => out.push_str(&format!("  ←\u{a0}{}", l.slowest)),
+        Some(Mark::Failing) => out.push_str(&format!("  ←\u{a0}{}", l.failing)),
+        None => {}
+    }
+    out
 }
 
 pub(super) fn timeline(out: &mut String, d: &Diagnosis, style: &Style) {
@@ -219,6 +217,7 @@ pub(super) fn timeline(out: &mut String, d: &Diagnosis, style: &Style) {
         .iter()
         .map(|r| match (r.kind, r.at) {
             (_, Some(t)) => clock_time(t, d.now),
+            (RowKind::Unknown, _) => "?".into(),
             (RowKind::Missing | RowKind::Later, _) => "—".into(),
             _ => String::new(),
         })
@@ -248,38 +247,42 @@ pub(super) fn timeline(out: &mut String, d: &Diagnosis, style: &Style) {
     let axis = Axis::new(start, end.max(waiting_since), bar_w);
     let note_col = fixed + bar_w;
     for (i, r) in rows.iter().enumerate() {
-        // A no-break space keeps the arrow with its word when the note
-        // wraps (textwrap breaks at ASCII spaces only); printed as a space.
-        let mark = if r.slowest {
-            format!("  ←\u{a0}{}", l.slowest)
-        } else {
-            String::new()
-        };
+        let mark = row_mark(r, style);
         let (bar, note) = match r.kind {
             RowKind::Reached => {
                 let t = r.at.unwrap_or(start);
                 let bar = axis.bar(r.from.unwrap_or(t), t, '█');
-                let bar = if r.slowest {
-                    style.warn(&bar)
-                } else {
-                    style.good(&bar)
+                let bar = match (r.mark, r.older) {
+                    (Some(_), _) => style.warn(&bar),
+                    (None, Some(_)) => style.dim(&bar),
+                    (None, None) => style.good(&bar),
                 };
                 (bar, format!("{}{mark}", r.note))
             }
             RowKind::Untimed | RowKind::Later => (axis.empty(), r.note.clone()),
+            RowKind::Unknown => (axis.empty(), format!("{} · {}", l.unknown, r.note)),
             RowKind::Missing => {
                 let from = r.from.unwrap_or(start);
                 let bar = style.bad(&axis.bar(from, d.now, '░'));
+                // A container that started and stopped did not fail to
+                // start: say how often it restarted.
+                let word = if r.restarted > 0 {
+                    tr(
+                        style,
+                        Message::new("timeline.restarted").arg("n", r.restarted),
+                    )
+                } else {
+                    l.not_reached.to_string()
+                };
                 let note = if style.verbose {
                     format!(
-                        "{} ({} {}) · {}",
-                        l.not_reached,
+                        "{word} ({} {}) · {}",
                         l.waiting,
                         format_duration(secs(from, d.now)),
                         r.note
                     )
                 } else {
-                    format!("{} · {}", l.not_reached, r.note)
+                    format!("{word} · {}", r.note)
                 };
                 (bar, format!("{note}{mark}"))
             }
@@ -287,7 +290,7 @@ pub(super) fn timeline(out: &mut String, d: &Diagnosis, style: &Style) {
         let label = pad(&labels[i], label_w);
         let label = match r.kind {
             RowKind::Missing => style.bad(&label),
-            RowKind::Later => style.dim(&label),
+            RowKind::Later | RowKind::Unknown => style.dim(&label),
             _ => label,
         };
         let lead = format!(
@@ -389,7 +392,7 @@ pub(super) fn pods(out: &mut String, d: &Diagnosis, style: &Style) {
             bar_w,
         );
         for g in groups.iter().take(WATERFALL_PODS) {
-            pod_waterfall(out, g, &axis, d.now, style);
+            pod_waterfall(out, g, &axis, d.now, d.serving_unread(), style);
         }
     }
     // The groups past the waterfall, then the older revisions' Pods.
@@ -407,6 +410,7 @@ pub(super) fn pod_waterfall(
     g: &PodGroup,
     axis: &Axis,
     now: Timestamp,
+    serving_unread: bool,
     style: &Style,
 ) {
     let l = style.labels();
@@ -439,7 +443,7 @@ pub(super) fn pod_waterfall(
     ];
     let mut previous: Option<Timestamp> = None;
     let mut waiting_shown = false;
-    for (label, m) in moments {
+    for (k, (label, m)) in moments.into_iter().enumerate() {
         let name = pad(&label, 8);
         match (m.reached, m.at) {
             (true, Some(t)) => {
@@ -468,9 +472,17 @@ pub(super) fn pod_waterfall(
                     format!("+{}", format_duration(secs(from, now))),
                     style.bad(&axis.bar(from, now, '░')),
                 );
+                // Not started now, but it started and stopped before.
+                let word = if k == 2 && p.restarts > 0 {
+                    tr(
+                        style,
+                        Message::new("timeline.restarted").arg("n", p.restarts),
+                    )
+                } else {
+                    l.not_reached.to_string()
+                };
                 let note = format!(
-                    "{}{}",
-                    l.not_reached,
+                    "{word}{}",
                     p.state_reason
                         .as_deref()
                         .map(|r| format!(": {r}"))
@@ -488,6 +500,8 @@ pub(super) fn pod_waterfall(
         tr(style, Message::new("pods.serving"))
     } else if p.draining {
         tr(style, Message::new("pods.draining"))
+    } else if serving_unread {
+        l.unknown.to_string()
     } else {
         l.serving_no.to_string()
     };

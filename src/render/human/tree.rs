@@ -170,13 +170,13 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
             ),
         ));
         for g in fold(&pods, lead) {
-            lines.push((depth + 1, pod_line(&g, style)));
+            lines.push((depth + 1, pod_line(&g, d.serving_unread(), style)));
         }
     }
     if c.replica_sets.is_empty() {
         let pods: Vec<&PodState> = d.pods.iter().collect();
         for g in fold(&pods, lead) {
-            lines.push((depth, pod_line(&g, style)));
+            lines.push((depth, pod_line(&g, d.serving_unread(), style)));
         }
     }
     // Ready endpoints of every revision: an old revision still serving counts.
@@ -286,7 +286,9 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
     out.push('\n');
 }
 
-pub(super) fn pod_line(g: &PodGroup, style: &Style) -> String {
+/// `serving_unread`: the Services or EndpointSlices were not read, so
+/// whether the Pod serves is unknown.
+pub(super) fn pod_line(g: &PodGroup, serving_unread: bool, style: &Style) -> String {
     let l = style.labels();
     let p = g.shown;
     let mut name = format!("Pod {}", p.name);
@@ -344,6 +346,8 @@ pub(super) fn pod_line(g: &PodGroup, style: &Style) -> String {
     }
     parts.push(if p.serving {
         style.good(l.serving_yes)
+    } else if serving_unread {
+        style.dim(l.serving_unknown)
     } else if p.draining {
         style.dim(&tr(style, Message::new("pod.draining")))
     } else {

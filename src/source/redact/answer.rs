@@ -189,11 +189,14 @@ impl Scrub<'_> {
         self.s(uid);
         self.verdict(verdict);
         for step in steps {
+            // `unread` is a resource name of mdiag's own list.
             let StepState {
                 step: _,
                 reached: _,
                 at: _,
                 note,
+                unread: _,
+                restarted: _,
             } = step;
             self.message(note);
         }
