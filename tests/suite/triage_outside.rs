@@ -139,9 +139,16 @@ fn the_binary_shows_the_rows_the_count_and_the_gaps_instead_of_exit_5() {
                 "{name}: no count line:\n{text}"
             );
         }
+        // The kinds a dump lacks in one namespace share one gap line.
+        let listed: Vec<&str> = text
+            .split("list ")
+            .skip(1)
+            .filter_map(|rest| rest.split_once(": not in the file"))
+            .flat_map(|(kinds, _)| kinds.split(' ').next().unwrap_or("").split(','))
+            .collect();
         for gap in &want.gaps {
             assert!(
-                text.contains(&format!("list {gap}: not in the file")),
+                listed.contains(&gap.as_str()),
                 "{name}: no gap for {gap}:\n{text}"
             );
         }
