@@ -47,6 +47,8 @@ mod pod_sets;
 mod python_mcp;
 #[path = "live/real_hostile.rs"]
 mod real_hostile;
+#[path = "live/real_jobs.rs"]
+mod real_jobs;
 #[path = "live/real_node.rs"]
 mod real_node;
 #[path = "live/real_redaction.rs"]
@@ -426,6 +428,7 @@ fn trials() -> Vec<Trial> {
     let mut all = scenario_trials();
     all.extend(real_node::trials());
     all.extend(real_scenarios::trials());
+    all.extend(real_jobs::trials());
     all.extend(gate::trials());
     all.extend(pod_sets::trials());
     all.extend(triage_scale::trials());
