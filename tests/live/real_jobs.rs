@@ -450,21 +450,25 @@ fn keep_evidence(name: &str, ns: &str) {
 
 /// Runs `body`, keeps the evidence, deletes the namespace, says a failure
 /// at once (the harness prints failures only at the end) and times it.
-fn in_namespace(name: &str, body: impl FnOnce(&str) -> Result<(), Failed>) -> Result<(), Failed> {
+fn in_namespace(
+    trial: &str,
+    name: &str,
+    body: impl FnOnce(&str) -> Result<(), Failed>,
+) -> Result<(), Failed> {
     let t0 = Instant::now();
     let ns = namespace(name)?;
     let result = body(&ns);
     keep_evidence(name, &ns);
     let _ = world().kubectl(&["delete", "namespace", &ns, "--wait=false"]);
     match &result {
-        Ok(()) => eprintln!("  {name}: {:.1} s", t0.elapsed().as_secs_f64()),
-        Err(e) => eprintln!("  {name}: {}", e.message().unwrap_or_default()),
+        Ok(()) => eprintln!("  {trial}: passed in {:.1} s", t0.elapsed().as_secs_f64()),
+        Err(e) => eprintln!("  {trial}: {}", e.message().unwrap_or_default()),
     }
     result
 }
 
 fn job_oom_killed() -> Result<(), Failed> {
-    in_namespace("real-job-oom", |ns| {
+    in_namespace("real-node-job-oom-killed", "real-job-oom", |ns| {
         kubectl_apply(
             ns,
             vec![
@@ -526,96 +530,105 @@ fn job_oom_killed() -> Result<(), Failed> {
 }
 
 fn cron_job_failed() -> Result<(), Failed> {
-    in_namespace("real-cronjob-failed", |ns| {
-        kubectl_apply(
-            ns,
-            vec![
-                // Logs FATAL and exits 1 at once.
-                cron_job(
-                    ns,
-                    "index-sync",
-                    false,
-                    template(&["--crash=1", "--crash-after=0"], None),
-                ),
-                cron_job(
-                    ns,
-                    "index-ok",
-                    false,
-                    template(&["--crash=0", "--crash-after=1"], None),
-                ),
-                cron_job(ns, "index-paused", true, template(&["--crash=1"], None)),
-            ],
-        )?;
-        let t0 = Instant::now();
-        wait_cron_run(ns, "index-sync", "Failed", CRON_TIMEOUT)?;
-        eprintln!(
-            "  real-node-job-cronjob-last-run-failed: the first run failed {:.1} s after the CronJob was applied",
-            t0.elapsed().as_secs_f64()
-        );
-        wait_cron_run(ns, "index-ok", "Complete", CRON_TIMEOUT)?;
-        // No further run may change the last one while it is judged:
-        // suspended, then every run made in the meantime has ended.
-        for name in ["index-sync", "index-ok"] {
-            world().kubectl(&[
-                "-n",
+    in_namespace(
+        "real-node-job-cronjob-last-run-failed",
+        "real-cronjob-failed",
+        |ns| {
+            kubectl_apply(
                 ns,
-                "patch",
-                "cronjob",
-                name,
-                "--type=merge",
-                "-p",
-                r#"{"spec":{"suspend":true}}"#,
-            ])?;
-        }
-        let last = wait_cron_run(ns, "index-sync", "Failed", RUN_TIMEOUT)?;
-        wait_cron_run(ns, "index-ok", "Complete", RUN_TIMEOUT)?;
-        let last_name = last["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-
-        let live = trace(ns, "cronjob/index-sync", None)?;
-        judged_failed(
-            "live cronjob/index-sync",
-            live.0,
-            &live.1,
-            "reason Error exitCode 1",
-        )?;
-        let about = finding(&live.1, "job-failed").map(|f| &f["subject"]["name"]);
-        if about != Some(&Value::from(last_name.as_str())) {
-            return Err(
-                format!("job-failed is about {about:?}, want the last run {last_name}").into(),
+                vec![
+                    // Logs FATAL and exits 1 at once.
+                    cron_job(
+                        ns,
+                        "index-sync",
+                        false,
+                        template(&["--crash=1", "--crash-after=0"], None),
+                    ),
+                    cron_job(
+                        ns,
+                        "index-ok",
+                        false,
+                        template(&["--crash=0", "--crash-after=1"], None),
+                    ),
+                    cron_job(ns, "index-paused", true, template(&["--crash=1"], None)),
+                ],
+            )?;
+            let t0 = Instant::now();
+            wait_cron_run(ns, "index-sync", "Failed", CRON_TIMEOUT)?;
+            eprintln!(
+                "  real-node-job-cronjob-last-run-failed: the first run failed {:.1} s after the CronJob was applied",
+                t0.elapsed().as_secs_f64()
             );
-        }
-        let note = live.1["steps"][0]["note"].as_str().unwrap_or_default();
-        if !note.contains("*/1 * * * *") || !note.contains(&last_name) {
-            return Err(format!(
-                "the job step's note names neither the schedule nor {last_name}: {note}"
-            )
-            .into());
-        }
-        let ok = trace(ns, "cronjob/index-ok", None)?;
-        judged_complete("live cronjob/index-ok", ok.0, &ok.1)?;
-        // Suspended before it ever ran: nothing failed, nothing to say;
-        // the contract calls a CronJob with no run yet progressing.
-        let (code, paused) = trace(ns, "cronjob/index-paused", None)?;
-        if !finding_ids(&paused).is_empty() || paused["verdict"]["state"] != "progressing" {
-            return Err(format!("cronjob/index-paused: exit {code}\n{}", pretty(&paused)).into());
-        }
-        exit_is_the_contracts("cronjob/index-paused", code, &paused)?;
+            wait_cron_run(ns, "index-ok", "Complete", CRON_TIMEOUT)?;
+            // No further run may change the last one while it is judged:
+            // suspended, then every run made in the meantime has ended.
+            for name in ["index-sync", "index-ok"] {
+                world().kubectl(&[
+                    "-n",
+                    ns,
+                    "patch",
+                    "cronjob",
+                    name,
+                    "--type=merge",
+                    "-p",
+                    r#"{"spec":{"suspend":true}}"#,
+                ])?;
+            }
+            // A sync that began before the patch may still create a run.
+            std::thread::sleep(Duration::from_secs(2));
+            let last = wait_cron_run(ns, "index-sync", "Failed", RUN_TIMEOUT)?;
+            wait_cron_run(ns, "index-ok", "Complete", RUN_TIMEOUT)?;
+            let last_name = last["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
 
-        let file = snapshot_file(ns, &["cronjob/index-sync"], &viewer())?;
-        let replay = trace(ns, "cronjob/index-sync", Some(&file))?;
-        same_as_live("cronjob/index-sync", &live, &replay)?;
-        let _ = std::fs::remove_file(&file);
+            let live = trace(ns, "cronjob/index-sync", None)?;
+            judged_failed(
+                "live cronjob/index-sync",
+                live.0,
+                &live.1,
+                "reason Error exitCode 1",
+            )?;
+            let about = finding(&live.1, "job-failed").map(|f| &f["subject"]["name"]);
+            if about != Some(&Value::from(last_name.as_str())) {
+                return Err(format!(
+                    "job-failed is about {about:?}, want the last run {last_name}"
+                )
+                .into());
+            }
+            let note = live.1["steps"][0]["note"].as_str().unwrap_or_default();
+            if !note.contains("*/1 * * * *") || !note.contains(&last_name) {
+                return Err(format!(
+                    "the job step's note names neither the schedule nor {last_name}: {note}"
+                )
+                .into());
+            }
+            let ok = trace(ns, "cronjob/index-ok", None)?;
+            judged_complete("live cronjob/index-ok", ok.0, &ok.1)?;
+            // Suspended before it ever ran: nothing failed, nothing to say;
+            // the contract calls a CronJob with no run yet progressing.
+            let (code, paused) = trace(ns, "cronjob/index-paused", None)?;
+            if !finding_ids(&paused).is_empty() || paused["verdict"]["state"] != "progressing" {
+                return Err(
+                    format!("cronjob/index-paused: exit {code}\n{}", pretty(&paused)).into(),
+                );
+            }
+            exit_is_the_contracts("cronjob/index-paused", code, &paused)?;
 
-        let rows = triage(ns, None)?;
-        triage_ranks(
-            "live triage",
-            &rows,
-            "CronJob/index-sync",
-            &["CronJob/index-ok", "CronJob/index-paused"],
-        )?;
-        Ok(())
-    })
+            let file = snapshot_file(ns, &["cronjob/index-sync"], &viewer())?;
+            let replay = trace(ns, "cronjob/index-sync", Some(&file))?;
+            same_as_live("cronjob/index-sync", &live, &replay)?;
+            let _ = std::fs::remove_file(&file);
+
+            let rows = triage(ns, None)?;
+            triage_ranks(
+                "live triage",
+                &rows,
+                "CronJob/index-sync",
+                &["CronJob/index-ok", "CronJob/index-paused"],
+            )?;
+            Ok(())
+        },
+    )
 }
