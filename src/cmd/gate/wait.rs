@@ -104,6 +104,13 @@ pub(super) async fn wait(
         }
         let (diagnosis, decision) =
             judge(request, &snapshot, &chain, &crashes, helm, Timestamp::now());
+        // A verdict stands only on a view whose workloads a fresh read
+        // confirms (see `Feed::confirms`); else the watch that lags brings
+        // a newer view.
+        let verdict = matches!(decision.outcome, Some(Outcome::Converged | Outcome::Failed));
+        if verdict && !feed.confirms(&chain.workloads()).await {
+            continue;
+        }
         progress.update(started.elapsed(), &diagnosis, &decision.view);
         drop(chain);
         let ends = decision.outcome.map(|o| (o, decision.reason.clone()));

@@ -398,4 +398,31 @@ impl<'a> Chain<'a> {
     pub fn current_set_revision(&self) -> Option<&SetRevision<'a>> {
         self.set_revisions.iter().find(|r| r.current)
     }
+    /// The objects whose generations say which revision is declared and
+    /// observed (the ModelService, the Deployment or pod set, the Job and
+    /// its CronJob), each with its resource's plural: what a verdict on a
+    /// watched view is checked against a fresh read for.
+    pub fn workloads(&self) -> Vec<(&'static str, &'a ObjectMeta)> {
+        let mut out = Vec::new();
+        if let Some(m) = self.model_service {
+            out.push(("modelservices", &m.metadata));
+        }
+        if let Some(d) = self.deployment {
+            out.push(("deployments", &d.metadata));
+        }
+        match self.pod_set {
+            Some(PodSet::StatefulSet(s)) => out.push(("statefulsets", &s.metadata)),
+            Some(PodSet::DaemonSet(d)) => out.push(("daemonsets", &d.metadata)),
+            None => {}
+        }
+        if let Some(run) = &self.job {
+            if let Some(c) = run.cron_job {
+                out.push(("cronjobs", &c.metadata));
+            }
+            if let Some(j) = run.job {
+                out.push(("jobs", &j.metadata));
+            }
+        }
+        out
+    }
 }

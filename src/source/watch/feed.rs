@@ -4,7 +4,10 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use kube::api::Api;
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, DynamicObject};
 
 use super::health::{Signal, WatchFailure, WatchHealth, WatchId};
 use super::scope::{WatchPlan, WatchScope, chain_scope};
@@ -49,6 +52,8 @@ pub struct Feed {
     /// that name and UID exists, whatever its labels.
     named_outside: BTreeMap<String, Option<k8s_openapi::api::core::v1::Pod>>,
     connection: Connection,
+    /// The ModelService resource as served, to get one again.
+    model_service: Option<kube::api::ApiResource>,
     tick: tokio::time::Interval,
     /// When the API answered again after failing watches.
     answered_again: Option<Instant>,
@@ -112,6 +117,7 @@ impl Feed {
             scope,
             named_outside: BTreeMap::new(),
             connection: conn.clone(),
+            model_service: served.model_service.clone(),
             tick,
             answered_again: None,
             relists_shown: 0,
@@ -194,6 +200,83 @@ impl Feed {
                 self.pending.push_back(FeedEvent::View(Box::new(view)));
             }
         }
+    }
+
+    /// Whether the workloads of a judged view (`(plural, metadata)`, see
+    /// [`Chain::workloads`](mdiag_core::chain::Chain::workloads)) are
+    /// still what the API holds: each got again, and its resourceVersion
+    /// the view's. Watches of different kinds are not ordered with each
+    /// other: a ModelService's status saying it observed generation 2 can
+    /// arrive before the Deployment its controller wrote first, and that
+    /// view pairs the new declaration with the old, serving revision. A
+    /// verdict is given only on a view a fresh read confirms; otherwise the
+    /// watch brings the newer object and a new view. A get that fails
+    /// confirms nothing either way, and the view stands: the watches'
+    /// health already says whether the API answers.
+    pub async fn confirms(&self, workloads: &[(&'static str, &ObjectMeta)]) -> bool {
+        for (resource, meta) in workloads {
+            let (Some(name), ns) = (meta.name.as_deref(), meta.namespace.as_deref()) else {
+                continue;
+            };
+            let ns = ns.unwrap_or(&self.namespace);
+            let client = self.connection.client.clone();
+            let now = match *resource {
+                "modelservices" => match &self.model_service {
+                    Some(ar) => {
+                        self.version_now(
+                            Api::<DynamicObject>::namespaced_with(client, ns, ar),
+                            name,
+                        )
+                        .await
+                    }
+                    None => continue,
+                },
+                "deployments" => {
+                    self.version_now(Api::<Deployment>::namespaced(client, ns), name)
+                        .await
+                }
+                "statefulsets" => {
+                    self.version_now(Api::<StatefulSet>::namespaced(client, ns), name)
+                        .await
+                }
+                "daemonsets" => {
+                    self.version_now(Api::<DaemonSet>::namespaced(client, ns), name)
+                        .await
+                }
+                "jobs" => {
+                    self.version_now(Api::<Job>::namespaced(client, ns), name)
+                        .await
+                }
+                "cronjobs" => {
+                    self.version_now(Api::<CronJob>::namespaced(client, ns), name)
+                        .await
+                }
+                _ => continue,
+            };
+            match now {
+                Ok(Some(version)) if version == meta.resource_version => {}
+                Ok(_) => return false,
+                Err(_) => {}
+            }
+        }
+        true
+    }
+
+    /// An object's resourceVersion as the API gives it now (`Ok(None)`:
+    /// the object is gone).
+    async fn version_now<K>(
+        &self,
+        api: Api<K>,
+        name: &str,
+    ) -> Result<Option<Option<String>>, kube::Error>
+    where
+        K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        Ok(self
+            .connection
+            .get_opt(api, name)
+            .await?
+            .map(|o| o.meta().resource_version.clone()))
     }
 
     /// Adds to a view of the chain the Pods its endpoints name that the

@@ -170,3 +170,70 @@ async fn a_gate_watches_only_the_chain_and_judges_as_the_namespace_read() {
         }
     }
 }
+
+/// A verdict waits for a fresh read: the view's ModelService and
+/// Deployment are confirmed only while the API still holds them at the
+/// view's resourceVersion. The race this closes: the controller writes the
+/// Deployment, then the ModelService's status, and the ModelService's
+/// watch delivers first, pairing the new declaration with the old revision.
+#[tokio::test(start_paused = true)]
+async fn a_verdict_on_a_view_waits_until_a_fresh_read_confirms_its_workloads() {
+    use crate::watch::{Feed, FeedEvent};
+    let file = "fixtures/demo/healthy.yaml";
+    let (ns, name) = ("modeldock-lab", "chart-demo");
+    let versioned = |deployment_version: &str| {
+        let mut objects = fixture_objects(&[file]);
+        for o in &mut objects {
+            let version = if o["kind"] == "Deployment" {
+                deployment_version
+            } else {
+                "100"
+            };
+            o["metadata"]["resourceVersion"] = json!(version);
+        }
+        objects
+    };
+    let target = mdiag_core::model::TargetSpec::parse(name, Some(ns)).unwrap();
+    let fake = Fake::new();
+    serve_objects(&fake, versioned("200"));
+    let conn = fake.connection(ReadPolicy::default());
+    let mut feed = Feed::start(&conn, ns, None, None, &target).await.unwrap();
+    let view = loop {
+        match feed.next().await {
+            FeedEvent::View(view) => break *view,
+            FeedEvent::Note(_) => {}
+            other => panic!("{other:?}"),
+        }
+    };
+    let chain = mdiag_core::chain::walk(&view, &target, ns, None).unwrap();
+    let workloads = chain.workloads();
+    let kinds: Vec<&str> = workloads.iter().map(|(r, _)| *r).collect();
+    assert_eq!(kinds, ["modelservices", "deployments"]);
+    assert!(
+        feed.confirms(&workloads).await,
+        "the API holds what the view holds"
+    );
+
+    // The controller wrote the Deployment again; its watch has not said so.
+    serve_objects(&fake, versioned("201"));
+    assert!(
+        !feed.confirms(&workloads).await,
+        "a Deployment newer than the view's"
+    );
+    // Gone since the view: nothing to confirm the verdict on either.
+    serve_objects(
+        &fake,
+        versioned("200")
+            .into_iter()
+            .filter(|o| o["kind"] != "Deployment")
+            .collect(),
+    );
+    assert!(!feed.confirms(&workloads).await, "a Deployment deleted");
+    // A get that fails says nothing about the view: it stands.
+    fake.script(
+        &format!("/apis/apps/v1/namespaces/{ns}/deployments/{name}"),
+        vec![failure(403, "Forbidden", "deployments is forbidden")],
+    );
+    serve_objects(&fake, versioned("201"));
+    assert!(feed.confirms(&workloads).await, "a get that is refused");
+}
