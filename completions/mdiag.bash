@@ -119,7 +119,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__explain)
-            opts="-o -f -n -h -V --list --output --snapshot --at --kubeconfig --context --namespace --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded rollout-paused managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted pod-failed job-failed rollout-in-progress update-on-delete"
+            opts="-o -f -n -h -V --list --output --width --snapshot --at --kubeconfig --context --namespace --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version pod-unschedulable scheduler-silent pod-not-started crash-loop container-config-error container-cannot-run oom-killed image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded rollout-paused managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted pod-failed job-failed rollout-in-progress update-on-delete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -131,6 +131,10 @@ _mdiag() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --snapshot)

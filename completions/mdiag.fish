@@ -171,6 +171,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s V -l version -d 'Pri
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s o -l output -d 'Output format (json and yaml: the entries in full, schema mdiag/v1)' -r -f -a "table\t'For people: cause, checks, fix and verification'
 json\t'The entries as JSON (schema mdiag/v1)'
 yaml\t'The same as YAML'"
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l width -d 'Wrap the entries to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s f -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed; `-` reads stdin)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l at -d 'Judge the snapshot as it stood at this time (RFC 3339) instead of its capture time: what it dates after TIME is left out (docs/contract.md)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F

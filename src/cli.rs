@@ -329,6 +329,10 @@ pub struct ExplainArgs {
     /// Output format (json and yaml: the entries in full, schema mdiag/v1).
     #[arg(short = 'o', long, value_enum, default_value_t = ExplainFormat::Table)]
     pub output: ExplainFormat,
+    /// Wrap the entries to N columns (default: the terminal's width; when
+    /// stdout is not a terminal, $COLUMNS, else 80).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(40..))]
+    pub width: Option<u16>,
     #[command(flatten)]
     pub file: FileArgs,
 }

@@ -27,17 +27,11 @@ pub async fn run(request: &ExplainRequest) -> anyhow::Result<Exit> {
     let text = match request.output.encoding() {
         Some(encoding) => mdiag_render::encode(&explained.report(style.lang), encoding)?,
         None if explained.query.is_none() => explain::list(catalogue(), &style),
-        None => {
-            let text: Vec<String> = explained
-                .entries
-                .iter()
-                .map(|(e, vars)| match vars {
-                    None => explain::entry(e, &style),
-                    Some(vars) => explain::entry_for(e, vars, &style),
-                })
-                .collect();
-            text.join("\n---\n\n")
-        }
+        None => explain::entries(
+            explained.query.as_deref().unwrap_or_default(),
+            &explained.entries,
+            &style,
+        ),
     };
     super::emit(&text, request.output.paints(style.color))?;
     Ok(Exit::Healthy)

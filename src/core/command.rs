@@ -123,7 +123,9 @@ pub fn quote(word: &str) -> String {
     if word.is_empty() {
         return "''".to_string();
     }
-    if word.chars().all(bare) && !word.starts_with('=') {
+    // An unfilled placeholder is not a value anyone runs: quoting it would
+    // pass `<pod>` to kubectl as a name; bare, a shell refuses the line.
+    if (word.chars().all(bare) && !word.starts_with('=')) || is_placeholder(word) {
         return word.to_string();
     }
     if word.chars().any(invisible) {

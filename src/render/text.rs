@@ -64,8 +64,6 @@ labels! {
     current_run,
     /// After the findings' count in the compact view.
     verbose_hint,
-    /// Beside `check` when the first check is the `next:` command.
-    check_is_next,
     /// The heading of a single gap, on its line.
     gaps_one,
     /// The label of the command to run first, under the headline.

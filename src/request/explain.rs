@@ -63,7 +63,10 @@ impl ExplainRequest {
         request.output = args.output.into();
         request.lang = super::lang(global);
         request.color = super::color(global);
-        request.width = super::width(&ViewArgs::default());
+        request.width = super::width(&ViewArgs {
+            verbose: true,
+            width: args.width,
+        });
         Ok(request)
     }
 }

@@ -910,9 +910,31 @@ fn explain_finds_symptom_words_aliases_reasons_and_exit_codes() {
     let first_ids = |word: &str| -> Vec<String> {
         let (code, out, err) = run(&["explain", word]);
         assert_eq!(code, Some(0), "{word}: {err}");
-        out.split("\n---\n\n")
-            .map(|e| e.split_whitespace().next().unwrap().to_string())
-            .collect()
+        let chunks: Vec<&str> = out.split("\n---\n\n").collect();
+        let ids: Vec<String> = chunks
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                // More than one: a line first that names them, in order.
+                let e = match (i, chunks.len()) {
+                    (0, 2..) => e.split_once("\n\n").unwrap().1,
+                    _ => e,
+                };
+                e.split_whitespace().next().unwrap().to_string()
+            })
+            .collect();
+        if ids.len() > 1 {
+            let header = out.split_once("\n\n").unwrap().0.replace("\n  ", " ");
+            assert_eq!(
+                header,
+                format!(
+                    "{} entries match {word}, the likeliest first: {}",
+                    ids.len(),
+                    ids.join(", ")
+                )
+            );
+        }
+        ids
     };
     assert_eq!(first_ids("crashloop"), ["crash-loop"]);
     assert_eq!(first_ids("CrashLoopBackOff"), ["crash-loop"]);
@@ -942,11 +964,72 @@ fn explain_crash_loop_prints_single_braced_jsonpath() {
     let (_, out, _) = run(&["explain", "crash-loop"]);
     assert!(
         out.contains(
-            "-o jsonpath='{range .status.containerStatuses[*]}{.name} restarts={.restartCount}"
+            "'jsonpath={range .status.containerStatuses[*]}{.name} restarts={.restartCount}"
         ),
         "{out}"
     );
     assert!(!out.contains("{{") && !out.contains("}}"), "{out}");
+}
+
+/// explain fits the width: prose wraps under its label, a check command
+/// wider than the line breaks at its arguments with ` \` (each line
+/// alone wider only when one argument is), and a name to fill in is
+/// `<pod>` everywhere (braces are jsonpath's), in the terminal as in JSON.
+#[test]
+fn explain_wraps_to_the_width_with_one_placeholder_style() {
+    for lang in ["en", "zh"] {
+        for width in ["40", "60", "80", "120"] {
+            let out = mdiag()
+                .args(["explain", "crash-loop", "--lang", lang])
+                .env("COLUMNS", width)
+                .output()
+                .unwrap();
+            let out = String::from_utf8(out.stdout).unwrap();
+            let columns: usize = width.parse().unwrap();
+            for line in out.lines() {
+                let words = line.split_whitespace().count();
+                assert!(
+                    unicode_width::UnicodeWidthStr::width(line) <= columns
+                        || words <= 2
+                        || line.trim_start().starts_with("'jsonpath="),
+                    "{lang} at {width}: {line:?}"
+                );
+            }
+            assert!(out.contains("<pod>"), "{lang} at {width}:\n{out}");
+            for p in mdiag_core::catalogue::PLACEHOLDERS {
+                assert!(!out.contains(&format!("{{{p}}}")), "{{{p}}} in {out}");
+            }
+            // Every check is one command once its ` \` lines are joined.
+            let checks: Vec<String> = out
+                .replace(" \\\n", " ")
+                .lines()
+                .filter(|l| l.trim_start().starts_with("kubectl "))
+                .map(|l| l.trim().to_string())
+                .collect();
+            let entry = mdiag_core::catalogue::catalogue()
+                .get("crash-loop")
+                .unwrap();
+            assert_eq!(
+                checks.len(),
+                entry.check.len(),
+                "{lang} at {width}: {checks:?}"
+            );
+            for (shown, template) in checks.iter().zip(&entry.check) {
+                assert_eq!(
+                    shlex::split(shown).unwrap(),
+                    mdiag_core::catalogue::template_shown(template).argv(),
+                    "{lang} at {width}"
+                );
+            }
+        }
+    }
+    let (_, json, _) = run(&["explain", "crash-loop", "-o", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let check = report["entries"][0]["check"][0].as_str().unwrap();
+    assert_eq!(
+        check,
+        "kubectl -n <namespace> logs <pod> -c <container> --previous"
+    );
 }
 
 #[test]
@@ -1018,7 +1101,7 @@ fn run_as_the_kubectl_plugin_it_prints_kubectl_mdiag_commands() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("  kubectl mdiag trace {target} -n {namespace}\n"),
+        text.contains("  kubectl mdiag trace <target> -n <namespace>\n"),
         "{text}"
     );
     let out = std::process::Command::new(&plugin)

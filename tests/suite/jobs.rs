@@ -200,7 +200,7 @@ fn a_cron_job_is_judged_by_its_last_run() {
     let note = r["steps"][0]["note"].as_str().unwrap();
     assert!(note.contains("schedule 0 * * * *"), "{note}");
     assert!(note.contains("index-sync-29400600"), "{note}");
-    assert!(note.contains("2 run(s)"), "{note}");
+    assert!(note.contains("2 runs"), "{note}");
     assert!(!note.contains("suspended"), "{note}");
     // The earlier run itself completed.
     let (code, r) = trace("job/index-sync-29400540", "cronjob-last-failed");

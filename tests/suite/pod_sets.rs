@@ -371,7 +371,7 @@ fn a_set_still_moving_with_nothing_wrong_is_progressing_and_points_at_its_rollou
     let lead = d.lead().unwrap();
     assert_eq!(lead.id.as_str(), "rollout-in-progress");
     assert!(
-        lead.detail.en().contains("2 Pod(s) of older revisions"),
+        lead.detail.en().contains("2 Pods of older revisions"),
         "{}",
         lead.detail.en()
     );

@@ -209,7 +209,7 @@ fn a_quota_hit_is_transient_while_an_old_pod_is_terminating() {
     assert!(
         f.detail
             .en()
-            .contains("transient: 1 Pod(s) of other revisions are terminating"),
+            .contains("transient: 1 Pod of other revisions is terminating"),
         "{}",
         f.detail.en()
     );

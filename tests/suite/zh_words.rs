@@ -444,9 +444,7 @@ fn zh_english(args: &[&str], inputs: &[&str]) -> Vec<String> {
     }
     let mut cmd = mdiag();
     cmd.args(args).args(["--lang", "zh"]);
-    if args[0] != "explain" {
-        cmd.args(["--width", "1000"]);
-    }
+    cmd.args(["--width", "10000"]);
     let out = cmd.output().unwrap();
     // 2 is a usage error: its words are clap's, and the view was not shown.
     assert_ne!(

@@ -137,19 +137,38 @@ impl Catalogue {
 
     /// An entry by id, symptom word (`CrashLoopBackOff`) or alias (`OOM`,
     /// `137`), ignoring case, spaces, `-` and `_`. A word several entries
-    /// share (`Pending`) finds them all.
+    /// share (`Pending`) finds them all, ranked: an id before a symptom
+    /// (the reason the cluster shows) before an alias, then in the
+    /// catalogue's order, which puts the more common cause first (`137` is
+    /// a kill, a crash loop, unless the reason says OOMKilled).
     pub fn lookup(&self, query: &str) -> Vec<&Entry> {
         let q = normalize(query);
         if q.is_empty() {
             return Vec::new();
         }
-        if let Some(e) = self.entries.iter().find(|e| normalize(&e.id) == q) {
-            return vec![e];
-        }
-        self.entries
+        let mut found: Vec<(usize, usize, &Entry)> = self
+            .entries
             .iter()
-            .filter(|e| e.words().any(|w| normalize(w) == q))
-            .collect()
+            .enumerate()
+            .filter_map(|(order, e)| {
+                let class = if normalize(&e.id) == q {
+                    0
+                } else if e.symptoms.iter().any(|w| normalize(w) == q) {
+                    1
+                } else if e.aliases.iter().any(|w| normalize(w) == q) {
+                    2
+                } else {
+                    return None;
+                };
+                Some((class, order, e))
+            })
+            .collect();
+        // An id is the entry asked for: the others sharing the word are not.
+        if found.iter().any(|(class, _, _)| *class == 0) {
+            found.retain(|(class, _, _)| *class == 0);
+        }
+        found.sort_by_key(|(class, order, _)| (*class, *order));
+        found.into_iter().map(|(_, _, e)| e).collect()
     }
 
     /// For a word that finds nothing: the entries whose words are close to
@@ -318,13 +337,12 @@ fn fill_word(template: &str, vars: &BTreeMap<String, String>) -> String {
     out
 }
 
-/// A check template as `explain` shows it, its `{placeholders}` left in:
-/// one that starts with `mdiag` names the program as it was run.
-pub fn template_as_run(template: &str) -> String {
-    match template.strip_prefix("mdiag ") {
-        Some(args) if program() != "mdiag" => format!("{} {args}", program()),
-        _ => template.to_string(),
-    }
+/// A check template as `explain` and docs/symptoms.md show it: each
+/// `{placeholder}` as `<placeholder>`, the one style for a name to fill in
+/// (braces are jsonpath's), and a command that starts with `mdiag` naming
+/// the program as it was run.
+pub fn template_shown(template: &str) -> Command {
+    fill(template, &BTreeMap::new())
 }
 
 /// A command as the user runs it: one that starts with `mdiag` names the
@@ -430,7 +448,7 @@ mod tests {
         ]);
         assert_eq!(
             fill("kubectl -n {namespace} logs {pod} -c {container}", &vars).shell(),
-            "kubectl -n lab logs web-1 -c '<container>'"
+            "kubectl -n lab logs web-1 -c <container>"
         );
         assert_eq!(
             fill("-o jsonpath='{.status}{end}{.x}' {pod} {{pod}}", &vars).argv(),
@@ -493,6 +511,10 @@ mod tests {
         assert_eq!(ids("Crash_Loop"), ["crash-loop"]);
         assert_eq!(ids("exit code 127"), ["container-cannot-run"]);
         assert_eq!(ids("oom"), ["oom-killed"]);
+        // Shared words, ranked: 137 is a kill (a crash loop) before it is
+        // an OOM; a reason the cluster shows before a word for it.
+        assert_eq!(ids("137"), ["crash-loop", "oom-killed"]);
+        assert_eq!(ids("NotReady"), ["readiness-failing", "node-not-ready"]);
         assert!(ids("").is_empty());
         assert!(ids("nothing-like-it").is_empty());
         let first = |q: &str| cat.suggest(q).first().map(|(e, w)| (e.id.as_str(), *w));

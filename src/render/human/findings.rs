@@ -7,7 +7,8 @@ use mdiag_core::command::Command;
 pub(super) fn findings(out: &mut String, d: &Diagnosis, style: &Style) {
     let l = style.labels();
     if d.findings.is_empty() {
-        let _ = writeln!(out, "{}  {}", style.bold(l.findings), l.no_findings);
+        // One sentence, not a heading over it.
+        let _ = writeln!(out, "{}", l.no_findings);
         return;
     }
     let heading = format!("{} ({})", l.findings, d.findings.len());
@@ -190,13 +191,13 @@ pub(super) fn finding(
     }
     let checks = e.checks_for(&f.vars);
     // The default view shows the first check, unless it is the `next:`
-    // command printed whole under the headline a few lines up; -v shows
-    // every check, in their order. A check wider than the view wraps
-    // between its words; it is never swapped for one that fits.
+    // command printed whole under the headline a few lines up (a line
+    // saying so would only repeat it); -v shows every check, in their
+    // order. A check wider than the view wraps between its words; it is
+    // never swapped for one that fits.
     let shown: Vec<&Command> = if full {
         checks.iter().collect()
     } else if next.is_some() && checks.first() == next {
-        let _ = writeln!(out, "{}{}", label_prefix(l.check, style), l.check_is_next);
         Vec::new()
     } else {
         checks.iter().take(1).collect()
