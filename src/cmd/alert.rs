@@ -165,7 +165,7 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
             // not all the alerts said.
             let missing: Vec<(&Alert, &Message)> =
                 unmapped.iter().map(|(i, why)| (&alerts[*i], why)).collect();
-            let mut out = unmapped_block(&missing, lang);
+            let mut out = unmapped_block(&missing, lang, request.width);
             if !out.is_empty() {
                 out.push('\n');
             }

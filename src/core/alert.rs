@@ -251,7 +251,7 @@ pub fn resolve(
             Ok(_) => Ok((t.clone(), None)),
             Err(TargetNotFound { kind, name, .. }) => Err(Message::new("alert.no_target")
                 .arg("kind", kind.to_string())
-                .arg("name", format!("{name:?}"))
+                .arg("name", name)
                 .arg("namespace", ns)),
         },
         Subject::ReplicaSet { name, .. } => {
@@ -275,7 +275,7 @@ pub fn resolve(
                 },
                 Err(_) => Err(Message::new("alert.no_target")
                     .arg("kind", "ReplicaSet")
-                    .arg("name", format!("{name:?}"))
+                    .arg("name", name)
                     .arg("namespace", ns)),
             }
         }

@@ -189,7 +189,18 @@ pub fn alerts_block(alerts: &[(&Alert, Option<&Message>)], d: &Diagnosis, style:
             .arg("alert", Arg::styled(style.bold(&tr("alert.word"))))
             .arg("name", Arg::styled(style.bold(&inert(a.name()))))
             .arg("status", status);
-        out.push_str(&format!("{}\n", head.render(lang)));
+        for line in layout::wrap(&head.render(lang), style.width, "", "  ") {
+            out.push_str(&line);
+            out.push('\n');
+        }
+        // Each line under its label, wrapped to the width under its value.
+        let hang = " ".repeat(2 + key_width + 1);
+        let line = |out: &mut String, label: String, value: &str| {
+            for l in layout::wrap(value, style.width, &format!("  {label} "), &hang) {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        };
         let labels: Vec<String> = a
             .labels
             .iter()
@@ -197,46 +208,45 @@ pub fn alerts_block(alerts: &[(&Alert, Option<&Message>)], d: &Diagnosis, style:
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         if !labels.is_empty() {
-            out.push_str(&format!(
-                "  {} {}\n",
-                key("alert.key_labels"),
-                labels.join(" ")
-            ));
+            line(&mut out, key("alert.key_labels"), &labels.join(" "));
         }
         for (name, id) in [
             ("summary", "alert.key_summary"),
             ("description", "alert.key_description"),
         ] {
             if let Some(v) = a.annotations.get(name) {
-                out.push_str(&format!("  {} {v}\n", key(id)));
+                line(&mut out, key(id), v);
             }
         }
+        // When it fired, placed on the rollout's ladder.
         if let Some(t) = a.starts_at {
-            out.push_str(&format!(
-                "  {} {}\n",
+            line(
+                &mut out,
                 key("alert.key_started"),
-                position(d, t).render(lang)
-            ));
+                &position(d, t).render(lang),
+            );
         }
         // Beside where it stood then: what users get now.
-        out.push_str(&format!(
-            "  {} {} {}  {}\n",
-            key("alert.key_now"),
+        let now = format!(
+            "{} {}  {}",
             super::headline::mark(d, style),
             super::headline::painted_word(d, style),
             super::headline::sentence(d, lang)
-        ));
+        );
+        line(&mut out, key("alert.key_now"), &now);
         if let (true, Some(t)) = (a.resolved(), a.ends_at) {
-            out.push_str(&format!(
-                "  {} {}\n",
+            line(
+                &mut out,
                 key("alert.key_resolved"),
-                Message::new("alert.resolved")
+                &Message::new("alert.resolved")
                     .arg("time", t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string())
-                    .render(lang)
-            ));
+                    .render(lang),
+            );
         }
         if let Some(n) = note {
-            out.push_str(&format!("  {}\n", style.dim(&n.render(lang))));
+            for l in layout::wrap(&n.render(lang), style.width, "  ", "  ") {
+                out.push_str(&format!("{}\n", style.dim(&l)));
+            }
         }
     }
     out.push('\n');
@@ -244,7 +254,7 @@ pub fn alerts_block(alerts: &[(&Alert, Option<&Message>)], d: &Diagnosis, style:
 }
 
 /// Alerts that name nothing mdiag could find.
-pub fn unmapped_block(unmapped: &[(&Alert, &Message)], lang: Lang) -> String {
+pub fn unmapped_block(unmapped: &[(&Alert, &Message)], lang: Lang, width: usize) -> String {
     if unmapped.is_empty() {
         return String::new();
     }
@@ -255,7 +265,10 @@ pub fn unmapped_block(unmapped: &[(&Alert, &Message)], lang: Lang) -> String {
             .arg("name", a.name())
             .arg("why", (*why).clone())
             .arg("labels", labels.join(" "));
-        out.push_str(&format!("  {}\n", line.render(lang)));
+        for l in layout::wrap(&line.render(lang), width, "  ", "    ") {
+            out.push_str(&l);
+            out.push('\n');
+        }
     }
     out
 }

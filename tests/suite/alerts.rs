@@ -87,7 +87,7 @@ fn a_resolved_alert_is_still_traced_and_says_when_it_ended() {
         "{text}"
     );
     assert!(
-        text.contains("started  59s after bound (10:00:01); started is still missing"),
+        text.contains("fired    59s after bound (10:00:01); started is still missing"),
         "the alert's start sits on the timeline:\n{text}"
     );
 }
@@ -117,6 +117,11 @@ fn several_alerts_map_what_they_can_and_list_the_rest() {
     assert_eq!(
         by_name("KubePodNotReady")["note"],
         "no Pod \"chart-demo-gone-x1y2z\" in modeldock-lab"
+    );
+    // The name as the alert gave it: the quotes are the sentence's.
+    assert_eq!(
+        by_name("KubePodNotReady")["note_args"]["name"],
+        "chart-demo-gone-x1y2z"
     );
 }
 

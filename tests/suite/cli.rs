@@ -1122,3 +1122,37 @@ fn run_as_the_kubectl_plugin_it_prints_kubectl_mdiag_commands() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Without a kubeconfig, outside a cluster: one sentence saying where mdiag
+/// looked and the ways on, not kube's chain of both failures.
+#[test]
+fn no_kubeconfig_says_where_it_looked_and_what_to_do() {
+    let home = tempfile::tempdir().unwrap();
+    let out = mdiag()
+        .args(["trace", "chart-demo"])
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err,
+        format!(
+            "mdiag: no kubeconfig: KUBECONFIG is not set, there is no {}, and this is not a \
+             Pod in a cluster; set KUBECONFIG or --kubeconfig, or read a file with --snapshot FILE\n",
+            home.path().join(".kube/config").display()
+        )
+    );
+    // The gate says the same, as a usage error: no verdict line.
+    let out = mdiag()
+        .args(["gate", "chart-demo", "--timeout", "5s"])
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), err);
+}

@@ -187,6 +187,9 @@ pub async fn run(request: &GateRequest) -> anyhow::Result<Exit> {
             return Ok(Exit::Interrupted);
         }
         Ok(Ok(c)) => c,
+        // A kubeconfig that is missing or not one is a usage error like a
+        // bad flag: said once on stderr, with no verdict line or report.
+        Ok(Err(e)) if crate::exit::for_live_error(&e) == Exit::Usage => return Err(e.into()),
         Ok(Err(e)) => {
             let exit = crate::exit::for_live_error(&e);
             let ended = Ended::undecided(e.to_string());

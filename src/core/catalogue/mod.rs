@@ -174,7 +174,8 @@ impl Catalogue {
     /// For a word that finds nothing: the entries whose words are close to
     /// it (a typo, or part of a longer word), best first, at most three,
     /// each with the word that matched.
-    /// An exit code is never "close" to another one.
+    /// An exit code is never "close" to another one, nor to anything else
+    /// (`x0` is not a typo of exit code 0).
     pub fn suggest(&self, query: &str) -> Vec<(&Entry, &str)> {
         let q = normalize(query);
         if q.is_empty() || q.bytes().all(|b| b.is_ascii_digit()) {
@@ -186,6 +187,9 @@ impl Catalogue {
                 .words()
                 .filter_map(|w| {
                     let n = normalize(w);
+                    if n.bytes().all(|b| b.is_ascii_digit()) {
+                        return None;
+                    }
                     let distance = strsim::damerau_levenshtein(&q, &n);
                     let close = distance <= (q.len().max(n.len()) / 4).max(1);
                     let part = q.len() >= 3 && (n.contains(&q) || (n.len() >= 3 && q.contains(&n)));
@@ -529,6 +533,7 @@ mod tests {
             "no exit code is near another"
         );
         assert!(cat.suggest("zzzzzzzz").is_empty());
+        assert!(cat.suggest("x0").is_empty(), "no exit code is near a word");
     }
 
     #[test]

@@ -111,14 +111,53 @@ pub(crate) fn yaml_error(e: &serde_saphyr::Error, path: &Path) -> SourceError {
     SourceError::Syntax {
         path: path.to_path_buf(),
         syntax: "YAML",
-        detail: first_line(&e.to_string()),
+        detail: yaml_detail(&e.to_string()),
     }
 }
 
-fn first_line(s: &str) -> String {
-    s.lines()
-        .filter(|l| !l.trim().is_empty())
-        .take(6)
-        .collect::<Vec<_>>()
-        .join(" | ")
+/// The parser's message on one line, with its line and column: the error
+/// already names the file, so the parser's excerpt of it (lines of the
+/// file under `--> <input>:L:C`) is left out rather than flattened.
+fn yaml_detail(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or_default();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    if first.starts_with("line ") {
+        return first.to_string();
+    }
+    let at = lines
+        .find_map(|l| l.strip_prefix("--> "))
+        .and_then(|at| {
+            let mut parts = at.rsplitn(3, ':');
+            let column = parts.next()?;
+            let line = parts.next()?;
+            Some(format!("line {line} column {column}: "))
+        })
+        .unwrap_or_default();
+    format!("{at}{first}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_yaml_error_is_one_line_with_its_place_and_no_excerpt() {
+        let text = "items: [\n  {a: 1\n";
+        let e = serde_saphyr::from_str::<serde_json::Value>(text).unwrap_err();
+        let shown = yaml_error(&e, Path::new("dump.yaml")).to_string();
+        assert!(
+            shown.starts_with("dump.yaml is not valid YAML: line "),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains('|') && !shown.contains("<input>"),
+            "{shown}"
+        );
+        assert!(!shown.contains('\n'), "{shown}");
+        assert_eq!(
+            yaml_detail("mismatched bracket\n --> <input>:4:7\n |\n4 | - a: [1,"),
+            "line 4 column 7: mismatched bracket"
+        );
+    }
 }

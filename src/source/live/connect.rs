@@ -49,9 +49,15 @@ pub async fn connect(options: &LiveOptions) -> Result<Connection, LiveError> {
         (config, context)
     } else {
         let config = Config::infer().await.map_err(|e| {
-            LiveError::Config(format!(
-                "{e}; no kubeconfig found (set KUBECONFIG or --kubeconfig, or use --snapshot FILE)"
-            ))
+            // In a Pod the in-cluster config failed for a reason worth
+            // reading; elsewhere kube's chain only says both were missing.
+            if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
+                LiveError::Config(format!(
+                    "{e}; set KUBECONFIG or --kubeconfig, or use --snapshot FILE"
+                ))
+            } else {
+                LiveError::KubeconfigFile(no_kubeconfig_message())
+            }
         })?;
         (config, None)
     };
@@ -76,6 +82,19 @@ pub async fn connect(options: &LiveOptions) -> Result<Connection, LiveError> {
     conn.request_timeout = options.request_timeout;
     conn.credential_plugin = plugin;
     Ok(conn)
+}
+
+/// Neither a kubeconfig nor a Pod's service account: where mdiag looked,
+/// and the ways on.
+fn no_kubeconfig_message() -> String {
+    let default = std::env::home_dir().map_or_else(
+        || "~/.kube/config".to_string(),
+        |h| h.join(".kube").join("config").display().to_string(),
+    );
+    format!(
+        "no kubeconfig: KUBECONFIG is not set, there is no {default}, and this is not a Pod \
+         in a cluster; set KUBECONFIG or --kubeconfig, or read a file with --snapshot FILE"
+    )
 }
 
 fn kubeconfig_present() -> bool {
