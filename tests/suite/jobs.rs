@@ -226,3 +226,142 @@ fn triage_lists_the_failed_job_and_cron_job_as_rows() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("job/weights-fetch"), "{text}");
 }
+
+/// Every finding of a report that is a warning or an error.
+fn loud(report: &Value) -> Vec<&str> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] != "info")
+        .map(|f| f["id"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn what_a_real_kubelet_and_job_controller_write_is_judged_as_the_contract_says() {
+    // Kubernetes v1.35.8's shapes, as the live ring's real node showed them.
+    let (code, r) = trace("job/shard-merge", "job-oom-real-node");
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["verdict"]["state"], "not-serving");
+    assert_eq!(r["verdict"]["lead"], "job-failed");
+    let got = ids(&r);
+    assert!(!got.contains(&"oom-killed"), "{got:?}");
+    let e = evidence(finding(&r, "pod-failed"));
+    assert!(e.contains("reason OOMKilled exitCode 137"), "{e}");
+    assert!(e.contains("32Mi"), "{e}");
+    let (code, r) = trace("job/manifest-check", "job-oom-real-node");
+    assert_eq!((code, r["verdict"]["state"].as_str()), (0, Some("serving")));
+    assert!(loud(&r).is_empty(), "{r}");
+
+    let (code, r) = trace("cronjob/embed-refresh", "cronjob-real-node");
+    assert_eq!(code, 1, "{r}");
+    assert_eq!(r["verdict"]["lead"], "job-failed");
+    assert_eq!(
+        finding(&r, "job-failed")["subject"]["name"],
+        "embed-refresh-29931101"
+    );
+    let e = evidence(finding(&r, "pod-failed"));
+    assert!(e.contains("reason Error exitCode 1"), "{e}");
+    let note = r["steps"][0]["note"].as_str().unwrap();
+    assert!(note.contains("suspended"), "{note}");
+    let (code, r) = trace("cronjob/cache-warm", "cronjob-real-node");
+    assert_eq!((code, r["verdict"]["state"].as_str()), (0, Some("serving")));
+    assert!(loud(&r).is_empty(), "{r}");
+    // Suspended before it ever ran: no run yet is progressing, and quiet.
+    let (code, r) = trace("cronjob/report-nightly", "cronjob-real-node");
+    assert_eq!(
+        (code, r["verdict"]["state"].as_str()),
+        (3, Some("progressing"))
+    );
+    assert!(ids(&r).is_empty(), "{r}");
+}
+
+/// `mdiag snapshot TARGET` of a fixture, then `trace TARGET` on what it
+/// wrote: the file and the text written.
+fn snapshot_of(target: &str, file: &str) -> (tempfile::TempDir, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("kept.yaml");
+    let run = mdiag()
+        .args(["snapshot", target, "--snapshot", &case(file), "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "snapshot {target} of {file}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let path = out.to_str().unwrap().to_string();
+    (dir, path, text)
+}
+
+#[test]
+fn a_snapshot_of_a_job_or_cron_job_keeps_it_and_replays_to_the_same_verdict() {
+    // It once kept the Pods and dropped the Job and CronJob, so the replay
+    // said the target was not there (exit 5).
+    for (target, file, kept) in [
+        (
+            "job/shard-merge",
+            "job-oom-real-node",
+            "BackoffLimitExceeded",
+        ),
+        ("job/manifest-check", "job-oom-real-node", "Job completed"),
+        (
+            "cronjob/embed-refresh",
+            "cronjob-real-node",
+            "condition: Failed",
+        ),
+        (
+            "cronjob/cache-warm",
+            "cronjob-real-node",
+            "condition: Complete",
+        ),
+        (
+            "cronjob/report-nightly",
+            "cronjob-real-node",
+            "report-nightly",
+        ),
+        (
+            "job/embed-refresh-29931101",
+            "cronjob-real-node",
+            "condition: Failed",
+        ),
+        ("job/weights-fetch", "job-pod-oom", "weights-fetch"),
+        (
+            "cronjob/index-sync",
+            "cronjob-last-failed",
+            "index-sync-29400540",
+        ),
+    ] {
+        let (want_code, want) = trace(target, file);
+        let (_dir, path, text) = snapshot_of(target, file);
+        // The controllers' Events about the Job and CronJob, and every
+        // run of a CronJob, stay beside them.
+        assert!(
+            text.contains(kept),
+            "{target} of {file}: no {kept:?} in\n{text}"
+        );
+        let out = mdiag()
+            .args(["trace", target, "--snapshot", &path, "-o", "json"])
+            .output()
+            .unwrap();
+        let got: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{target} of {file} replayed: {e}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        assert_eq!(out.status.code(), Some(want_code), "{target} of {file}");
+        for key in ["state", "last_step", "lead"] {
+            assert_eq!(
+                got["verdict"][key], want["verdict"][key],
+                "{target} of {file}: {key}"
+            );
+        }
+        assert_eq!(ids(&got), ids(&want), "{target} of {file}");
+        // The Job's rung and its note (the runs counted) are the same.
+        assert_eq!(got["steps"][0], want["steps"][0], "{target} of {file}");
+    }
+}

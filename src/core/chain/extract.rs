@@ -6,10 +6,11 @@ use k8s_openapi::api::apps::v1::Deployment;
 use super::{Chain, PodSet, name, uid};
 use crate::model::Snapshot;
 
-/// The objects a snapshot of this chain keeps: the chain itself, the Pods
-/// its slices point at, the Events about any of them, the Nodes its Pods
-/// run on, the controller, and every Lease, HPA and PDB that was read (the
-/// rules pick theirs). What replay needs, and no other workload's objects.
+/// The objects a snapshot of this chain keeps: the chain itself (of a Job
+/// or CronJob: the CronJob, each of its runs, the judged Job's Pods), the
+/// Pods its slices point at, the Events about any of them, the Nodes its
+/// Pods run on, the controller, and every Lease, HPA and PDB that was read
+/// (the rules pick theirs). What replay needs, and no other workload's objects.
 pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Objects {
     use std::collections::HashSet;
     let o = &snapshot.objects;
@@ -44,6 +45,25 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
     }
     for r in &chain.set_revisions {
         out.controller_revisions.push(r.object.clone());
+    }
+    // A Job target is judged by its own status, a CronJob by its last
+    // run, with the count of its runs beside it: all of them are kept.
+    if let Some(run) = &chain.job {
+        if let Some(c) = run.cron_job {
+            uids.insert(uid(&c.metadata));
+            out.cron_jobs.push(c.clone());
+        }
+        // The judged Job is one of the runs, unless it has no CronJob.
+        let mut jobs = run.runs.clone();
+        if let Some(j) = run.job
+            && !jobs.iter().any(|r| std::ptr::eq(*r, j))
+        {
+            jobs.push(j);
+        }
+        for j in jobs {
+            uids.insert(uid(&j.metadata));
+            out.jobs.push(j.clone());
+        }
     }
     let referenced: HashSet<&str> = chain
         .endpoint_slices
@@ -99,6 +119,16 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
             out.model_services
                 .iter()
                 .map(|m| ("ModelService".into(), name(&m.metadata).to_string())),
+        )
+        .chain(
+            out.jobs
+                .iter()
+                .map(|j| ("Job".into(), name(&j.metadata).to_string())),
+        )
+        .chain(
+            out.cron_jobs
+                .iter()
+                .map(|c| ("CronJob".into(), name(&c.metadata).to_string())),
         )
         .collect();
     out.events = o
