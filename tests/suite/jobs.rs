@@ -283,7 +283,13 @@ fn snapshot_of(target: &str, file: &str) -> (tempfile::TempDir, String, String) 
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("kept.yaml");
     let run = mdiag()
-        .args(["snapshot", target, "--snapshot", &case(file), "-o"])
+        .args([
+            "snapshot",
+            target,
+            "--snapshot",
+            &case(file),
+            "--output-file",
+        ])
         .arg(&out)
         .output()
         .unwrap();
