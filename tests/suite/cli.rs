@@ -1128,31 +1128,25 @@ fn run_as_the_kubectl_plugin_it_prints_kubectl_mdiag_commands() {
 #[test]
 fn no_kubeconfig_says_where_it_looked_and_what_to_do() {
     let home = tempfile::tempdir().unwrap();
-    let out = mdiag()
-        .args(["trace", "chart-demo"])
-        .env_remove("KUBECONFIG")
-        .env_remove("KUBERNETES_SERVICE_HOST")
-        .env("HOME", home.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(
-        err,
-        format!(
-            "mdiag: no kubeconfig: KUBECONFIG is not set, there is no {}, and this is not a \
-             Pod in a cluster; set KUBECONFIG or --kubeconfig, or read a file with --snapshot FILE\n",
-            home.path().join(".kube/config").display()
-        )
+    let run = |args: &[&str]| {
+        let out = mdiag()
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stderr).unwrap())
+    };
+    let expected = format!(
+        "mdiag: no kubeconfig: KUBECONFIG is not set, there is no {}, and this is not a \
+         Pod in a cluster; set KUBECONFIG or --kubeconfig, or read a file with --snapshot FILE\n",
+        home.path().join(".kube/config").display()
     );
+    assert_eq!(run(&["trace", "chart-demo"]), (Some(2), expected.clone()));
     // The gate says the same, as a usage error: no verdict line.
-    let out = mdiag()
-        .args(["gate", "chart-demo", "--timeout", "5s"])
-        .env_remove("KUBECONFIG")
-        .env_remove("KUBERNETES_SERVICE_HOST")
-        .env("HOME", home.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(String::from_utf8(out.stderr).unwrap(), err);
+    assert_eq!(
+        run(&["gate", "chart-demo", "--timeout", "5s"]),
+        (Some(2), expected)
+    );
 }
