@@ -87,24 +87,13 @@ fn revision(r: Option<i64>) -> Message {
     }
 }
 
-/// The catalogue title, or the cluster's own word when the title ends in
-/// one in parentheses (`... (OOMKilled)` -> `OOMKilled`).
+/// The catalogue's reason for the finding: the cluster's own word where
+/// it has one, a short phrase otherwise; every headline names its cause so.
 fn short_title(f: &Finding, lang: Lang) -> String {
-    let title = catalogue()
+    catalogue()
         .get(f.id)
-        .map(|e| e.title.get(lang).to_string())
-        .unwrap_or_else(|| f.id.to_string());
-    for (open, close) in [('(', ')'), ('（', '）')] {
-        if let Some(body) = title.strip_suffix(close)
-            && let Some(at) = body.rfind(open)
-        {
-            let inner = &body[at + open.len_utf8()..];
-            if !inner.is_empty() && !inner.contains(char::is_whitespace) {
-                return inner.to_string();
-            }
-        }
-    }
-    title
+        .map(|e| e.reason.get(lang).to_string())
+        .unwrap_or_else(|| f.id.to_string())
 }
 
 /// `OOMKilled [oom-killed]`, or that the evidence holds no cause. The

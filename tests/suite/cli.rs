@@ -88,7 +88,7 @@ fn the_headline_and_the_exit_code_follow_the_state() {
         (
             "fixtures/cases/hpa-at-max.yaml".to_string(),
             1,
-            "✔ SERVING  6/6 on revision 1, rollout complete, 1 warning: HPA is capped at maxReplicas [hpa-at-max]",
+            "✔ SERVING  6/6 on revision 1, rollout complete, 1 warning: HPA at maxReplicas [hpa-at-max]",
         ),
         (
             "fixtures/cases/endpointslices-forbidden.yaml".to_string(),

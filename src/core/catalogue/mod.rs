@@ -81,6 +81,10 @@ pub struct Entry {
     /// (`crashloop`, `OOM`, `137`).
     #[serde(default)]
     pub aliases: Vec<String>,
+    /// The few words the headline names the cause with before its id
+    /// (`CrashLoopBackOff [crash-loop]`, `manifest unknown
+    /// [image-pull-not-found]`): the cluster's own word where it has one.
+    pub reason: Text,
     pub title: Text,
     pub cause: Text,
     pub judge: Text,
@@ -505,6 +509,22 @@ mod tests {
             "kubectl -n lab get pods",
             "a kubectl command reads the cluster, not the file"
         );
+    }
+
+    /// The headline names every cause alike, `reason [id]`: a reason is a
+    /// few words on one line, in both languages.
+    #[test]
+    fn every_entry_has_a_short_reason_for_the_headline() {
+        for e in &catalogue().entries {
+            for lang in [Lang::En, Lang::Zh] {
+                let reason = e.reason.get(lang);
+                assert!(
+                    !reason.is_empty() && !reason.contains('\n') && reason.chars().count() <= 28,
+                    "{}: {reason:?}",
+                    e.id
+                );
+            }
+        }
     }
 
     #[test]
