@@ -89,7 +89,7 @@ fn revision(r: Option<i64>) -> Message {
 
 /// The catalogue's reason for the finding: the cluster's own word where
 /// it has one, a short phrase otherwise; every headline names its cause so.
-fn short_title(f: &Finding, lang: Lang) -> String {
+fn reason(f: &Finding, lang: Lang) -> String {
     catalogue()
         .get(f.id)
         .map(|e| e.reason.get(lang).to_string())
@@ -101,7 +101,7 @@ fn short_title(f: &Finding, lang: Lang) -> String {
 fn lead_text(d: &Diagnosis, lang: Lang) -> Message {
     match d.lead() {
         Some(f) => Message::new("headline.lead")
-            .arg("title", short_title(f, lang))
+            .arg("title", reason(f, lang))
             .arg("id", f.id.as_str()),
         None => Message::new("headline.no_cause"),
     }

@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateRunning, ContainerStatus, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 
-use super::{EventRecord, LogRecord, Snapshot};
+use super::{EventRecord, LogRecord, Objects, Snapshot};
 
 /// Leaves out of `snapshot` what happened after `at`:
 ///
@@ -39,10 +39,33 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
         .filter(|p| created_later(&p.metadata))
         .map(|p| pod_key(&p.metadata))
         .collect();
+    // Taken apart field by field, with no `..`: a new kind does not build
+    // until it is cut back here too. Events and the untyped objects have
+    // rules of their own below.
+    let Objects {
+        model_services,
+        deployments,
+        replica_sets,
+        stateful_sets,
+        daemon_sets,
+        controller_revisions,
+        pods,
+        services,
+        endpoint_slices,
+        events: _,
+        nodes,
+        leases,
+        hpas,
+        pdbs,
+        http_routes,
+        jobs,
+        cron_jobs,
+        other: _,
+    } = &mut *o;
     macro_rules! drop_later {
         ($($field:ident),*) => {
-            $(o.$field.retain(|x| !created_later(&x.metadata));
-            for x in &mut o.$field {
+            $($field.retain(|x| !created_later(&x.metadata));
+            for x in $field.iter_mut() {
                 undelete(&mut x.metadata, at);
             })*
         };
