@@ -290,7 +290,7 @@ mod tests {
     fn the_first_typed_error_in_the_chain_decides() {
         let stopped: anyhow::Result<()> = Err(Interrupted {
             signal: "SIGTERM",
-            left: "nothing".into(),
+            left: mdiag_core::catalogue::Message::quote("nothing"),
         }
         .into());
         let stopped = stopped.context("snapshot").unwrap_err();
@@ -303,14 +303,16 @@ mod tests {
         assert_eq!(for_error(&none), Exit::NotFound);
         let denied = anyhow::Error::from(LiveError::Denied {
             server: "https://127.0.0.1:6443".into(),
-            detail: "forbidden".into(),
+            detail: mdiag_core::catalogue::Message::quote("forbidden"),
         });
         assert_eq!(for_error(&denied), Exit::Unreachable);
         let no_crd = anyhow::Error::from(LiveError::NoResource {
             wanted: "msvc".into(),
         });
         assert_eq!(for_error(&no_crd), Exit::NotFound);
-        let usage = anyhow::Error::from(UsageError("use -n NS or -A, not both".into()));
+        let usage = anyhow::Error::from(UsageError(mdiag_core::catalogue::Message::new(
+            "usage.namespace_and_all",
+        )));
         assert_eq!(for_error(&usage), Exit::Usage);
     }
 }

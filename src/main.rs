@@ -26,10 +26,11 @@ fn main() -> ExitCode {
     // An error may quote what it could not reach (a server URL with its
     // password): it is redacted like every other answer.
     let redactor = mdiag::request::redactor(&cli.global).ok();
+    let lang = mdiag::request::lang(&cli.global);
     match runtime.block_on(mdiag::cmd::run(cli)) {
         Ok(code) => code.into(),
         Err(err) => {
-            let mut text = format!("{err:#}");
+            let mut text = mdiag::error::said(&err, lang);
             if let Some(r) = &redactor {
                 r.line(&mut text);
             }

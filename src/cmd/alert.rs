@@ -14,7 +14,7 @@ use crate::exit::Exit;
 use crate::request::{SourceRequest, TriageRequest};
 use mdiag_core::alert::{self, Alert, Subject};
 use mdiag_core::analysis::{self, Diagnosis};
-use mdiag_core::catalogue::Message;
+use mdiag_core::catalogue::{Arg, Message};
 use mdiag_core::chain;
 use mdiag_core::model::{Clock, Origin, Snapshot, TargetSpec};
 use mdiag_render::alert::{AlertTraced, alert_report, alerts_block, unmapped_block};
@@ -116,14 +116,14 @@ pub async fn run(request: &TriageRequest, path: &Path) -> anyhow::Result<Exit> {
         }
     }
     if traced.is_empty() {
-        let reasons: Vec<String> = unmapped
-            .iter()
-            .map(|(i, why)| format!("{}: {}", alerts[*i].name(), why.en()))
-            .collect();
-        return Err(UsageError(format!(
-            "no alert names a workload mdiag can find ({}); alerts need a namespace label and one of modelservice, deployment, pod, replicaset or service",
-            reasons.join("; ")
-        ))
+        let reasons = unmapped.iter().map(|(i, why)| {
+            Message::new("usage.alert_reason")
+                .arg("alert", alerts[*i].name())
+                .arg("why", why.clone())
+        });
+        return Err(UsageError(
+            Message::new("usage.no_alert_maps").arg("reasons", Arg::list(reasons, "sep.semicolon")),
+        )
         .into());
     }
 

@@ -10,6 +10,7 @@ use crate::exit::Exit;
 use crate::request::ExplainRequest;
 use mdiag_core::analysis;
 use mdiag_core::catalogue::Lang;
+use mdiag_core::catalogue::{Arg, Message};
 use mdiag_core::catalogue::{Entry, catalogue, program};
 use mdiag_core::chain;
 use mdiag_core::model::{Clock, TargetKind, TargetSpec, TemplateVars};
@@ -92,34 +93,40 @@ pub async fn answer(request: &ExplainRequest) -> anyhow::Result<Explained> {
 }
 
 /// No entry for `query`: say so, with the closest words when there are some.
-fn not_found_message(query: &str) -> String {
-    let list = format!("`{} explain` lists every id", program());
+fn not_found_message(query: &str) -> Message {
     let suggestions = catalogue().suggest(query);
+    let base = |id| {
+        Message::new(id)
+            .arg("query", format!("{query:?}"))
+            .arg("program", program())
+    };
     if suggestions.is_empty() {
-        return format!("no finding id or symptom matches {query:?}; {list}");
+        return base("usage.explain_no_match");
     }
-    let named: Vec<String> = suggestions
+    let named: Vec<Message> = suggestions
         .iter()
         .map(|(e, word)| {
             if *word == e.id {
-                e.id.clone()
+                Message::quote(e.id.as_str())
             } else {
-                format!("{} ({word})", e.id)
+                Message::new("usage.explain_suggestion")
+                    .arg("id", e.id.as_str())
+                    .arg("word", *word)
             }
         })
         .collect();
-    format!(
-        "no finding id or symptom matches {query:?}; did you mean {}? {list}",
-        or_list(&named)
-    )
+    base("usage.explain_did_you_mean").arg("suggestions", or_list(named))
 }
 
 /// `a`, `a or b`, `a, b or c`.
-fn or_list(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+fn or_list(mut items: Vec<Message>) -> Arg {
+    match items.pop() {
+        None => Arg::Text(String::new()),
+        Some(last) if items.is_empty() => last.into(),
+        Some(last) => Message::new("usage.or_last")
+            .arg("init", Arg::list(items, "sep.comma"))
+            .arg("last", last)
+            .into(),
     }
 }
 

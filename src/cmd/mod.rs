@@ -15,7 +15,6 @@ pub mod triage;
 use crate::cli::{Cli, Command};
 use crate::exit::Exit;
 use crate::request::{ExplainRequest, GateRequest, SnapshotRequest, TraceRequest, TriageRequest};
-use anyhow::Context;
 
 pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
     let global = &cli.global;
@@ -34,12 +33,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
                     signal,
                     left: if request.file == std::path::Path::new(mdiag_source::write::STDOUT_PATH)
                     {
-                        "no snapshot was written".to_string()
+                        mdiag_core::catalogue::Message::new("error.interrupted.no_snapshot")
                     } else {
-                        format!(
-                            "no snapshot was written; {} is as it was",
-                            request.file.display()
-                        )
+                        mdiag_core::catalogue::Message::new("error.interrupted.file_unchanged")
+                            .arg("path", request.file.display().to_string())
                     },
                 }
                 .into()),
@@ -59,5 +56,5 @@ pub async fn run(cli: Cli) -> anyhow::Result<Exit> {
 /// view (`color`: the view may hold mdiag's own colour sequences).
 pub fn emit(text: &str, color: bool) -> anyhow::Result<()> {
     mdiag_render::write_stdout(&mdiag_render::inert::text(text, color))
-        .context("cannot write to stdout")
+        .map_err(|e| crate::error::Failed::new("error.stdout", e).into())
 }

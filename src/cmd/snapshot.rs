@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use super::source::explain_not_found;
 use crate::exit::Exit;
 use crate::request::SnapshotRequest;
+use mdiag_core::catalogue::{Arg, Lang, Message};
 use mdiag_core::chain::{self, chain_objects};
 use mdiag_core::model::Snapshot;
 use mdiag_source::live::{self, LogCaps};
@@ -65,6 +66,7 @@ pub async fn run(request: &SnapshotRequest) -> anyhow::Result<Exit> {
         bytes,
         started,
         loaded.connection.as_ref().map(|c| c.requests()),
+        request.source.lang,
     );
     Ok(Exit::Healthy)
 }
@@ -134,41 +136,45 @@ fn summary(
     bytes: u64,
     started: Instant,
     requests: Option<u32>,
+    lang: Lang,
 ) {
+    let say = |m: Message| eprintln!("mdiag: {}", m.render(lang));
     let cut = snapshot.logs.iter().filter(|l| l.truncated).count();
-    eprintln!(
-        "mdiag: wrote {} ({} bytes): {} objects, {} logs ({} cut to the cap), {} gaps, {} redactions, in {:.1}s{}",
-        mdiag_source::write::display_path(path),
-        bytes,
-        file.objects.len(),
-        file.logs.len(),
-        cut,
-        file.gaps.len(),
-        file.redactions.len(),
-        started.elapsed().as_secs_f64(),
-        requests
-            .map(|r| format!(", {r} API requests"))
-            .unwrap_or_default()
-    );
+    say(Message::new("stderr.snapshot_written")
+        .arg("path", mdiag_source::write::display_path(path).to_string())
+        .arg("bytes", bytes as i64)
+        .arg("objects", file.objects.len() as i64)
+        .arg("logs", file.logs.len() as i64)
+        .arg("cut", cut as i64)
+        .arg("gaps", file.gaps.len() as i64)
+        .arg("redactions", file.redactions.len() as i64)
+        .arg("seconds", format!("{:.1}", started.elapsed().as_secs_f64()))
+        .arg(
+            "requests",
+            requests.map_or(Arg::Text(String::new()), |r| {
+                Message::new("stderr.api_requests").arg("n", r).into()
+            }),
+        ));
     if !file.redactions.is_empty() {
-        eprintln!("mdiag: {}", redaction_summary(&file.redactions));
+        say(redaction_summary(&file.redactions));
     }
     for gap in &file.gaps {
-        eprintln!(
-            "mdiag: could not {} {}{}: {}",
-            gap.verb,
-            gap.resource,
-            gap.namespace
-                .as_deref()
-                .map(|n| format!(" in {n}"))
-                .unwrap_or_default(),
-            gap.reason
-        );
+        let place = match gap.namespace.as_deref() {
+            Some(ns) => Message::new("stderr.in_namespace")
+                .arg("namespace", ns)
+                .into(),
+            None => Arg::Text(String::new()),
+        };
+        say(Message::new("stderr.snapshot_gap")
+            .arg("verb", gap.verb.as_str())
+            .arg("resource", gap.resource.as_str())
+            .arg("place", place)
+            .arg("reason", gap.reason.as_str()));
     }
 }
 
 /// One line on what was redacted: values per rule, never the values.
-pub fn redaction_summary(redactions: &[mdiag_core::model::Redaction]) -> String {
+pub fn redaction_summary(redactions: &[mdiag_core::model::Redaction]) -> Message {
     let mut per_rule: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
     for r in redactions {
         *per_rule.entry(r.rule.as_str()).or_default() += r.count;
@@ -176,13 +182,9 @@ pub fn redaction_summary(redactions: &[mdiag_core::model::Redaction]) -> String 
     let total: u32 = per_rule.values().sum();
     let places: std::collections::BTreeSet<&str> =
         redactions.iter().map(|r| r.path.as_str()).collect();
-    let rules: Vec<String> = per_rule
-        .iter()
-        .map(|(rule, n)| format!("{rule} {n}"))
-        .collect();
-    format!(
-        "redacted {total} values in {} places ({}); the file lists where under `redactions`",
-        places.len(),
-        rules.join(", ")
-    )
+    let rules = per_rule.iter().map(|(rule, n)| format!("{rule} {n}"));
+    Message::new("stderr.redacted")
+        .arg("total", total)
+        .arg("places", places.len() as i64)
+        .arg("rules", Arg::list(rules, "sep.comma"))
 }

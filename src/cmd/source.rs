@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::error::UsageError;
+use mdiag_core::catalogue::{Arg, Message};
 use mdiag_core::chain::{self, TargetNotFound, namespaces_holding};
 use mdiag_core::model::{Snapshot, TargetSpec};
 use mdiag_source::file::{read_snapshot_file_kept, read_snapshot_opened};
@@ -31,7 +32,7 @@ impl SourceRequest {
                     .origin
                     .namespace
                     .clone()
-                    .ok_or_else(|| UsageError("name a target or a namespace (-n)".into()))?,
+                    .ok_or_else(|| UsageError(Message::new("usage.target_or_namespace")))?,
             };
             return Ok(Loaded {
                 snapshot,
@@ -113,7 +114,8 @@ impl SourceRequest {
         };
         // What the file says is shown inert, as everything from a file is.
         for warning in &snapshot.warnings {
-            eprintln!("warning: {}", mdiag_core::inert::inert(warning));
+            let said = Message::new("stderr.warning").arg("text", warning.clone());
+            eprintln!("{}", said.render(self.lang));
         }
         Ok(snapshot)
     }
@@ -142,12 +144,15 @@ fn file_namespace(snapshot: &Snapshot, target: &TargetSpec) -> anyhow::Result<St
             }),
         }
         .into()),
-        many => Err(UsageError(format!(
-            "{} {:?} is in several namespaces of the file ({}); pick one with -n",
-            target.kind,
-            target.name,
-            many.join(", ")
-        ))
+        many => Err(UsageError(
+            Message::new("usage.several_namespaces")
+                .arg("kind", target.kind.as_str())
+                .arg("name", format!("{:?}", target.name))
+                .arg(
+                    "namespaces",
+                    Arg::list(many.iter().map(String::as_str), "sep.comma"),
+                ),
+        )
         .into()),
     }
 }
@@ -225,8 +230,10 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
             anyhow::Error::new(crate::error::NotInFile {
                 resource: gap.resource.clone(),
                 place: match &gap.namespace {
-                    Some(ns) => format!("in namespace {ns:?}"),
-                    None => "in any namespace".into(),
+                    Some(ns) => {
+                        Message::new("error.place.namespace").arg("namespace", format!("{ns:?}"))
+                    }
+                    None => Message::new("error.place.any"),
                 },
                 complete: gap.complete_with.as_ref().map(|c| c.to_string()),
                 not_found,
@@ -235,7 +242,10 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
         Some(gap) => anyhow::Error::new(crate::error::DeniedTarget {
             denied: live::LiveError::Denied {
                 server: snapshot.origin.location.clone(),
-                detail: format!("{} {}: {}", gap.verb, gap.resource, gap.reason),
+                detail: Message::new("error.denied_gap")
+                    .arg("verb", gap.verb.as_str())
+                    .arg("resource", gap.resource.as_str())
+                    .arg("reason", gap.reason.as_str()),
             },
             not_found,
         }),

@@ -9,6 +9,7 @@ use crate::exit::Exit;
 use crate::request::TraceRequest;
 use mdiag_core::analysis::{self, Diagnosis};
 use mdiag_core::catalogue::Lang;
+use mdiag_core::catalogue::Message;
 use mdiag_core::chain::{self, Chain};
 use mdiag_core::model::{Clock, Origin, Snapshot, as_of};
 use mdiag_render::report::{RunInfo, TraceReport, trace_report};
@@ -152,18 +153,23 @@ fn pods_to_log(
 /// the spec that declares the rollout (the file holds only the spec as
 /// then written), or before the oldest object of the chain was created.
 fn refuse_before_the_data(chain: &Chain, at: Timestamp, snapshot: &Snapshot) -> anyhow::Result<()> {
-    let until = snapshot
-        .origin
-        .captured_at
-        .or(snapshot.origin.newest_seen)
-        .map(|t| format!(" to {t}"))
-        .unwrap_or_default();
+    let until = snapshot.origin.captured_at.or(snapshot.origin.newest_seen);
+    let range = |start: Timestamp| match until {
+        Some(end) => Message::new("usage.at_from_to")
+            .arg("start", start.to_string())
+            .arg("end", end.to_string()),
+        None => Message::new("usage.at_from").arg("start", start.to_string()),
+    };
     if let Some((written, what)) = analysis::chain_spec_floor(chain)
         && at < written
     {
-        return Err(UsageError(format!(
-            "--at {at} is before the data: {what} was last written at {written}, and the file holds only its spec from then; pick a time from {written}{until}"
-        ))
+        return Err(UsageError(
+            Message::new("usage.at_before_spec")
+                .arg("at", at.to_string())
+                .arg("what", what)
+                .arg("written", written.to_string())
+                .arg("range", range(written)),
+        )
         .into());
     }
     let mut created: Vec<(Timestamp, String)> = Vec::new();
@@ -200,8 +206,12 @@ fn refuse_before_the_data(chain: &Chain, at: Timestamp, snapshot: &Snapshot) -> 
     if at >= oldest {
         return Ok(());
     }
-    Err(UsageError(format!(
-        "--at {at} is before the data: the oldest object of the chain, {what}, was created at {oldest}; pick a time from {oldest}{until}"
-    ))
+    Err(UsageError(
+        Message::new("usage.at_before_created")
+            .arg("at", at.to_string())
+            .arg("what", what)
+            .arg("oldest", oldest.to_string())
+            .arg("range", range(oldest)),
+    )
     .into())
 }

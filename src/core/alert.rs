@@ -39,13 +39,26 @@ impl Alert {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[error("{}", crate::catalogue::Localized::message(self).en())]
 pub enum AlertError {
-    #[error("the alert is not JSON or YAML: {0}")]
-    Syntax(String),
-    #[error(
-        "no alert in it: expected an Alertmanager webhook payload ({{\"alerts\": [...]}}), a list of alerts, one alert ({{\"labels\": {{...}}}}) or its labels ({{\"alertname\": ..., \"namespace\": ...}})"
-    )]
+    /// The parsers' own words.
+    Syntax {
+        json: String,
+        yaml: String,
+    },
     Shape,
+}
+
+impl crate::catalogue::Localized for AlertError {
+    fn message(&self) -> crate::catalogue::Message {
+        use crate::catalogue::Message;
+        match self {
+            AlertError::Syntax { json, yaml } => Message::new("error.alert.syntax")
+                .arg("json", json.as_str())
+                .arg("yaml", yaml.as_str()),
+            AlertError::Shape => Message::new("error.alert.shape"),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -105,8 +118,10 @@ fn from_raw(raw: RawAlert) -> Alert {
 pub fn parse(text: &str) -> Result<Vec<Alert>, AlertError> {
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
-        Err(json) => serde_saphyr::from_str(text)
-            .map_err(|yaml| AlertError::Syntax(format!("{json}; as YAML: {yaml}")))?,
+        Err(json) => serde_saphyr::from_str(text).map_err(|yaml| AlertError::Syntax {
+            json: json.to_string(),
+            yaml: yaml.to_string(),
+        })?,
     };
     let one = |v: Value| -> Result<Alert, AlertError> {
         serde_json::from_value::<RawAlert>(v)
@@ -387,7 +402,10 @@ mod tests {
         assert!(matches!(parse("{}"), Err(AlertError::Shape)));
         assert!(matches!(parse("[1, 2]"), Err(AlertError::Shape)));
         assert!(matches!(parse(r#"{"alerts": []}"#), Err(AlertError::Shape)));
-        assert!(matches!(parse("{not json: ["), Err(AlertError::Syntax(_))));
+        assert!(matches!(
+            parse("{not json: ["),
+            Err(AlertError::Syntax { .. })
+        ));
     }
 
     fn with(labels: &[(&str, &str)]) -> Alert {

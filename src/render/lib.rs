@@ -102,15 +102,16 @@ pub enum Encoding {
 
 /// Encodes a report (one of the versioned report types of this module).
 pub fn encode<T: serde::Serialize>(report: &T, encoding: Encoding) -> anyhow::Result<String> {
-    use anyhow::Context;
+    use mdiag_core::catalogue::Failed;
+    let failed = |e| Failed::new("error.encode_report", e);
     Ok(match encoding {
         Encoding::Json => {
-            let mut s = serde_json::to_string_pretty(report).context("cannot encode the report")?;
+            let mut s = serde_json::to_string_pretty(report).map_err(failed)?;
             s.push('\n');
             inert::json(&s)
         }
         Encoding::Yaml => inert::yaml(
-            serde_saphyr::to_string(report).context("cannot encode the report")?,
+            serde_saphyr::to_string(report).map_err(|e| Failed::new("error.encode_report", e))?,
             || encode(report, Encoding::Json),
         )?,
     })

@@ -6,6 +6,7 @@ use super::SourceRequest;
 use crate::cli::{ExplainArgs, GlobalArgs, OutputFormat, ViewArgs};
 use crate::error::UsageError;
 use mdiag_core::catalogue::Lang;
+use mdiag_core::catalogue::Message;
 use mdiag_core::model::TargetSpec;
 use mdiag_render::DEFAULT_WIDTH;
 
@@ -32,10 +33,7 @@ impl ExplainRequest {
         at: Option<Timestamp>,
     ) -> anyhow::Result<Self> {
         if target.is_some() && query.is_none() {
-            return Err(UsageError(
-                "a target fills in the commands of one entry: add a query".into(),
-            )
-            .into());
+            return Err(UsageError(Message::new("usage.explain_target_alone")).into());
         }
         let target = target
             .map(|t| TargetSpec::parse(&t, source.namespace.as_deref()).map(|spec| (t, spec)))

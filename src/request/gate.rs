@@ -11,6 +11,7 @@ use crate::cli::{GateArgs, GlobalArgs, OutputFormat};
 use crate::error::UsageError;
 use mdiag_core::analysis;
 use mdiag_core::analysis::gate::GatePolicy;
+use mdiag_core::catalogue::Message;
 use mdiag_core::catalogue::{FindingId, Lang};
 use mdiag_core::model::{TargetKind, TargetSpec};
 use mdiag_source::redact::Redactor;
@@ -45,20 +46,19 @@ impl GateRequest {
             target.kind,
             TargetKind::Pod | TargetKind::ReplicaSet | TargetKind::Service
         ) {
-            return Err(UsageError(format!(
-                "gate waits on a rollout: name a ModelService, deploy/NAME, sts/NAME or ds/NAME, not a {} (it does not roll out)",
-                target.kind
-            ))
+            return Err(UsageError(
+                Message::new("usage.gate_target").arg("kind", target.kind.as_str()),
+            )
             .into());
         }
         if args.max_restarts < 1 {
-            return Err(UsageError("--max-restarts must be at least 1".into()).into());
+            return Err(UsageError(Message::new("usage.max_restarts")).into());
         }
         // clap fills in the policy's default list when the flag is absent.
         let ids = &args.fail_on;
         let fail_on = if ids.iter().any(|i| i == "none") {
             if ids.len() > 1 {
-                return Err(UsageError("--fail-on none stands alone".into()).into());
+                return Err(UsageError(Message::new("usage.fail_on_none")).into());
             }
             BTreeSet::new()
         } else {
@@ -66,10 +66,11 @@ impl GateRequest {
             let mut set = BTreeSet::new();
             for id in ids.iter().map(|i| i.trim()).filter(|i| !i.is_empty()) {
                 let Some(id) = FindingId::parse(id).filter(|i| known.contains(i)) else {
-                    return Err(UsageError(format!(
-                        "--fail-on: {id:?} is not a finding id; `{} explain` lists them",
-                        mdiag_core::catalogue::program()
-                    ))
+                    return Err(UsageError(
+                        Message::new("usage.fail_on_unknown")
+                            .arg("id", format!("{id:?}"))
+                            .arg("program", mdiag_core::catalogue::program()),
+                    )
                     .into());
                 };
                 set.insert(id);

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::{FileArgs, GlobalArgs, McpArgs, ScopeArgs};
 use crate::error::UsageError;
+use mdiag_core::catalogue::{Arg, Message};
 
 pub struct McpRequest {
     /// The global flags: every call's defaults.
@@ -58,28 +59,26 @@ impl McpRequest {
     pub fn from_cli(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Self> {
         let (file, scope) = (&args.file, &args.scope);
         if scope.all_namespaces && global.namespace.is_some() {
-            return Err(UsageError("use -n NS or -A, not both".into()).into());
+            return Err(UsageError(Message::new("usage.namespace_and_all")).into());
         }
-        let cwd = std::env::current_dir()
-            .map_err(|e| UsageError(format!("cannot read the working directory: {e}")))?;
+        let cwd = std::env::current_dir().map_err(|e| {
+            UsageError(Message::new("usage.no_working_directory").arg("detail", e.to_string()))
+        })?;
         let mut allowed = Vec::new();
         for path in &args.allow_file {
             allowed.push(Allowed::resolve(&cwd, path, "--allow-file")?);
         }
         if let Some(file) = &file.snapshot {
             if file == Path::new("-") {
-                return Err(UsageError(
-                    "`mdiag mcp --snapshot -` would read the protocol's own stream (standard input carries the client's requests); name a file".into(),
-                )
-                .into());
+                return Err(UsageError(Message::new("usage.mcp_snapshot_stdin")).into());
             }
             // The file the operator named is allowed, and only as a file.
             let pinned = Allowed::resolve(&cwd, file, "--snapshot")?;
             if pinned.dir {
-                return Err(UsageError(format!(
-                    "--snapshot {}: is a directory; name a snapshot file (and --allow-file DIR to let calls read the files in it)",
-                    file.display()
-                ))
+                return Err(UsageError(
+                    Message::new("usage.mcp_snapshot_directory")
+                        .arg("path", file.display().to_string()),
+                )
                 .into());
             }
             allowed.push(pinned);
@@ -106,8 +105,14 @@ impl McpRequest {
 
 impl Allowed {
     fn resolve(cwd: &Path, path: &Path, flag: &str) -> anyhow::Result<Self> {
-        let real = std::fs::canonicalize(cwd.join(path))
-            .map_err(|e| UsageError(format!("{flag} {}: {e}", path.display())))?;
+        let real = std::fs::canonicalize(cwd.join(path)).map_err(|e| {
+            UsageError(
+                Message::new("usage.mcp_path")
+                    .arg("flag", flag)
+                    .arg("path", path.display().to_string())
+                    .arg("detail", e.to_string()),
+            )
+        })?;
         let dir = real.is_dir();
         Ok(Allowed {
             shown: path.to_path_buf(),
@@ -133,22 +138,18 @@ impl FileScope {
 
     /// What the server may read, for a refusal: the paths as the operator
     /// wrote them.
-    pub fn describe(&self) -> String {
+    pub fn describe(&self) -> Message {
         if self.allowed.is_empty() {
-            return "none: it was started without --allow-file".into();
+            return Message::new("usage.mcp.allowed_none");
         }
-        let list: Vec<String> = self
-            .allowed
-            .iter()
-            .map(|a| {
-                let shown = a.shown.display();
-                if a.dir {
-                    format!("{shown} (a directory)")
-                } else {
-                    shown.to_string()
-                }
-            })
-            .collect();
-        format!("it may read {}", list.join(", "))
+        let list = self.allowed.iter().map(|a| {
+            let shown = a.shown.display().to_string();
+            if a.dir {
+                Message::new("usage.mcp.allowed_directory").arg("path", shown)
+            } else {
+                Message::quote(shown)
+            }
+        });
+        Message::new("usage.mcp.allowed").arg("paths", Arg::list(list, "sep.comma"))
     }
 }

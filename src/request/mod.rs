@@ -18,6 +18,7 @@ use jiff::Timestamp;
 use crate::cli::{ColorChoice, GlobalArgs, LangArg, ViewArgs};
 use crate::error::UsageError;
 use mdiag_core::catalogue::Lang;
+use mdiag_core::catalogue::Message;
 use mdiag_core::chain::ControllerLocation;
 
 pub use explain::ExplainRequest;
@@ -92,9 +93,11 @@ pub fn redactor(global: &GlobalArgs) -> anyhow::Result<mdiag_source::redact::Red
 pub fn parse_at(at: Option<&str>) -> anyhow::Result<Option<Timestamp>> {
     at.map(|s| {
         s.parse::<Timestamp>().map_err(|e| {
-            UsageError(format!(
-                "--at {s:?} is not an RFC 3339 time such as 2026-11-28T10:15:00Z ({e})"
-            ))
+            UsageError(
+                Message::new("usage.at_time")
+                    .arg("given", format!("{s:?}"))
+                    .arg("detail", e.to_string()),
+            )
         })
     })
     .transpose()
@@ -108,7 +111,9 @@ pub fn parse_controller(global: &GlobalArgs) -> anyhow::Result<Option<Controller
     let (namespace, name) = text
         .split_once('/')
         .filter(|(ns, n)| !ns.is_empty() && !n.is_empty() && !n.contains('/'))
-        .ok_or_else(|| UsageError(format!("--controller {text:?} must be NAMESPACE/NAME")))?;
+        .ok_or_else(|| {
+            UsageError(Message::new("usage.controller").arg("given", format!("{text:?}")))
+        })?;
     Ok(Some(ControllerLocation {
         namespace: namespace.to_string(),
         name: name.to_string(),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use super::SourceRequest;
 use crate::cli::{GlobalArgs, SnapshotArgs, SnapshotFormat};
 use crate::error::UsageError;
+use mdiag_core::catalogue::Message;
 use mdiag_core::model::TargetSpec;
 use mdiag_source::file::Keep;
 use mdiag_source::live::LogCaps;
@@ -26,7 +27,7 @@ pub struct SnapshotRequest {
 impl SnapshotRequest {
     pub fn from_cli(global: &GlobalArgs, args: &SnapshotArgs) -> anyhow::Result<Self> {
         if args.log_bytes <= 0 || args.log_lines <= 0 {
-            return Err(UsageError("--log-bytes and --log-lines must be positive".into()).into());
+            return Err(UsageError(Message::new("usage.log_caps")).into());
         }
         let target = args
             .target
@@ -34,7 +35,7 @@ impl SnapshotRequest {
             .map(|t| TargetSpec::parse(t, global.namespace.as_deref()))
             .transpose()?;
         if target.is_none() && global.namespace.is_none() && args.snapshot.is_none() {
-            return Err(UsageError("name a target, or a whole namespace with -n NS".into()).into());
+            return Err(UsageError(Message::new("usage.snapshot_what")).into());
         }
         let redactor = super::redactor(global)?;
         Ok(SnapshotRequest {
@@ -64,10 +65,12 @@ fn format(args: &SnapshotArgs) -> anyhow::Result<FileFormat> {
         SnapshotFormat::Json => FileFormat::Json,
     });
     match (asked, named) {
-        (Some(asked), Some(named)) if asked != named => Err(UsageError(format!(
-            "-o {asked} and --output-file {}, a {named} name: drop -o, or name the file for {asked}",
-            args.file.display()
-        ))
+        (Some(asked), Some(named)) if asked != named => Err(UsageError(
+            Message::new("usage.snapshot_format")
+                .arg("asked", asked.to_string())
+                .arg("named", named.to_string())
+                .arg("path", args.file.display().to_string()),
+        )
         .into()),
         (Some(format), _) | (None, Some(format)) => Ok(format),
         (None, None) => Ok(FileFormat::Yaml),

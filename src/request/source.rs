@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::cli::GlobalArgs;
 use crate::error::UsageError;
+use mdiag_core::catalogue::{Lang, Message};
 use mdiag_core::chain::ControllerLocation;
 use mdiag_source::file::Keep;
 use mdiag_source::live::LiveOptions;
@@ -35,6 +36,8 @@ pub struct SourceRequest {
     /// `--no-default-redaction`): applied where the answer is built,
     /// before any view or file sees it.
     pub redactor: Redactor,
+    /// The language of what reading says on stderr (a key named twice).
+    pub lang: Lang,
 }
 
 impl SourceRequest {
@@ -54,6 +57,7 @@ impl SourceRequest {
             opened_file: None,
             context_namespace_only: false,
             redactor: super::redactor(global)?,
+            lang: super::lang(global),
         })
     }
 
@@ -63,9 +67,11 @@ impl SourceRequest {
     /// refused: it would widen what `mdiag mcp` was started to read.
     pub fn live_namespace(&self, default: &str) -> anyhow::Result<String> {
         match &self.namespace {
-            Some(ns) if self.context_namespace_only && ns != default => Err(UsageError(format!(
-                "refused: namespace {ns:?} is outside this server's scope: `mdiag mcp` was started without -n or -A, so it reads only its context's namespace ({default:?}); to read another namespace, start it as `mdiag mcp -n NS` (or `mdiag mcp -A` for every namespace)"
-            ))
+            Some(ns) if self.context_namespace_only && ns != default => Err(UsageError(
+                Message::new("usage.mcp.namespace_outside_context")
+                    .arg("namespace", format!("{ns:?}"))
+                    .arg("default", format!("{default:?}")),
+            )
             .into()),
             Some(ns) => Ok(ns.clone()),
             None => Ok(default.to_string()),

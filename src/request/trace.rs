@@ -6,6 +6,7 @@ use super::SourceRequest;
 use crate::cli::{GlobalArgs, OutputFormat, TraceArgs};
 use crate::error::UsageError;
 use mdiag_core::catalogue::Lang;
+use mdiag_core::catalogue::Message;
 use mdiag_core::model::TargetSpec;
 use mdiag_render::DEFAULT_WIDTH;
 
@@ -49,15 +50,10 @@ impl TraceRequest {
         logs: bool,
     ) -> anyhow::Result<Self> {
         if at.is_some() && source.snapshot_file.is_none() {
-            return Err(
-                UsageError("--at judges a snapshot file; add --snapshot FILE".into()).into(),
-            );
+            return Err(UsageError(Message::new("usage.at_without_file")).into());
         }
         if logs && source.snapshot_file.is_some() {
-            return Err(UsageError(
-                "--logs reads logs from the cluster; a snapshot file shows the logs it holds (capture them with `mdiag snapshot`)".into(),
-            )
-            .into());
+            return Err(UsageError(Message::new("usage.logs_with_file")).into());
         }
         Ok(TraceRequest {
             target: TargetSpec::parse(target, source.namespace.as_deref())?,

@@ -9,6 +9,7 @@ use super::SourceRequest;
 use crate::cli::{GlobalArgs, OutputFormat, TriageArgs};
 use crate::error::UsageError;
 use mdiag_core::catalogue::Lang;
+use mdiag_core::catalogue::Message;
 use mdiag_core::model::LabelFilter;
 use mdiag_render::DEFAULT_WIDTH;
 
@@ -41,17 +42,15 @@ impl TriageRequest {
         at: Option<Timestamp>,
     ) -> anyhow::Result<Self> {
         if all_namespaces && source.namespace.is_some() {
-            return Err(UsageError("use -n NS or -A, not both".into()).into());
+            return Err(UsageError(Message::new("usage.namespace_and_all")).into());
         }
         let filter = selector
             .as_deref()
             .map(LabelFilter::parse)
             .transpose()
-            .map_err(|e| UsageError(e.to_string()))?;
+            .map_err(|e| UsageError(mdiag_core::catalogue::Localized::message(&e)))?;
         if at.is_some() && source.snapshot_file.is_none() {
-            return Err(
-                UsageError("--at judges a snapshot file; add --snapshot FILE".into()).into(),
-            );
+            return Err(UsageError(Message::new("usage.at_without_file")).into());
         }
         Ok(TriageRequest {
             source,
@@ -76,11 +75,7 @@ impl TriageRequest {
         // An alert names its own scope.
         let mut request = if args.alert.is_some() {
             if scope.all_namespaces || scope.selector.is_some() {
-                return Err(UsageError(
-                    "--alert finds the namespace and workload in the alert's labels; drop -A and -l"
-                        .into(),
-                )
-                .into());
+                return Err(UsageError(Message::new("usage.alert_with_scope")).into());
             }
             TriageRequest {
                 at,

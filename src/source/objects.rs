@@ -5,15 +5,25 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::plan::{LAST_APPLIED, ManagedFields, Planned};
+use mdiag_core::catalogue::{Localized, Message};
 use mdiag_core::model::{EventRecord, Kind, Objects};
 
 /// An object whose fields do not fit its kind.
 #[derive(Debug, thiserror::Error)]
-#[error("{kind} {name:?} does not fit its schema: {detail}")]
+#[error("{}", Localized::message(self).en())]
 pub struct ObjectError {
     pub kind: String,
     pub name: String,
     pub detail: String,
+}
+
+impl Localized for ObjectError {
+    fn message(&self) -> Message {
+        Message::new("error.object")
+            .arg("kind", self.kind.as_str())
+            .arg("name", format!("{:?}", self.name))
+            .arg("detail", self.detail.as_str())
+    }
 }
 
 fn typed<T: DeserializeOwned>(value: Value) -> Result<T, ObjectError> {

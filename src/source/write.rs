@@ -15,14 +15,27 @@ use super::redact::Redactor;
 use mdiag_core::model::Snapshot;
 
 #[derive(Debug, thiserror::Error)]
+#[error("{}", mdiag_core::catalogue::Localized::message(self).en())]
 pub enum WriteError {
-    #[error("cannot write {path}: {cause}")]
     Io {
         path: PathBuf,
         cause: std::io::Error,
     },
-    #[error("cannot encode the snapshot: {0}")]
     Encode(String),
+}
+
+impl mdiag_core::catalogue::Localized for WriteError {
+    fn message(&self) -> mdiag_core::catalogue::Message {
+        use mdiag_core::catalogue::Message;
+        match self {
+            WriteError::Io { path, cause } => Message::new("error.write")
+                .arg("path", path.display().to_string())
+                .arg("detail", cause.to_string()),
+            WriteError::Encode(detail) => {
+                Message::new("error.encode_snapshot").arg("detail", detail.as_str())
+            }
+        }
+    }
 }
 
 /// Builds the file contents from a snapshot, redacting as it goes.

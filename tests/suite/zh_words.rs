@@ -748,3 +748,250 @@ fn the_chinese_html_pages_hold_no_english_word_of_mdiags_own() {
     }
     assert_none(failures);
 }
+
+/// Every error mdiag raises itself, and what it says on stderr beside an
+/// answer (a key named twice), under `--lang zh`: one line, in Chinese, with
+/// no English word of mdiag's own. The words of the system are not mdiag's
+/// to translate and are allowed case by case: the operating system's
+/// (`No such file or directory`), a parser's (jiff's, the regex crate's,
+/// serde's) and gzip's.
+#[test]
+fn the_chinese_errors_hold_no_english_word_of_mdiags_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str, text: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let not_gzip = at("plain.yaml.gz", b"plain text");
+    let empty = at("empty.yaml", b"");
+    let not_yaml = at("broken.yaml", b"items: [a, b\n");
+    let future = at(
+        "future.yaml",
+        b"format: mdiag.dev/snapshot\nversion: 99\nobjects: []\n",
+    );
+    let not_kube = at("plain.yaml", b"hello: world\n");
+    let twice = at(
+        "twice.yaml",
+        b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  namespace: lab\n  name: b\n",
+    );
+    let bad_alert = at("alert.json", b"{\"alerts\": 3}");
+    let unmapped_alert = at("unmapped.json", b"{\"labels\": {\"alertname\": \"Disk\"}}");
+    let kubeconfig = at(
+        "kubeconfig",
+        b"apiVersion: v1\nkind: Config\nclusters: []\ncontexts:\n- name: dev\n  context: {cluster: dev, user: dev}\nusers: []\n",
+    );
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let folder = dir.path().to_str().unwrap().to_string();
+    let healthy = "fixtures/demo/healthy.yaml";
+    let crash = "fixtures/demo/crash-loop.yaml";
+    let os = ["such", "file", "directory"];
+    // Names, not words: the product, the tool and the variable.
+    let names = ["Kubernetes", "Alertmanager", "KUBECONFIG"];
+    // (arguments, exit code, words of the system allowed)
+    let cases: Vec<(Vec<&str>, i32, &[&str])> = vec![
+        (vec!["trace", "x", "--snapshot", "no/such.yaml"], 2, &[]),
+        (vec!["trace", "x", "--snapshot", &folder], 2, &[]),
+        (
+            vec!["trace", "x", "--snapshot", &not_gzip],
+            2,
+            &["invalid", "gzip", "header"],
+        ),
+        (vec!["trace", "x", "--snapshot", &empty], 2, &[]),
+        (
+            vec!["trace", "x", "--snapshot", &not_yaml],
+            2,
+            &[
+                "line",
+                "column",
+                "unexpected",
+                "end",
+                "flow",
+                "sequence",
+                "did",
+                "find",
+                "expected",
+                "while",
+                "parsing",
+                "found",
+                "scanning",
+                "simple",
+                "key",
+                "could",
+                "not",
+            ],
+        ),
+        (vec!["trace", "x", "--snapshot", &future], 2, &[]),
+        (vec!["trace", "x", "--snapshot", &not_kube], 2, &[]),
+        (
+            vec!["triage", "-n", "nobody", "--snapshot", healthy],
+            5,
+            &[],
+        ),
+        (
+            vec!["triage", "-A", "-l", "app=none", "--snapshot", healthy],
+            5,
+            &[],
+        ),
+        (vec!["triage", "-l", "a(b", "--snapshot", healthy], 2, &[]),
+        (
+            vec!["triage", "-n", "x", "-A", "--snapshot", healthy],
+            2,
+            &[],
+        ),
+        (
+            vec!["triage", "--alert", &bad_alert, "--snapshot", healthy],
+            2,
+            &[],
+        ),
+        (
+            vec!["triage", "--alert", &unmapped_alert, "--snapshot", healthy],
+            2,
+            &["Disk"],
+        ),
+        (
+            vec!["trace", "chart-demo-typo", "--snapshot", healthy],
+            5,
+            &[],
+        ),
+        (vec!["trace", "a/b/c", "--snapshot", healthy], 2, &[]),
+        (
+            vec!["trace", "chart-demo", "--at", "soon", "--snapshot", healthy],
+            2,
+            &[
+                "failed", "parse", "four", "digit", "integer", "year", "invalid", "expected",
+                "but", "got",
+            ],
+        ),
+        (
+            vec![
+                "trace",
+                "chart-demo",
+                "--at",
+                "2020-01-01T00:00:00Z",
+                "--snapshot",
+                healthy,
+            ],
+            2,
+            &[],
+        ),
+        (
+            vec!["trace", "chart-demo", "--at", "2026-11-28T10:15:00Z"],
+            2,
+            &[],
+        ),
+        (
+            vec!["trace", "chart-demo", "--logs", "--snapshot", crash],
+            2,
+            &[],
+        ),
+        (
+            vec![
+                "trace",
+                "chart-demo",
+                "--controller",
+                "nope",
+                "--snapshot",
+                healthy,
+            ],
+            2,
+            &[],
+        ),
+        (
+            vec![
+                "trace",
+                "chart-demo",
+                "--redact",
+                "(",
+                "--snapshot",
+                healthy,
+            ],
+            2,
+            &["unclosed", "group"],
+        ),
+        (vec!["trace", "chart-demo"], 2, &[]),
+        (
+            vec!["trace", "chart-demo", "--kubeconfig", "/no/such/kubeconfig"],
+            2,
+            &os,
+        ),
+        (
+            vec![
+                "trace",
+                "chart-demo",
+                "--kubeconfig",
+                &kubeconfig,
+                "--context",
+                "prod",
+            ],
+            4,
+            &["dev"],
+        ),
+        (vec!["trace", "b", "--snapshot", &twice], 5, &[]),
+        (vec!["gate", "pod/x"], 2, &[]),
+        (vec!["gate", "chart-demo", "--max-restarts", "0"], 2, &[]),
+        (vec!["gate", "chart-demo", "--fail-on", "nope"], 2, &[]),
+        (
+            vec!["gate", "chart-demo", "--fail-on", "none,crash-loop"],
+            2,
+            &["none"],
+        ),
+        (vec!["snapshot", "--output-file", "x.yaml"], 2, &[]),
+        (
+            vec![
+                "snapshot",
+                "chart-demo",
+                "-o",
+                "json",
+                "--output-file",
+                "x.yaml",
+            ],
+            2,
+            &["json", "yaml"],
+        ),
+        (vec!["explain", "crashlop"], 2, &[]),
+        (vec!["explain", "no-such-thing"], 2, &[]),
+    ];
+    let mut failures = Vec::new();
+    for (args, code, system) in cases {
+        let out = mdiag()
+            .args(&args)
+            .args(["--lang", "zh"])
+            .env("HOME", &home)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        let mut allowed: BTreeSet<String> =
+            system.iter().chain(&names).map(|w| w.to_string()).collect();
+        for file in args
+            .iter()
+            .filter(|a| a.ends_with(".yaml") && Path::new(a).is_file())
+        {
+            if std::fs::metadata(file).is_ok_and(|m| m.len() > 0)
+                && let Ok(text) = std::fs::read_to_string(file)
+                && serde_saphyr::from_str::<serde_json::Value>(&text).is_ok()
+            {
+                allowed.extend(cluster_words(file));
+            }
+        }
+        let lines: Vec<&str> = stderr.lines().collect();
+        let error = lines.iter().filter(|l| l.starts_with("mdiag: ")).count();
+        assert!(error <= 1, "{args:?}: more than one error line: {stderr}");
+        assert!(
+            stderr
+                .chars()
+                .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "{args:?}: no Chinese: {stderr}"
+        );
+        for line in lines {
+            let line = line.strip_prefix("mdiag: ").unwrap_or(line);
+            for w in english_words(line, &allowed) {
+                failures.push(format!("{}: {w}", args.join(" ")));
+            }
+        }
+    }
+    assert_none(failures);
+}

@@ -20,13 +20,17 @@ pub(super) async fn finish(
     {
         match write_evidence(conn, judged, namespace, request, path).await {
             Ok(bytes) => {
-                eprintln!(
-                    "mdiag: evidence written to {} ({bytes} bytes)",
-                    path.display()
-                );
+                let said = mdiag_core::catalogue::Message::new("stderr.evidence_written")
+                    .arg("path", path.display().to_string())
+                    .arg("bytes", bytes as i64);
+                eprintln!("mdiag: {}", said.render(request.lang));
                 evidence_file = Some(path.display().to_string());
             }
-            Err(e) => eprintln!("mdiag: could not write the evidence: {e:#}"),
+            Err(e) => {
+                let said = mdiag_core::catalogue::Message::new("stderr.evidence_failed")
+                    .arg("detail", crate::error::said(&e, request.lang));
+                eprintln!("mdiag: {}", said.render(request.lang));
+            }
         }
     }
     let views = render(

@@ -1,6 +1,7 @@
 //! A tool's answer: the work run off the session's tasks, its report and
 //! text within the caps, or a tool error with the CLI's message.
 
+use mdiag_core::catalogue::Lang;
 use rmcp::model::{CallToolResult, ContentBlock};
 
 use super::{MAX_REPORT_BYTES, MAX_TEXT_BYTES};
@@ -13,7 +14,7 @@ use super::{MAX_REPORT_BYTES, MAX_TEXT_BYTES};
 /// handle as `main` drives a command: a live triage's read holds borrows
 /// across its awaits that make its future not `Send`, and the analysis is
 /// CPU work that should not hold up the session's own tasks.
-pub(super) async fn answer<M, F>(tool: &str, work: M) -> CallToolResult
+pub(super) async fn answer<M, F>(tool: &str, lang: Lang, work: M) -> CallToolResult
 where
     M: FnOnce() -> F + Send + 'static,
     F: Future<Output = anyhow::Result<(serde_json::Value, String)>>,
@@ -22,7 +23,7 @@ where
     let done = tokio::task::spawn_blocking(move || handle.block_on(work())).await;
     bounded(match done {
         Ok(Ok(answer)) => Ok(answer),
-        Ok(Err(err)) => Err(format!("{tool}: {err:#}")),
+        Ok(Err(err)) => Err(format!("{tool}: {}", crate::error::said(&err, lang))),
         Err(panic) => Err(format!("{tool}: the tool stopped unexpectedly: {panic}")),
     })
 }

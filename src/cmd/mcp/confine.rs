@@ -13,19 +13,17 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::error::UsageError;
 use crate::request::FileScope;
+use mdiag_core::catalogue::Message;
 use mdiag_source::SourceError;
 use mdiag_source::file::Input;
 
 /// `given` opened for reading, or why not.
 pub fn open(files: &FileScope, given: &Path) -> anyhow::Result<File> {
     if given == Path::new("-") {
-        return Err(UsageError(
-            "refused: \"-\" (standard input) is the protocol's own stream in `mdiag mcp`; name a snapshot file (one the server was started to allow with --allow-file)".into(),
-        )
-        .into());
+        return Err(UsageError(Message::new("usage.mcp.stdin")).into());
     }
     if given.as_os_str().is_empty() {
-        return Err(UsageError("refused: the snapshot path is empty".into()).into());
+        return Err(UsageError(Message::new("usage.mcp.empty_path")).into());
     }
     let path = files.cwd.join(given);
     let shown = || given.to_path_buf();
@@ -67,18 +65,16 @@ pub fn open(files: &FileScope, given: &Path) -> anyhow::Result<File> {
 }
 
 fn outside(files: &FileScope, given: &Path) -> anyhow::Error {
-    UsageError(format!(
-        "refused: {given:?} is outside the files this server may read ({}); to let calls read it, start the server as `mdiag mcp --allow-file DIR` with the directory that holds it",
-        files.describe()
-    ))
+    UsageError(
+        Message::new("usage.mcp.outside_files")
+            .arg("path", format!("{given:?}"))
+            .arg("allowed", files.describe()),
+    )
     .into()
 }
 
 fn not_regular(given: &Path) -> anyhow::Error {
-    UsageError(format!(
-        "refused: {given:?} is not a regular file (a directory, a pipe or a device); name a snapshot file"
-    ))
-    .into()
+    UsageError(Message::new("usage.mcp.not_regular").arg("path", format!("{given:?}"))).into()
 }
 
 /// A path that does not exist, resolved as far as it does: its deepest

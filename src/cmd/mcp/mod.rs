@@ -37,8 +37,10 @@ use answer::answer;
 use params::{ExplainParams, Source, SummaryParams, TraceParams, TriageParams};
 
 use crate::cli::{GlobalArgs, McpArgs};
+use crate::error::{Failed, UsageError};
 use crate::exit::Exit;
 use crate::request::{ExplainRequest, McpRequest, TraceRequest, TriageRequest};
+use mdiag_core::catalogue::Message;
 use mdiag_source::file::{Keep, read_snapshot_opened};
 
 /// The most text one answer carries; longer is cut, and says so.
@@ -55,11 +57,11 @@ pub async fn run(global: &GlobalArgs, args: &McpArgs) -> anyhow::Result<Exit> {
     let running = server
         .serve(transport::Bounded::new(stdin, stdout))
         .await
-        .map_err(|e| anyhow::anyhow!("cannot start the MCP session on stdio: {e}"))?;
+        .map_err(|e| Failed::new("error.mcp.start", e))?;
     running
         .waiting()
         .await
-        .map_err(|e| anyhow::anyhow!("the MCP session ended with an error: {e}"))?;
+        .map_err(|e| Failed::new("error.mcp.ended", e))?;
     Ok(Exit::Healthy)
 }
 
@@ -95,18 +97,22 @@ impl Mdiag {
     async fn trace(&self, Parameters(p): Parameters<TraceParams>) -> CallToolResult {
         let call =
             scope::short(&[("target", Some(&p.target))]).and_then(|()| self.call(&p.source, false));
-        answer("trace", move || async move {
-            let call = call?;
-            let request = TraceRequest {
-                lang: call.lang,
-                ..TraceRequest::of(&p.target, call.source, call.at, p.logs)?
-            };
-            let traced = super::trace::answer(&request).await?;
-            Ok((
-                serde_json::to_value(traced.report(request.lang))?,
-                mdiag_render::answer::trace(&traced.diagnosis, request.lang),
-            ))
-        })
+        answer(
+            "trace",
+            scope::lang(&self.pins, &p.source),
+            move || async move {
+                let call = call?;
+                let request = TraceRequest {
+                    lang: call.lang,
+                    ..TraceRequest::of(&p.target, call.source, call.at, p.logs)?
+                };
+                let traced = super::trace::answer(&request).await?;
+                Ok((
+                    serde_json::to_value(traced.report(request.lang))?,
+                    mdiag_render::answer::trace(&traced.diagnosis, request.lang),
+                ))
+            },
+        )
         .await
     }
 
@@ -126,19 +132,23 @@ impl Mdiag {
         let call = scope::short(&[("selector", p.selector.as_deref())])
             .and_then(|()| self.call(&p.source, p.all_namespaces));
         let selector = p.selector.or_else(|| self.pins.scope.selector.clone());
-        answer("triage", move || async move {
-            let call = call?;
-            let lang = call.lang;
-            let request = TriageRequest {
-                lang,
-                ..TriageRequest::scope(call.source, call.all_namespaces, selector, call.at)?
-            };
-            let judged = super::triage::answer(&request).await?;
-            Ok((
-                serde_json::to_value(judged.report(lang))?,
-                mdiag_render::answer::triage(&judged.items, lang),
-            ))
-        })
+        answer(
+            "triage",
+            scope::lang(&self.pins, &p.source),
+            move || async move {
+                let call = call?;
+                let lang = call.lang;
+                let request = TriageRequest {
+                    lang,
+                    ..TriageRequest::scope(call.source, call.all_namespaces, selector, call.at)?
+                };
+                let judged = super::triage::answer(&request).await?;
+                Ok((
+                    serde_json::to_value(judged.report(lang))?,
+                    mdiag_render::answer::triage(&judged.items, lang),
+                ))
+            },
+        )
         .await
     }
 
@@ -160,18 +170,22 @@ impl Mdiag {
             ("target", p.target.as_deref()),
         ])
         .and_then(|()| self.call(&p.source, false));
-        answer("explain", move || async move {
-            let call = call?;
-            let lang = call.lang;
-            let request = ExplainRequest {
-                lang,
-                ..ExplainRequest::lookup(p.query, p.target, call.source, call.at)?
-            };
-            let explained = super::explain::answer(&request).await?;
-            let report = explained.report(lang);
-            let text = mdiag_render::answer::explain(&report, lang);
-            Ok((serde_json::to_value(report)?, text))
-        })
+        answer(
+            "explain",
+            scope::lang(&self.pins, &p.source),
+            move || async move {
+                let call = call?;
+                let lang = call.lang;
+                let request = ExplainRequest {
+                    lang,
+                    ..ExplainRequest::lookup(p.query, p.target, call.source, call.at)?
+                };
+                let explained = super::explain::answer(&request).await?;
+                let report = explained.report(lang);
+                let text = mdiag_render::answer::explain(&report, lang);
+                Ok((serde_json::to_value(report)?, text))
+            },
+        )
         .await
     }
 
@@ -190,21 +204,25 @@ impl Mdiag {
             ..Source::default()
         };
         let call = self.call(&source, false);
-        answer("snapshot_summary", move || async move {
-            let call = call?;
-            let (path, file) = call
-                .file()
-                .ok_or_else(|| anyhow::anyhow!("the snapshot file was not opened"))?;
-            let snapshot = read_snapshot_opened(file.try_clone()?, path, Keep::Analysed)?;
-            if let Some(at) = call.at {
-                super::triage::refuse_before_the_specs(&snapshot, None, at)?;
-            }
-            // Redacted as the CLI's summary is: its gaps and origin too.
-            let (contents, judged) = super::triage::summary_of(snapshot, call.at);
-            let text = mdiag_render::answer::summary(&contents, &judged.items, call.lang);
-            let report = mdiag_render::summary::report(&contents, judged.report(call.lang));
-            Ok((serde_json::to_value(report)?, text))
-        })
+        answer(
+            "snapshot_summary",
+            scope::lang(&self.pins, &source),
+            move || async move {
+                let call = call?;
+                let (path, file) = call
+                    .file()
+                    .ok_or_else(|| UsageError(Message::new("usage.mcp.not_opened")))?;
+                let snapshot = read_snapshot_opened(file.try_clone()?, path, Keep::Analysed)?;
+                if let Some(at) = call.at {
+                    super::triage::refuse_before_the_specs(&snapshot, None, at)?;
+                }
+                // Redacted as the CLI's summary is: its gaps and origin too.
+                let (contents, judged) = super::triage::summary_of(snapshot, call.at);
+                let text = mdiag_render::answer::summary(&contents, &judged.items, call.lang);
+                let report = mdiag_render::summary::report(&contents, judged.report(call.lang));
+                Ok((serde_json::to_value(report)?, text))
+            },
+        )
         .await
     }
 }

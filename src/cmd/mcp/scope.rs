@@ -16,6 +16,7 @@ use crate::cli::LangArg;
 use crate::error::UsageError;
 use crate::request::{self, McpRequest, NamespaceScope, SourceRequest};
 use mdiag_core::catalogue::Lang;
+use mdiag_core::catalogue::Message;
 
 /// What a call reads, and how it is judged.
 pub struct Call {
@@ -49,10 +50,12 @@ pub fn short(arguments: &[(&str, Option<&str>)]) -> anyhow::Result<()> {
         if let Some(v) = value
             && v.len() > MAX_ARGUMENT_BYTES
         {
-            return Err(refused(format!(
-                "the argument `{name}` is {} bytes, over the {MAX_ARGUMENT_BYTES} a call may send in one argument",
-                v.len()
-            )));
+            return Err(refused(
+                Message::new("usage.mcp.long_argument")
+                    .arg("name", *name)
+                    .arg("bytes", v.len() as i64)
+                    .arg("max", MAX_ARGUMENT_BYTES as i64),
+            ));
         }
     }
     Ok(())
@@ -72,25 +75,20 @@ pub fn call(pins: &McpRequest, s: &Source, all_namespaces: bool) -> anyhow::Resu
         && !same_kubeconfig(pins, k)
     {
         return Err(refused(match &d.kubeconfig {
-            Some(p) => format!(
-                "the kubeconfig is pinned when `mdiag mcp` starts (--kubeconfig {}), and a call cannot name another ({k:?}); to read another cluster, start a server of its own with `mdiag mcp --kubeconfig FILE`",
-                p.display()
-            ),
-            None => format!(
-                "the kubeconfig is pinned when `mdiag mcp` starts ($KUBECONFIG, else ~/.kube/config: it was started without --kubeconfig), and a call cannot name another ({k:?}); to read another cluster, start a server of its own with `mdiag mcp --kubeconfig FILE`"
-            ),
+            Some(p) => Message::new("usage.mcp.kubeconfig_pinned")
+                .arg("pinned", p.display().to_string())
+                .arg("given", format!("{k:?}")),
+            None => Message::new("usage.mcp.kubeconfig_default").arg("given", format!("{k:?}")),
         }));
     }
     if let Some(c) = &s.context
         && d.context.as_ref() != Some(c)
     {
         return Err(refused(match &d.context {
-            Some(p) => format!(
-                "the context is pinned when `mdiag mcp` starts (--context {p}), and a call cannot name another ({c:?}); to read another context, start a server of its own with `mdiag mcp --context NAME`"
-            ),
-            None => format!(
-                "the context is pinned when `mdiag mcp` starts (the kubeconfig's current context: it was started without --context), and a call cannot name one ({c:?}); to read another context, start a server of its own with `mdiag mcp --context NAME`"
-            ),
+            Some(p) => Message::new("usage.mcp.context_pinned")
+                .arg("pinned", p.as_str())
+                .arg("given", format!("{c:?}")),
+            None => Message::new("usage.mcp.context_default").arg("given", format!("{c:?}")),
         }));
     }
 
@@ -113,21 +111,21 @@ pub fn call(pins: &McpRequest, s: &Source, all_namespaces: bool) -> anyhow::Resu
                 if let Some(n) = &s.namespace
                     && n != ns
                 {
-                    return Err(refused(format!(
-                        "namespace {n:?} is outside this server's scope: `mdiag mcp` was started with -n {ns}, and a call may narrow that scope, never widen it; to read another namespace, start it with `mdiag mcp -n NS` (or `mdiag mcp -A` for every namespace)"
-                    )));
+                    return Err(refused(
+                        Message::new("usage.mcp.namespace_outside")
+                            .arg("given", format!("{n:?}"))
+                            .arg("namespace", ns.as_str()),
+                    ));
                 }
                 if all_namespaces {
-                    return Err(refused(format!(
-                        "all_namespaces is wider than this server's scope: `mdiag mcp` was started with -n {ns}; to let calls read every namespace, start it with `mdiag mcp -A`"
-                    )));
+                    return Err(refused(
+                        Message::new("usage.mcp.all_outside").arg("namespace", ns.as_str()),
+                    ));
                 }
             }
             NamespaceScope::Context => {
                 if all_namespaces {
-                    return Err(refused(
-                        "all_namespaces is wider than this server's scope: `mdiag mcp` was started without -n or -A, so it reads only its context's namespace; to let calls read every namespace, start it with `mdiag mcp -A`".into(),
-                    ));
+                    return Err(refused(Message::new("usage.mcp.all_outside_context")));
                 }
                 // Which namespace the context has is known once connected.
                 context_namespace_only = s.namespace.is_some();
@@ -139,12 +137,7 @@ pub fn call(pins: &McpRequest, s: &Source, all_namespaces: bool) -> anyhow::Resu
     if s.namespace.is_some() {
         g.namespace = s.namespace.clone();
     }
-    if let Some(l) = s.lang {
-        g.lang = Some(match l {
-            Language::En => LangArg::En,
-            Language::Zh => LangArg::Zh,
-        });
-    }
+    g.lang = lang_arg(pins, s);
     let at = s.at.as_deref().or(pins.file.at.as_deref());
     let mut source = SourceRequest::from_cli(&g, file.as_deref())?;
     source.opened_file = opened;
@@ -155,6 +148,22 @@ pub fn call(pins: &McpRequest, s: &Source, all_namespaces: bool) -> anyhow::Resu
         lang: request::lang(&g),
         all_namespaces: all_namespaces || (pins.scope.all_namespaces && s.namespace.is_none()),
     })
+}
+
+/// The call's `lang`, else the server's.
+fn lang_arg(pins: &McpRequest, s: &Source) -> Option<LangArg> {
+    match s.lang {
+        Some(Language::En) => Some(LangArg::En),
+        Some(Language::Zh) => Some(LangArg::Zh),
+        None => pins.defaults.lang,
+    }
+}
+
+/// The language a call is answered in, its errors included.
+pub fn lang(pins: &McpRequest, s: &Source) -> Lang {
+    let mut g = pins.defaults.clone();
+    g.lang = lang_arg(pins, s);
+    request::lang(&g)
 }
 
 /// A call naming the kubeconfig the server was started with changes
@@ -175,6 +184,6 @@ fn same_kubeconfig(pins: &McpRequest, k: &str) -> bool {
     }
 }
 
-fn refused(why: String) -> anyhow::Error {
-    UsageError(format!("refused: {why}")).into()
+fn refused(why: Message) -> anyhow::Error {
+    UsageError(Message::new("usage.mcp.refused").arg("why", why)).into()
 }

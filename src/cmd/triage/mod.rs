@@ -2,8 +2,6 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-
 use jiff::Timestamp;
 
 mod read;
@@ -45,7 +43,7 @@ pub async fn run(request: &TriageRequest) -> anyhow::Result<Exit> {
     if let Some(encoding) = request.output.encoding() {
         // Streamed: the text of a big triage is never held whole.
         mdiag_render::write_encoded_stdout(&judged.report(lang), encoding)
-            .context("cannot write to stdout")?;
+            .map_err(|e| crate::error::Failed::new("error.stdout", e))?;
         judged.print_timings();
         return Ok(crate::exit::for_triage(&judged.items));
     }

@@ -4,6 +4,7 @@
 use super::*;
 use crate::error::UsageError;
 use mdiag_core::analysis::contents::Contents;
+use mdiag_core::catalogue::Message;
 
 pub(super) fn pods_per_shard() -> usize {
     std::env::var(PODS_PER_SHARD_ENV)
@@ -80,9 +81,16 @@ pub fn refuse_before_the_specs(
     at: Timestamp,
 ) -> anyhow::Result<()> {
     match mdiag_core::analysis::snapshot_spec_floor(snapshot, namespace) {
-        Some((written, what)) if at < written => Err(UsageError(format!(
-            "--at {at} is before the data: {what} was last written at {written}, and the file holds only its spec from then; pick a time from {written}"
-        ))
+        Some((written, what)) if at < written => Err(UsageError(
+            Message::new("usage.at_before_spec")
+                .arg("at", at.to_string())
+                .arg("what", what)
+                .arg("written", written.to_string())
+                .arg(
+                    "range",
+                    Message::new("usage.at_from").arg("start", written.to_string()),
+                ),
+        )
         .into()),
         _ => Ok(()),
     }

@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::Lang;
 
 const MESSAGES_YAML: &str = include_str!("messages.yaml");
+/// mdiag's own errors and notes on stderr, kept apart from the views' words.
+const ERRORS_YAML: &str = include_str!("errors.yaml");
 
 /// One message: an id of `messages.yaml` and its arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -100,6 +102,12 @@ impl Message {
         }
     }
 
+    /// Text from outside as a whole message (a server's or a parser's own
+    /// words, which have no translation).
+    pub fn quote(text: impl Into<String>) -> Self {
+        Message::new("quote").arg("text", text.into())
+    }
+
     /// Adds the argument `name`.
     pub fn arg(mut self, name: &'static str, value: impl Into<Arg>) -> Self {
         self.args.insert(name, value.into());
@@ -119,6 +127,12 @@ impl Message {
     /// newline would glue two lines into one word).
     pub fn en(&self) -> String {
         self.text(Lang::En, Shown::Raw)
+    }
+
+    /// The text in `lang` with outside text as it was, for a line that is
+    /// redacted and then made inert as a whole (an error on stderr).
+    pub fn raw(&self, lang: Lang) -> String {
+        self.text(lang, Shown::Raw)
     }
 
     fn text(&self, lang: Lang, shown: Shown) -> String {
@@ -189,7 +203,12 @@ impl Template {
 pub fn messages() -> &'static BTreeMap<String, Template> {
     static MESSAGES: OnceLock<BTreeMap<String, Template>> = OnceLock::new();
     MESSAGES.get_or_init(|| {
-        serde_saphyr::from_str(MESSAGES_YAML).expect("the embedded messages.yaml is valid")
+        let mut all: BTreeMap<String, Template> =
+            serde_saphyr::from_str(MESSAGES_YAML).expect("the embedded messages.yaml is valid");
+        let errors: BTreeMap<String, Template> =
+            serde_saphyr::from_str(ERRORS_YAML).expect("the embedded errors.yaml is valid");
+        all.extend(errors);
+        all
     })
 }
 
@@ -269,6 +288,17 @@ mod tests {
                 assert!(!t.zh.trim().is_empty(), "{id} has no Chinese text");
             }
         }
+    }
+
+    #[test]
+    fn no_id_is_in_both_files() {
+        let views: BTreeMap<String, Template> = serde_saphyr::from_str(MESSAGES_YAML).unwrap();
+        let errors: BTreeMap<String, Template> = serde_saphyr::from_str(ERRORS_YAML).unwrap();
+        let both: Vec<&String> = errors.keys().filter(|id| views.contains_key(*id)).collect();
+        assert!(both.is_empty(), "in both files: {both:?}");
+        assert!(errors.keys().all(|id| id.starts_with("error.")
+            || id.starts_with("usage.")
+            || id.starts_with("stderr.")));
     }
 
     #[test]

@@ -53,6 +53,33 @@ impl Lang {
     }
 }
 
+/// An error that can say itself in either language. Its English `Display`
+/// is `message().en()`; the binary prints `message()` in the language asked
+/// for, so every error mdiag raises is data in `errors.yaml` like the views'
+/// words.
+pub trait Localized {
+    fn message(&self) -> Message;
+}
+
+/// What a step was doing when the error below it stopped it (`cannot
+/// write to stdout`): mdiag's own words above an error of the system.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .message.en())]
+pub struct Failed {
+    pub message: Message,
+    #[source]
+    pub cause: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl Failed {
+    pub fn new(id: &'static str, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Failed {
+            message: Message::new(id),
+            cause: Box::new(cause),
+        }
+    }
+}
+
 /// A text in both languages.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]

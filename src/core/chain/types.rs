@@ -12,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::DynamicObject;
 
 use super::{generation_observed, name, revision_matches};
+use crate::catalogue::{Arg, Message};
 use crate::model::{TargetKind, TargetSpec};
 
 /// Where the ModelService controller is looked for after the target namespace.
@@ -20,7 +21,7 @@ pub const CONTROLLER_NAME: &str = "modeldock-controller";
 
 /// The target named something that is not in the snapshot.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{}", describe(self))]
+#[error("{}", crate::catalogue::Localized::message(self).en())]
 pub struct TargetNotFound {
     pub kind: TargetKind,
     /// `None`: in no namespace of a file.
@@ -46,56 +47,51 @@ pub struct NotFoundHints {
     pub service_selector: Option<String>,
 }
 
-fn describe(n: &TargetNotFound) -> String {
-    match &n.hints.service_selector {
-        Some(selector) if n.available.is_empty() => format!(
-            "{} {:?} {} selects no Pod of the input (selector {selector}): there is no workload to trace; `triage` judges the Service itself",
-            n.kind,
-            n.name,
-            place(&n.namespace),
-        ),
-        Some(selector) => format!(
-            "{} {:?} {} selects the Pods of several workloads (selector {selector}); trace one of these instead: {}",
-            n.kind,
-            n.name,
-            place(&n.namespace),
-            n.available.join(", ")
-        ),
-        None => format!(
-            "{} {:?} not found {}{}",
-            n.kind,
-            n.name,
-            place(&n.namespace),
-            hint(n)
-        ),
+impl crate::catalogue::Localized for TargetNotFound {
+    fn message(&self) -> Message {
+        let quoted = format!("{:?}", self.name);
+        let place = match &self.namespace {
+            Some(ns) => Message::new("error.place.namespace").arg("namespace", format!("{ns:?}")),
+            None => Message::new("error.place.file"),
+        };
+        let available = Arg::list(self.available.iter().map(String::as_str), "sep.comma");
+        let base = |id| {
+            Message::new(id)
+                .arg("kind", self.kind.as_str())
+                .arg("name", quoted.as_str())
+                .arg("place", place.clone())
+        };
+        match &self.hints.service_selector {
+            Some(selector) if self.available.is_empty() => {
+                base("error.not_found.selects_nothing").arg("selector", selector.as_str())
+            }
+            Some(selector) => base("error.not_found.selects_several")
+                .arg("selector", selector.as_str())
+                .arg("available", available),
+            None => base("error.not_found").arg("hint", hint(self)),
+        }
     }
 }
 
-fn place(namespace: &Option<String>) -> String {
-    match namespace {
-        Some(ns) => format!("in namespace {ns:?}"),
-        None => "in any namespace of the file".into(),
-    }
-}
-
-fn hint(not_found: &TargetNotFound) -> String {
-    let available = &not_found.available;
+fn hint(not_found: &TargetNotFound) -> Message {
     let hints = &not_found.hints;
     match (hints.elsewhere.as_slice(), hints.other_kinds.as_slice()) {
-        ([one], _) => return format!("; it is in namespace {one:?}: add -n {one}"),
-        ([_, ..], _) => {
-            return format!(
-                "; it is in namespaces {}: pick one with -n",
-                hints.elsewhere.join(", ")
-            );
-        }
-        ([], [_, ..]) => return format!("; did you mean {}?", hints.other_kinds.join(" or ")),
-        ([], []) => {}
-    }
-    if available.is_empty() {
-        "; there is nothing to trace there: check the namespace (-n) and the context".into()
-    } else {
-        format!("; trace one of these instead: {}", available.join(", "))
+        ([one], _) => Message::new("error.not_found.elsewhere")
+            .arg("quoted", format!("{one:?}"))
+            .arg("namespace", one.as_str()),
+        ([_, ..], _) => Message::new("error.not_found.elsewhere_many").arg(
+            "namespaces",
+            Arg::list(hints.elsewhere.iter().map(String::as_str), "sep.comma"),
+        ),
+        ([], [_, ..]) => Message::new("error.not_found.other_kind").arg(
+            "targets",
+            Arg::list(hints.other_kinds.iter().map(String::as_str), "error.or"),
+        ),
+        ([], []) if not_found.available.is_empty() => Message::new("error.not_found.nothing"),
+        ([], []) => Message::new("error.not_found.available").arg(
+            "available",
+            Arg::list(not_found.available.iter().map(String::as_str), "sep.comma"),
+        ),
     }
 }
 

@@ -16,8 +16,14 @@ enum LabelRequirement {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("cannot read selector {0:?}: use k=v, k!=v, k or !k, joined by commas")]
+#[error("{}", crate::catalogue::Localized::message(self).en())]
 pub struct SelectorError(pub String);
+
+impl crate::catalogue::Localized for SelectorError {
+    fn message(&self) -> crate::catalogue::Message {
+        crate::catalogue::Message::new("error.selector").arg("given", format!("{:?}", self.0))
+    }
+}
 
 impl LabelFilter {
     pub fn parse(text: &str) -> Result<Self, SelectorError> {

@@ -31,7 +31,7 @@ pub struct Snapshot {
     /// What the reader of a file read but says about it (a key named twice
     /// in one mapping), one sentence each: printed as `warning:` lines on
     /// stderr, never part of a judgement.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::catalogue::Message>,
 }
 
 /// Where a snapshot came from and when it was taken.

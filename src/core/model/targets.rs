@@ -95,12 +95,19 @@ impl fmt::Display for TargetKind {
 
 /// A bad target argument.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error(
-    "cannot read target {given:?}: {why} (use NAME, msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME, pod/NAME, job/NAME, cronjob/NAME or svc/NAME)"
-)]
+#[error("{}", crate::catalogue::Localized::message(self).en())]
 pub struct TargetParseError {
     pub given: String,
+    /// What is wrong with it: an id of `errors.yaml`.
     pub why: &'static str,
+}
+
+impl crate::catalogue::Localized for TargetParseError {
+    fn message(&self) -> crate::catalogue::Message {
+        crate::catalogue::Message::new("error.target")
+            .arg("given", format!("{:?}", self.given))
+            .arg("why", crate::catalogue::Message::new(self.why))
+    }
 }
 
 impl TargetSpec {
@@ -131,19 +138,19 @@ impl TargetSpec {
                         TargetKind::CronJob
                     }
                     "svc" | "service" | "services" => TargetKind::Service,
-                    _ => return Err(err("unknown kind")),
+                    _ => return Err(err("error.target.unknown_kind")),
                 };
                 (kind, name)
             }
         };
         if name.is_empty() {
-            return Err(err("the name is empty"));
+            return Err(err("error.target.empty_name"));
         }
         if name.contains('/') {
-            return Err(err("too many '/'"));
+            return Err(err("error.target.slashes"));
         }
         if !is_dns_subdomain(name) {
-            return Err(err("not a valid Kubernetes object name"));
+            return Err(err("error.target.bad_name"));
         }
         Ok(TargetSpec {
             kind,

@@ -14,6 +14,7 @@ use super::tree::{Key, KeySeed, Tree};
 use super::versions::{self, Version};
 use crate::format::{FORMAT_ID, FORMAT_VERSION, SnapshotFile};
 use crate::objects::{Keep, keep_other, sort_object_kept};
+use mdiag_core::catalogue::Message;
 use mdiag_core::model::{Gap, Kind, Origin, OriginKind, Snapshot};
 
 /// The read in progress on this thread: the parsers hand each document to
@@ -32,7 +33,7 @@ struct Reading {
     /// YAML: keys are read with their lines.
     yaml: bool,
     /// What was read but is worth saying (a key named twice).
-    warnings: Vec<String>,
+    warnings: Vec<Message>,
     /// Warnings past [`MAX_WARNINGS`], counted.
     more_warnings: usize,
 }
@@ -97,11 +98,11 @@ impl ReadingScope {
         let mut snapshot = reading.snapshot;
         snapshot.warnings = reading.warnings;
         if reading.more_warnings > 0 {
-            snapshot.warnings.push(format!(
-                "{}: {} more keys named twice",
-                reading.path.display(),
-                reading.more_warnings
-            ));
+            snapshot.warnings.push(
+                Message::new("stderr.more_duplicate_keys")
+                    .arg("path", reading.path.display().to_string())
+                    .arg("n", reading.more_warnings as i64),
+            );
         }
         crate::objects::slices_from_endpoints(&mut snapshot.objects);
         if snapshot.origin.kind == OriginKind::KubectlDump {
@@ -139,13 +140,15 @@ fn duplicate_key(key: Key) {
             name.push_str("...");
         }
         let place = match key.line {
-            Some(line) => format!("line {line}"),
-            None => format!("document {}", r.document),
+            Some(line) => Message::new("stderr.at_line").arg("line", line as i64),
+            None => Message::new("stderr.at_document").arg("document", r.document as i64),
         };
-        r.warnings.push(format!(
-            "{}: {place}: the key {name:?} is given twice in one mapping; the last value is used, as kubectl does",
-            r.path.display()
-        ));
+        r.warnings.push(
+            Message::new("stderr.duplicate_key")
+                .arg("path", r.path.display().to_string())
+                .arg("place", place)
+                .arg("key", format!("{name:?}")),
+        );
     });
 }
 
@@ -499,10 +502,10 @@ fn add_object_to(
         Value::Object(_) => None,
         // Nothing, as a null document is.
         Value::Null => return Ok(()),
-        Value::Bool(_) => Some("a boolean"),
-        Value::Number(_) => Some("a number"),
-        Value::String(_) => Some("a string"),
-        Value::Array(_) => Some("a list"),
+        Value::Bool(_) => Some("error.file.found_boolean"),
+        Value::Number(_) => Some("error.file.found_number"),
+        Value::String(_) => Some("error.file.found_string"),
+        Value::Array(_) => Some("error.file.found_list"),
     };
     if let Some(found) = found {
         return Err(SourceError::NotAnObject {
@@ -636,8 +639,9 @@ items:
         let text = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: first\n    namespace: lab\n    name: last\n";
         let s = parse_snapshot_text(text, Path::new("d.yaml")).unwrap();
         assert_eq!(s.objects.pods[0].metadata.name.as_deref(), Some("last"));
+        let said: Vec<String> = s.warnings.iter().map(|w| w.en()).collect();
         assert_eq!(
-            s.warnings,
+            said,
             [
                 "d.yaml: line 9: the key \"name\" is given twice in one mapping; the last value is used, as kubectl does"
             ]
@@ -647,7 +651,9 @@ items:
         let s = parse_snapshot_text(text, Path::new("d.json")).unwrap();
         assert_eq!(s.objects.pods.len(), 1);
         assert!(
-            s.warnings[0].starts_with("d.json: document 1: the key \"kind\""),
+            s.warnings[0]
+                .en()
+                .starts_with("d.json: document 1: the key \"kind\""),
             "{:?}",
             s.warnings
         );

@@ -3,36 +3,26 @@
 
 use std::path::{Path, PathBuf};
 
+use mdiag_core::catalogue::{Localized, Message};
+
 use super::input::{Input, size_words};
 use crate::objects::ObjectError;
 
 #[derive(Debug, thiserror::Error)]
+#[error("{}", Localized::message(self).en())]
 pub enum SourceError {
     /// The cause is part of the one sentence, not a source below it, so
     /// that the printed chain does not say it twice.
-    #[error("{}", io_message(.path, *.input, .cause))]
     Io {
         path: PathBuf,
         /// What the file was named as (its flag is in the message).
         input: Input,
         cause: std::io::Error,
     },
-    #[error(
-        "{} is not valid gzip data ({cause}); drop the .gz suffix if the file is not compressed",
-        .path.display()
-    )]
     Gzip {
         path: PathBuf,
         cause: std::io::Error,
     },
-    #[error(
-        "{} is larger than the {} limit of {} ({limit} bytes){}; {}",
-        .path.display(),
-        .input.noun(),
-        size_words(*.limit),
-        if *.inflated { " once decompressed (the read stopped there)" } else { "" },
-        .input.advice()
-    )]
     TooLarge {
         path: PathBuf,
         /// Whose limit it is (a snapshot's, an alert's).
@@ -41,61 +31,113 @@ pub enum SourceError {
         /// Counted after decompression: the stream was stopped at the limit.
         inflated: bool,
     },
-    #[error("{path} is not valid UTF-8 text; is it a binary file?")]
-    NotText { path: PathBuf },
-    #[error("{path} is empty")]
-    Empty { path: PathBuf },
-    #[error("{path} is not valid {syntax}: {detail}")]
+    NotText {
+        path: PathBuf,
+    },
+    Empty {
+        path: PathBuf,
+    },
     Syntax {
         path: PathBuf,
         syntax: &'static str,
         detail: String,
     },
-    #[error(
-        "{path}: document {document} is not a Kubernetes object or list (it has no apiVersion and kind)"
-    )]
-    NotKubernetes { path: PathBuf, document: usize },
-    #[error(
-        "{path}: document {document} holds an item that is {found}, not an object; each item of a list must be a Kubernetes object"
-    )]
+    NotKubernetes {
+        path: PathBuf,
+        document: usize,
+    },
     NotAnObject {
         path: PathBuf,
         document: usize,
+        /// What the item is: an id of `errors.yaml` (`a string`).
         found: &'static str,
     },
-    #[error(
-        "{path} is an mdiag snapshot of format version {found}; this mdiag reads up to version {supported}: upgrade mdiag"
-    )]
     FutureVersion {
         path: PathBuf,
         found: u32,
         supported: u32,
     },
-    #[error("{path} is not a valid mdiag snapshot: {detail}")]
-    BadSnapshot { path: PathBuf, detail: String },
-    #[error("{}: {cause}", .path.display())]
-    BadObject { path: PathBuf, cause: ObjectError },
+    BadSnapshot {
+        path: PathBuf,
+        detail: String,
+    },
+    BadObject {
+        path: PathBuf,
+        cause: ObjectError,
+    },
+}
+
+impl Localized for SourceError {
+    fn message(&self) -> Message {
+        let at = |id, path: &Path| Message::new(id).arg("path", path.display().to_string());
+        match self {
+            SourceError::Io { path, input, cause } => io_message(path, *input, cause),
+            SourceError::Gzip { path, cause } => {
+                at("error.file.gzip", path).arg("detail", cause.to_string())
+            }
+            SourceError::TooLarge {
+                path,
+                input,
+                limit,
+                inflated,
+            } => at(
+                match (input, inflated) {
+                    (Input::Snapshot, false) => "error.file.too_large.snapshot",
+                    (Input::Snapshot, true) => "error.file.too_large.snapshot_inflated",
+                    (Input::Alert, false) => "error.file.too_large.alert",
+                    (Input::Alert, true) => "error.file.too_large.alert_inflated",
+                },
+                path,
+            )
+            .arg("size", size_words(*limit))
+            .arg("bytes", *limit as i64),
+            SourceError::NotText { path } => at("error.file.not_text", path),
+            SourceError::Empty { path } => at("error.file.empty", path),
+            SourceError::Syntax {
+                path,
+                syntax,
+                detail,
+            } => at("error.file.syntax", path)
+                .arg("syntax", *syntax)
+                .arg("detail", detail.as_str()),
+            SourceError::NotKubernetes { path, document } => {
+                at("error.file.not_kubernetes", path).arg("document", *document as i64)
+            }
+            SourceError::NotAnObject {
+                path,
+                document,
+                found,
+            } => at("error.file.not_an_object", path)
+                .arg("document", *document as i64)
+                .arg("found", Message::new(found)),
+            SourceError::FutureVersion {
+                path,
+                found,
+                supported,
+            } => at("error.file.future_version", path)
+                .arg("found", i64::from(*found))
+                .arg("supported", i64::from(*supported)),
+            SourceError::BadSnapshot { path, detail } => {
+                at("error.file.bad_snapshot", path).arg("detail", detail.as_str())
+            }
+            SourceError::BadObject { path, cause } => {
+                at("error.file.bad_object", path).arg("detail", cause.message())
+            }
+        }
+    }
 }
 
 /// One sentence for a file that cannot be read: what is wrong and what to do.
-fn io_message(path: &Path, input: Input, cause: &std::io::Error) -> String {
-    let path = path.display();
+fn io_message(path: &Path, input: Input, cause: &std::io::Error) -> Message {
+    let at = |id| Message::new(id).arg("path", path.display().to_string());
     match cause.kind() {
-        std::io::ErrorKind::NotFound => {
-            let flag = input.flag();
-            format!("{path} does not exist; check the path (`{flag} -` reads standard input)")
-        }
-        std::io::ErrorKind::PermissionDenied => {
-            format!("{path} may not be read (permission denied); check its permissions")
-        }
-        std::io::ErrorKind::IsADirectory => {
-            let file = match input {
-                Input::Snapshot => "a snapshot file",
-                Input::Alert => "an alert file",
-            };
-            format!("{path} is a directory; name {file} in it")
-        }
-        _ => format!("cannot read {path}: {cause}"),
+        std::io::ErrorKind::NotFound => at("error.file.missing").arg("flag", input.flag()),
+        std::io::ErrorKind::PermissionDenied => at("error.file.denied"),
+        std::io::ErrorKind::IsADirectory => at(match input {
+            Input::Snapshot => "error.file.directory.snapshot",
+            Input::Alert => "error.file.directory.alert",
+        }),
+        _ => at("error.file.unreadable").arg("detail", cause.to_string()),
     }
 }
 

@@ -44,24 +44,6 @@ impl Input {
             Input::Alert => "--alert",
         }
     }
-
-    /// What the limit is called in messages.
-    pub(crate) fn noun(self) -> &'static str {
-        match self {
-            Input::Snapshot => "snapshot",
-            Input::Alert => "alert",
-        }
-    }
-
-    /// What to do about an input over the limit.
-    pub(crate) fn advice(self) -> &'static str {
-        match self {
-            Input::Snapshot => "capture a smaller target or namespace",
-            Input::Alert => {
-                "an alert payload is small: pass the Alertmanager webhook body, a list of alerts or one alert's labels, not a log or a dump"
-            }
-        }
-    }
 }
 
 /// The path that means standard input (`--snapshot -`, `--alert -`).

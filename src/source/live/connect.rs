@@ -8,6 +8,8 @@ use kube::client::AuthError;
 use kube::config::{KubeConfigOptions, Kubeconfig, KubeconfigError, LoadDataError};
 use kube::{Client, Config};
 
+use mdiag_core::catalogue::{Arg, Message};
+
 use super::{Connection, LiveError, LiveOptions, ReadPolicy};
 
 /// What every request of mdiag's says it comes from.
@@ -52,9 +54,9 @@ pub async fn connect(options: &LiveOptions) -> Result<Connection, LiveError> {
             // In a Pod the in-cluster config failed for a reason worth
             // reading; elsewhere kube's chain only says both were missing.
             if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
-                LiveError::Config(format!(
-                    "{e}; set KUBECONFIG or --kubeconfig, or use --snapshot FILE"
-                ))
+                LiveError::Config(
+                    Message::new("error.live.in_cluster").arg("detail", e.to_string()),
+                )
             } else {
                 LiveError::KubeconfigFile(no_kubeconfig_message())
             }
@@ -86,15 +88,12 @@ pub async fn connect(options: &LiveOptions) -> Result<Connection, LiveError> {
 
 /// Neither a kubeconfig nor a Pod's service account: where mdiag looked,
 /// and the ways on.
-fn no_kubeconfig_message() -> String {
+fn no_kubeconfig_message() -> Message {
     let default = std::env::home_dir().map_or_else(
         || "~/.kube/config".to_string(),
         |h| h.join(".kube").join("config").display().to_string(),
     );
-    format!(
-        "no kubeconfig: KUBECONFIG is not set, there is no {default}, and this is not a Pod \
-         in a cluster; set KUBECONFIG or --kubeconfig, or read a file with --snapshot FILE"
-    )
+    Message::new("error.live.no_kubeconfig").arg("default", default)
 }
 
 fn kubeconfig_present() -> bool {
@@ -122,11 +121,13 @@ async fn build_client(
             let _entered = runtime.enter();
             let _ = tx.send(Client::try_from(config));
         })
-        .map_err(|e| LiveError::Config(format!("cannot start a thread: {e}")))?;
+        .map_err(|e| {
+            LiveError::Config(Message::new("error.live.thread").arg("detail", e.to_string()))
+        })?;
     match tokio::time::timeout(limit, rx).await {
         Ok(Ok(Ok(client))) => Ok(client),
         Ok(Ok(Err(e))) => Err(client_error(&e, plugin)),
-        Ok(Err(_)) => Err(LiveError::Config("building the client failed".into())),
+        Ok(Err(_)) => Err(LiveError::Config(Message::new("error.live.client_failed"))),
         Err(_) => Err(LiveError::Credentials(plugin_silent(plugin, limit))),
     }
 }
@@ -146,60 +147,64 @@ fn context_names(kubeconfig: &Kubeconfig) -> Vec<String> {
 /// What was wrong with the kubeconfig, in one line. A file that cannot be
 /// read or parsed is a bad input file (exit 2); the rest is access (4).
 fn config_error(err: &KubeconfigError, file: &str) -> LiveError {
+    let about = |id| Message::new(id).arg("file", file);
     match err {
-        KubeconfigError::ReadConfig(io, _) => LiveError::KubeconfigFile(format!(
-            "cannot read {file}: {}; point --kubeconfig or KUBECONFIG at an existing file",
-            io_text(io)
-        )),
-        KubeconfigError::Parse(e) => LiveError::KubeconfigFile(format!(
-            "{file} is not a valid kubeconfig: {}",
-            first_line(&e.to_string())
-        )),
-        KubeconfigError::LoadContext(name) => LiveError::Config(format!(
-            "{file} has no context named {name:?}{{contexts}}; choose one with --context"
-        )),
-        KubeconfigError::CurrentContextNotSet => LiveError::Config(format!(
-            "{file} sets no current-context{{contexts}}; choose one with --context"
-        )),
-        KubeconfigError::LoadClusterOfContext(name) => LiveError::Config(format!(
-            "{file}: the context names a cluster {name:?} that it does not define"
-        )),
-        KubeconfigError::LoadCertificateAuthority(e) => LiveError::Config(format!(
-            "{file}: the cluster's certificate authority {}",
-            load_text(e)
-        )),
-        KubeconfigError::LoadClientCertificate(e) => LiveError::Config(format!(
-            "{file}: the user's client certificate {}",
-            load_text(e)
-        )),
-        KubeconfigError::LoadClientKey(e) => {
-            LiveError::Config(format!("{file}: the user's client key {}", load_text(e)))
+        KubeconfigError::ReadConfig(io, _) => LiveError::KubeconfigFile(
+            about("error.kubeconfig.unreadable").arg("detail", io_text(io)),
+        ),
+        KubeconfigError::Parse(e) => LiveError::KubeconfigFile(
+            about("error.kubeconfig.invalid").arg("detail", first_line(&e.to_string())),
+        ),
+        KubeconfigError::LoadContext(name) => LiveError::Config(
+            about("error.kubeconfig.no_context")
+                .arg("name", format!("{name:?}"))
+                .arg("contexts", ""),
+        ),
+        KubeconfigError::CurrentContextNotSet => {
+            LiveError::Config(about("error.kubeconfig.no_current_context").arg("contexts", ""))
         }
-        other => LiveError::Config(format!("{file}: {}", first_line(&other.to_string()))),
+        KubeconfigError::LoadClusterOfContext(name) => {
+            LiveError::Config(about("error.kubeconfig.no_cluster").arg("name", format!("{name:?}")))
+        }
+        KubeconfigError::LoadCertificateAuthority(e) => LiveError::Config(
+            about("error.kubeconfig.certificate_authority").arg("detail", load_text(e)),
+        ),
+        KubeconfigError::LoadClientCertificate(e) => LiveError::Config(
+            about("error.kubeconfig.client_certificate").arg("detail", load_text(e)),
+        ),
+        KubeconfigError::LoadClientKey(e) => {
+            LiveError::Config(about("error.kubeconfig.client_key").arg("detail", load_text(e)))
+        }
+        other => LiveError::Config(
+            about("error.kubeconfig.other").arg("detail", first_line(&other.to_string())),
+        ),
     }
 }
 
 /// Fills the `{contexts}` slot of a context error with the names there are.
 fn with_contexts(err: LiveError, contexts: &[String]) -> LiveError {
     match err {
-        LiveError::Config(text) if text.contains("{contexts}") => {
+        LiveError::Config(message) if message.args.contains_key("contexts") => {
             let list = if contexts.is_empty() {
-                " (it defines none)".to_owned()
+                Message::new("error.kubeconfig.contexts_none")
             } else {
-                format!(" (it has {})", contexts.join(", "))
+                Message::new("error.kubeconfig.contexts").arg(
+                    "contexts",
+                    Arg::list(contexts.iter().map(String::as_str), "sep.comma"),
+                )
             };
-            LiveError::Config(text.replace("{contexts}", &list))
+            LiveError::Config(message.arg("contexts", list))
         }
         other => other,
     }
 }
 
-fn load_text(err: &LoadDataError) -> String {
+fn load_text(err: &LoadDataError) -> Message {
     match err {
-        LoadDataError::ReadFile(io, path) => {
-            format!("file {} cannot be read: {}", path.display(), io_text(io))
-        }
-        other => format!("cannot be loaded: {other}"),
+        LoadDataError::ReadFile(io, path) => Message::new("error.kubeconfig.file_unreadable")
+            .arg("path", path.display().to_string())
+            .arg("detail", io_text(io)),
+        other => Message::new("error.kubeconfig.not_loaded").arg("detail", other.to_string()),
     }
 }
 
@@ -207,20 +212,20 @@ fn load_text(err: &LoadDataError) -> String {
 fn client_error(err: &kube::Error, plugin: Option<&str>) -> LiveError {
     match err {
         kube::Error::Auth(auth) => LiveError::Credentials(auth_text(auth, plugin)),
-        other => LiveError::Config(first_line(&super::error_chain(other))),
+        other => LiveError::Config(Message::quote(first_line(&super::error_chain(other)))),
     }
 }
 
 /// One line for each way credentials fail, naming the plugin as the
 /// kubeconfig names it (kube's own text carries the ExecCredential input
 /// and a debug dump of the process output).
-pub(super) fn auth_text(err: &AuthError, plugin: Option<&str>) -> String {
+pub(super) fn auth_text(err: &AuthError, plugin: Option<&str>) -> Message {
     let plugin = plugin.unwrap_or("(none)");
+    let about = |id| Message::new(id).arg("plugin", plugin);
     match err {
-        AuthError::AuthExecStart(io) => format!(
-            "cannot start the kubeconfig's credential plugin `{plugin}`: {}; is it installed and on PATH?",
-            io_text(io)
-        ),
+        AuthError::AuthExecStart(io) => {
+            about("error.credentials.cannot_start").arg("detail", io_text(io))
+        }
         AuthError::AuthExecRun { out, .. } => {
             let stderr = String::from_utf8_lossy(&out.stderr);
             let said = stderr
@@ -229,68 +234,56 @@ pub(super) fn auth_text(err: &AuthError, plugin: Option<&str>) -> String {
                 .find(|l| !l.is_empty())
                 .map(|l| format!(": {l}"))
                 .unwrap_or_default();
-            format!(
-                "the kubeconfig's credential plugin `{plugin}` failed ({}){said}; run it by hand to see why, or log in again",
-                out.status
-            )
+            about("error.credentials.failed")
+                .arg("status", out.status.to_string())
+                .arg("said", said)
         }
         AuthError::AuthExecParse(_) | AuthError::AuthExec(_) | AuthError::ExecPluginFailed => {
-            format!(
-                "the kubeconfig's credential plugin `{plugin}` did not answer with a usable ExecCredential: {}",
-                first_line(&err.to_string())
-            )
+            about("error.credentials.unusable").arg("detail", first_line(&err.to_string()))
         }
-        AuthError::ReadTokenFile(io, path) => format!(
-            "cannot read the kubeconfig's token file {}: {}",
-            path.display(),
-            io_text(io)
-        ),
-        other => format!(
-            "the kubeconfig's credentials cannot be used: {}",
-            first_line(&other.to_string())
-        ),
+        AuthError::ReadTokenFile(io, path) => Message::new("error.credentials.token_file")
+            .arg("path", path.display().to_string())
+            .arg("detail", io_text(io)),
+        other => {
+            Message::new("error.credentials.other").arg("detail", first_line(&other.to_string()))
+        }
     }
 }
 
 /// A plugin, or a request, that gave no answer within `limit`.
-pub(super) fn plugin_silent(plugin: Option<&str>, limit: Duration) -> String {
+pub(super) fn plugin_silent(plugin: Option<&str>, limit: Duration) -> Message {
     match plugin {
-        Some(p) => format!(
-            "the kubeconfig's credential plugin `{p}` gave no answer within {} s (--request-timeout); run it by hand to see what it waits for",
-            limit.as_secs()
-        ),
-        None => format!(
-            "no credentials within {} s (--request-timeout)",
-            limit.as_secs()
-        ),
+        Some(p) => Message::new("error.credentials.silent")
+            .arg("plugin", p)
+            .arg("seconds", limit.as_secs() as i64),
+        None => Message::new("error.credentials.none").arg("seconds", limit.as_secs() as i64),
     }
 }
 
 /// A server whose certificate the client refused, said as what to check;
 /// rustls' own reason stays in brackets. Other failures pass as they are.
-pub(super) fn tls_hint(detail: String) -> String {
+pub(super) fn tls_hint(detail: String) -> Message {
     const REFUSED: &str = "invalid peer certificate: ";
     let Some(at) = detail.find(REFUSED) else {
-        return detail;
+        return Message::quote(detail);
     };
-    let reason = &detail[at + REFUSED.len()..];
+    let reason = detail[at + REFUSED.len()..].to_string();
     let has = |words: &[&str]| words.iter().any(|w| reason.contains(w));
     let what = if has(&["NotValidForName", "not valid for name"]) {
-        "the server's certificate is not issued for this address; check the kubeconfig's server"
+        "error.tls.name"
     } else if has(&[
         "UnknownIssuer",
         "unknown issuer",
         "BadSignature",
         "bad signature",
     ]) {
-        "the server's certificate is not signed by the kubeconfig's certificate authority; \
-         check certificate-authority (or certificate-authority-data)"
+        "error.tls.issuer"
     } else if has(&["Expired", "expired", "NotValidYet", "not valid yet"]) {
-        "the server's certificate is outside its validity period; check the server's and this machine's clocks"
+        "error.tls.validity"
     } else {
-        "the server's certificate was refused"
+        "error.tls.refused"
     };
-    format!("{what} ({reason})")
+    Message::new(what).arg("reason", reason)
 }
 
 /// `No such file or directory`, without Rust's `(os error 2)`.
@@ -320,7 +313,7 @@ mod tests {
             cmd: "KUBERNETES_EXEC_INFO=... aws-login".into(),
             out: Box::new(out),
         };
-        let text = auth_text(&err, Some("aws-login --profile dev"));
+        let text = auth_text(&err, Some("aws-login --profile dev")).en();
         assert_eq!(
             text,
             "the kubeconfig's credential plugin `aws-login --profile dev` failed \
@@ -331,7 +324,7 @@ mod tests {
     #[test]
     fn a_missing_plugin_says_so() {
         let io = std::io::Error::from(std::io::ErrorKind::NotFound);
-        let text = auth_text(&AuthError::AuthExecStart(io), Some("gke-auth"));
+        let text = auth_text(&AuthError::AuthExecStart(io), Some("gke-auth")).en();
         assert!(text.starts_with("cannot start the kubeconfig's credential plugin `gke-auth`: "));
         assert!(text.ends_with("is it installed and on PATH?"));
         assert!(!text.contains("os error"));
@@ -342,13 +335,14 @@ mod tests {
         let text = tls_hint(
             "ServiceError: client error (Connect): invalid peer certificate: NotValidForName"
                 .into(),
-        );
+        )
+        .en();
         assert_eq!(
             text,
             "the server's certificate is not issued for this address; check the kubeconfig's server (NotValidForName)"
         );
         let plain = "client error (Connect): tcp connect error: Connection refused".to_owned();
-        assert_eq!(tls_hint(plain.clone()), plain);
+        assert_eq!(tls_hint(plain.clone()).en(), plain);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{OnceCell, Semaphore};
 
 use super::plan::{self, ManagedFields, Planned, Where, trim_meta};
+use mdiag_core::catalogue::{Localized, Message};
 use mdiag_core::chain::ControllerLocation;
 use mdiag_core::model::{Gap, HelmRelease, LogRecord, Origin, OriginKind, Snapshot};
 
@@ -42,26 +43,52 @@ pub(crate) use target::named_outside;
 pub use target::{read_for_target, selector_query};
 
 #[derive(Debug, thiserror::Error)]
+#[error("{}", Localized::message(self).en())]
 pub enum LiveError {
-    #[error("cannot load the kubeconfig: {0}")]
-    Config(String),
+    Config(Message),
     /// The kubeconfig file itself is missing or not a kubeconfig.
-    #[error("{0}")]
-    KubeconfigFile(String),
+    KubeconfigFile(Message),
     /// The credential plugin failed, is missing, or never answered.
-    #[error("cannot get credentials for the cluster: {0}")]
-    Credentials(String),
-    #[error("cannot reach the cluster at {server}: {detail}")]
-    Unreachable { server: String, detail: String },
-    #[error(
-        "the cluster at {server} denied access: {detail}; check your credentials (kubectl auth whoami)"
-    )]
-    Denied { server: String, detail: String },
-    #[error(
-        "no resource named {wanted:?} is served by the cluster (is the ModelService CRD installed? use --resource, or trace deploy/NAME)"
-    )]
-    NoResource { wanted: String },
+    Credentials(Message),
+    Unreachable {
+        server: String,
+        detail: Message,
+    },
+    Denied {
+        server: String,
+        detail: Message,
+    },
+    NoResource {
+        wanted: String,
+    },
 }
+
+impl Localized for LiveError {
+    fn message(&self) -> Message {
+        match self {
+            LiveError::Config(m) => Message::new("error.live.config").arg("detail", m.clone()),
+            LiveError::KubeconfigFile(m) => m.clone(),
+            LiveError::Credentials(m) => {
+                Message::new("error.live.credentials").arg("detail", m.clone())
+            }
+            LiveError::Unreachable { server, detail } => Message::new("error.live.unreachable")
+                .arg("server", server.as_str())
+                .arg("detail", detail.clone()),
+            LiveError::Denied { server, detail } => Message::new("error.live.denied")
+                .arg("server", server.as_str())
+                .arg("detail", detail.clone()),
+            LiveError::NoResource { wanted } => {
+                Message::new("error.live.no_resource").arg("wanted", format!("{wanted:?}"))
+            }
+        }
+    }
+}
+
+/// A request that got no answer in time, carried through kube's error so
+/// that it is said in the user's language when it stops the command.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.en())]
+struct Silent(Message);
 
 /// How to reach the cluster, as the user said it.
 #[derive(Debug, Clone, Default)]
@@ -163,18 +190,18 @@ impl Connection {
     /// A request that got no answer in time, naming the credential plugin
     /// when there is one (it runs inside the request to refresh a token).
     fn silent(&self, limit: Duration) -> kube::Error {
-        let text = match &self.credential_plugin {
+        let said = match &self.credential_plugin {
             Some(_) => connect::plugin_silent(self.credential_plugin.as_deref(), limit),
-            None => format!("no answer within {} s (--request-timeout)", limit.as_secs()),
+            None => Message::new("error.live.no_answer").arg("seconds", limit.as_secs() as i64),
         };
-        kube::Error::Service(text.into())
+        kube::Error::Service(Box::new(Silent(said)))
     }
 
     fn classify(&self, err: &kube::Error) -> Failure {
         match err {
             kube::Error::Api(status) if status.code == 401 => Failure::Fatal(LiveError::Denied {
                 server: self.server.clone(),
-                detail: status.message.clone(),
+                detail: Message::quote(status.message.as_str()),
             }),
             kube::Error::Api(status) if status.code == 404 => Failure::Absent,
             kube::Error::Api(status) => Failure::Gap(status.message.clone()),
@@ -183,6 +210,12 @@ impl Connection {
                 auth,
                 self.credential_plugin.as_deref(),
             ))),
+            kube::Error::Service(e) if e.is::<Silent>() => Failure::Fatal(LiveError::Unreachable {
+                server: self.server.clone(),
+                detail: e
+                    .downcast_ref::<Silent>()
+                    .map_or_else(|| Message::quote(e.to_string()), |s| s.0.clone()),
+            }),
             other => Failure::Fatal(LiveError::Unreachable {
                 server: self.server.clone(),
                 detail: connect::tls_hint(error_chain(other)),
@@ -619,7 +652,7 @@ pub async fn discover_served(conn: &Connection, wanted: &str) -> Result<Served, 
             Failure::Fatal(f) => f,
             Failure::Absent | Failure::Gap(_) => LiveError::Denied {
                 server: conn.server.clone(),
-                detail: format!("discovery failed: {}", error_chain(&e)),
+                detail: Message::new("error.live.discovery").arg("detail", error_chain(&e)),
             },
         }),
     }

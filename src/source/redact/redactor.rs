@@ -30,10 +30,27 @@ impl Default for Redactor {
 
 /// A `--redact` pattern that is not a valid regular expression.
 #[derive(Debug, thiserror::Error)]
-#[error("--redact {pattern:?} is not a valid regular expression: {cause}")]
+#[error("{}", mdiag_core::catalogue::Localized::message(self).en())]
 pub struct PatternError {
     pub pattern: String,
     pub cause: regex::Error,
+}
+
+impl mdiag_core::catalogue::Localized for PatternError {
+    fn message(&self) -> mdiag_core::catalogue::Message {
+        mdiag_core::catalogue::Message::new("error.redact_pattern")
+            .arg("pattern", format!("{:?}", self.pattern))
+            .arg("detail", one_line(&self.cause.to_string()))
+    }
+}
+
+/// The regex crate's reason on one line: it draws the pattern with a
+/// caret under the fault, then `error: REASON`.
+fn one_line(text: &str) -> String {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .unwrap_or_else(|| text.lines().next().unwrap_or_default().trim())
+        .to_string()
 }
 
 /// Redactions in the order first made, one entry per path and rule.
