@@ -12,6 +12,7 @@ fn main() -> ExitCode {
     catalogue::set_program(program);
     let matches = Cli::command().bin_name(program).get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let lang = mdiag::request::lang(&cli.global);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -19,14 +20,14 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("{program}: cannot start the async runtime: {e}");
+            let err = anyhow::Error::from(mdiag_core::catalogue::Failed::new("error.runtime", e));
+            eprintln!("{program}: {}", mdiag::error::said(&err, lang));
             return ExitCode::from(exit::Exit::Problem.code());
         }
     };
     // An error may quote what it could not reach (a server URL with its
     // password): it is redacted like every other answer.
     let redactor = mdiag::request::redactor(&cli.global).ok();
-    let lang = mdiag::request::lang(&cli.global);
     match runtime.block_on(mdiag::cmd::run(cli)) {
         Ok(code) => code.into(),
         Err(err) => {
