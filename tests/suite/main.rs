@@ -37,6 +37,7 @@ mod next_views;
 mod partial_dumps;
 mod pod_sets;
 mod pods_not_created;
+mod probe_kills;
 mod reader_props;
 mod readme;
 mod recipes;

@@ -29,6 +29,7 @@ pub const DEFAULT_FAIL_ON: &[FindingId] = &[
     FindingId::IMAGE_PULL_DENIED,
     FindingId::CRASH_LOOP,
     FindingId::OOM_KILLED,
+    FindingId::PROBE_KILLS_STARTUP,
     FindingId::CONTAINER_CONFIG_ERROR,
     FindingId::CONTAINER_CANNOT_RUN,
     FindingId::POD_UNSCHEDULABLE,
@@ -578,7 +579,10 @@ fn definitive(moment: Observation<'_>, f: &Finding, policy: &GatePolicy) -> Fina
         return Final::No;
     }
     match f.id {
-        FindingId::CRASH_LOOP => {
+        // A probe kill is a restart loop with a known cause: a cache warmed
+        // by the killed run can let the next one load in time, so it is
+        // final as a crash loop is, after restarts or a repeat.
+        FindingId::CRASH_LOOP | FindingId::PROBE_KILLS_STARTUP => {
             if state.restarts >= policy.max_restarts {
                 return Final::Yes;
             }

@@ -18,6 +18,8 @@ const WITH_LOGS: &[FindingId] = &[
     FindingId::CRASH_LOOP,
     FindingId::OOM_KILLED,
     FindingId::CONTAINER_CANNOT_RUN,
+    // How far the model got loading before the kill.
+    FindingId::PROBE_KILLS_STARTUP,
 ];
 
 /// Whether a finding's cause is usually in its container's log, so its

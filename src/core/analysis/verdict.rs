@@ -312,6 +312,7 @@ const MORE_SPECIFIC: &[(FindingId, FindingId)] = &[
     // because it is starting over: the kill or the crash is why.
     (FindingId::OOM_KILLED, FindingId::READINESS_FAILING),
     (FindingId::CRASH_LOOP, FindingId::READINESS_FAILING),
+    (FindingId::PROBE_KILLS_STARTUP, FindingId::READINESS_FAILING),
     // The deadline is a statement about time; the refused create is why.
     (
         FindingId::PODS_NOT_CREATED,

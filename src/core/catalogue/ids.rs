@@ -27,6 +27,7 @@ finding_ids! {
     CONTAINER_CONFIG_ERROR = "container-config-error",
     CONTAINER_CANNOT_RUN = "container-cannot-run",
     OOM_KILLED = "oom-killed",
+    PROBE_KILLS_STARTUP = "probe-kills-startup",
     IMAGE_PULL_DENIED = "image-pull-denied",
     IMAGE_PULL_NOT_FOUND = "image-pull-not-found",
     IMAGE_PULL_TIMEOUT = "image-pull-timeout",

@@ -641,6 +641,7 @@ mod tests {
         "container-config-error",
         "container-cannot-run",
         "oom-killed",
+        "probe-kills-startup",
         "image-pull-denied",
         "image-pull-not-found",
         "image-pull-timeout",

@@ -73,6 +73,7 @@ const RULES: &[(&[FindingId], Rule)] = &[
         pods::container_failures,
     ),
     (&[FindingId::OOM_KILLED], pods::oom_killed),
+    (&[FindingId::PROBE_KILLS_STARTUP], pods::probe_kills_startup),
     (&[FindingId::POD_EVICTED], pods::pod_evicted),
     (&[FindingId::POD_FAILED], pods::pod_failed),
     (&[FindingId::JOB_FAILED], job_failed::job_failed),

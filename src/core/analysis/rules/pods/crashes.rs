@@ -19,6 +19,11 @@ pub fn container_failures(ctx: &Ctx) -> Vec<Finding> {
     for (p, _) in ctx.current_pods() {
         let pod = p.pod;
         for s in facts::all_container_statuses(pod) {
+            // Killed by its own probe while starting: probe-kills-startup
+            // says why, and the restart loop is its consequence.
+            if super::probes::probe_kill(ctx, pod, s).is_some() {
+                continue;
+            }
             if let Some(f) = container_failure(ctx, p, s)
                 .or_else(|| running_between_crashes(ctx, p, s))
                 .or_else(|| terminated_before_restart(ctx, p, s))

@@ -2,13 +2,15 @@
 //! images, probes.
 //!
 //! One file per stage of a Pod's life: `scheduling.rs`, `starting.rs`
-//! (volumes, sandbox, images), `crashes.rs`, `readiness.rs`, `node.rs`
+//! (volumes, sandbox, images), `crashes.rs`, `probes.rs` (a probe that
+//! kills a container still starting), `readiness.rs`, `node.rs`
 //! (a lost node, evictions) and `dns.rs`; the helpers they share are here.
 
 mod crashes;
 mod dns;
 mod failed;
 mod node;
+mod probes;
 mod readiness;
 mod scheduling;
 mod starting;
@@ -18,6 +20,7 @@ pub(super) use dns::dns_check;
 pub(crate) use failed::failed_run;
 pub(super) use failed::pod_failed;
 pub(super) use node::{node_not_ready, pod_evicted};
+pub(super) use probes::probe_kills_startup;
 pub(super) use readiness::readiness_failing;
 pub(super) use scheduling::{scheduler_silent, unschedulable};
 pub(super) use starting::{image_pull, pod_not_started};
