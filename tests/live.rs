@@ -51,6 +51,8 @@ mod real_hostile;
 mod real_jobs;
 #[path = "live/real_node.rs"]
 mod real_node;
+#[path = "live/real_probes.rs"]
+mod real_probes;
 #[path = "live/real_redaction.rs"]
 mod real_redaction;
 #[path = "live/real_scenarios.rs"]
@@ -429,6 +431,7 @@ fn trials() -> Vec<Trial> {
     all.extend(real_node::trials());
     all.extend(real_scenarios::trials());
     all.extend(real_jobs::trials());
+    all.extend(real_probes::trials());
     all.extend(gate::trials());
     all.extend(pod_sets::trials());
     all.extend(triage_scale::trials());

@@ -28,7 +28,7 @@ pub(super) fn gate(
 }
 
 /// [`gate`] on any target.
-fn gate_on(
+pub(super) fn gate_on(
     kubeconfig: &Path,
     ns: &str,
     target: &str,

@@ -72,7 +72,7 @@ fn cron_job(ns: &str, name: &str, suspend: bool, template: Value) -> Value {
             "jobTemplate": {"spec": {"backoffLimit": 0, "template": template}}}})
 }
 
-fn kubectl_apply(ns: &str, items: Vec<Value>) -> Result<(), Failed> {
+pub(super) fn kubectl_apply(ns: &str, items: Vec<Value>) -> Result<(), Failed> {
     let w = world();
     let file = w.layout.dir().join(format!("{ns}-objects.json"));
     let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
@@ -217,7 +217,7 @@ fn wait_cron_run(ns: &str, cron: &str, want: &str, timeout: Duration) -> Result<
 }
 
 /// `trace TARGET -o json`, live with the view-only kubeconfig, or on a file.
-fn trace(ns: &str, target: &str, file: Option<&Path>) -> Result<(i32, Value), Failed> {
+pub(super) fn trace(ns: &str, target: &str, file: Option<&Path>) -> Result<(i32, Value), Failed> {
     let viewer = viewer();
     let mut args = vec!["-n", ns, "trace", target, "-o", "json"];
     match file {
@@ -238,7 +238,7 @@ fn triage(ns: &str, file: Option<&Path>) -> Result<(i32, Value), Failed> {
     mdiag(&args)
 }
 
-fn finding<'a>(report: &'a Value, id: &str) -> Option<&'a Value> {
+pub(super) fn finding<'a>(report: &'a Value, id: &str) -> Option<&'a Value> {
     report["findings"]
         .as_array()?
         .iter()
@@ -246,7 +246,7 @@ fn finding<'a>(report: &'a Value, id: &str) -> Option<&'a Value> {
 }
 
 /// Every evidence line of a finding, as `object field = value`.
-fn evidence(f: &Value) -> String {
+pub(super) fn evidence(f: &Value) -> String {
     f["evidence"]
         .as_array()
         .into_iter()
@@ -256,7 +256,7 @@ fn evidence(f: &Value) -> String {
         .join("\n")
 }
 
-fn pretty(v: &Value) -> String {
+pub(super) fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
@@ -322,7 +322,7 @@ fn judged_failed(what: &str, code: i32, r: &Value, quote: &str) -> Result<(), Fa
 }
 
 /// The ids of a report's warning and error findings.
-fn loud(r: &Value) -> Vec<String> {
+pub(super) fn loud(r: &Value) -> Vec<String> {
     r["findings"]
         .as_array()
         .into_iter()
@@ -352,7 +352,11 @@ fn judged_complete(what: &str, code: i32, r: &Value) -> Result<(), Failed> {
 }
 
 /// The snapshot replayed gives the live verdict, findings and exit code.
-fn same_as_live(what: &str, live: &(i32, Value), replay: &(i32, Value)) -> Result<(), Failed> {
+pub(super) fn same_as_live(
+    what: &str,
+    live: &(i32, Value),
+    replay: &(i32, Value),
+) -> Result<(), Failed> {
     let (lc, l) = live;
     let (rc, r) = replay;
     let same = lc == rc
@@ -439,7 +443,7 @@ fn triage_ranks(what: &str, t: &(i32, Value), failed: &str, quiet: &[&str]) -> R
 }
 
 /// Keeps what the controllers and the kubelet wrote, for fixtures.
-fn keep_evidence(name: &str, ns: &str) {
+pub(super) fn keep_evidence(name: &str, ns: &str) {
     let dir: PathBuf = repo().join("target").join("real-node-evidence");
     let _ = std::fs::create_dir_all(&dir);
     if let Ok(text) = world().kubectl(&["get", "cronjobs,jobs,pods,events", "-n", ns, "-o", "yaml"])
@@ -450,7 +454,7 @@ fn keep_evidence(name: &str, ns: &str) {
 
 /// Runs `body`, keeps the evidence, deletes the namespace, says a failure
 /// at once (the harness prints failures only at the end) and times it.
-fn in_namespace(
+pub(super) fn in_namespace(
     trial: &str,
     name: &str,
     body: impl FnOnce(&str) -> Result<(), Failed>,
