@@ -461,6 +461,57 @@ fn scenario_trials() -> Vec<Trial> {
                 ..Want::default()
             },
         ),
+        // The `view` role cannot list Nodes, so a live trace does not know
+        // whether any node offers the GPU and says only what the scheduler
+        // said; a dump that holds the Nodes says none does.
+        Trial::test("unschedulable-gpu-no-node-offers-it", || {
+            let ns = namespace("gpu-no-node")?;
+            apply(
+                &ns,
+                &spec("ready").resources(serde_json::json!({"limits": {"nvidia.com/gpu": "1"}})),
+            )?;
+            let (_, live) = until_live(
+                &ns,
+                Want {
+                    last_step: Some("stored"),
+                    must: &["pod-unschedulable"],
+                    must_not: &["resource-claim-pending"],
+                    ..Want::default()
+                },
+            )?;
+            let file = dump(&ns)?;
+            let (code, replay) = mdiag(&[
+                "trace",
+                "chart-demo",
+                "-n",
+                &ns,
+                "--snapshot",
+                file.to_str().unwrap(),
+                "-o",
+                "json",
+            ])?;
+            let lead = &replay["verdict"]["lead"];
+            let named = replay["findings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|f| f["id"] == "resource-claim-pending")
+                .is_some_and(|f| {
+                    f["detail"]
+                        .as_str()
+                        .is_some_and(|d| d.contains("nvidia.com/gpu"))
+                });
+            let _ = std::fs::remove_file(file);
+            if code != 1 || lead != "resource-claim-pending" || !named {
+                return Err(format!(
+                    "{ns}: the dump gives exit {code}, lead {lead}, findings {:?}; live {:?}",
+                    finding_ids(&replay),
+                    finding_ids(&live)
+                )
+                .into());
+            }
+            Ok(())
+        }),
         simple(
             "crash-loop",
             || spec("crash-loop:1"),

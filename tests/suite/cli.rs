@@ -955,7 +955,11 @@ fn explain_finds_symptom_words_aliases_reasons_and_exit_codes() {
     assert_eq!(first_ids("ImagePullBackOff"), pulls);
     assert_eq!(
         first_ids("Pending"),
-        ["pod-unschedulable", "scheduler-silent"]
+        [
+            "pod-unschedulable",
+            "resource-claim-pending",
+            "scheduler-silent"
+        ]
     );
 }
 

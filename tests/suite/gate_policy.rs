@@ -173,7 +173,8 @@ fn each_demo_rollout_gets_the_judgement_a_ci_job_needs() {
         ),
         ("image-pull-denied", Some(FindingId::IMAGE_PULL_DENIED)),
         ("oom-killed", Some(FindingId::OOM_KILLED)),
-        ("unschedulable", Some(FindingId::POD_UNSCHEDULABLE)),
+        // No node offers the GPU: why the Pods cannot be placed.
+        ("unschedulable", Some(FindingId::RESOURCE_CLAIM_PENDING)),
         (
             "controller-paused",
             Some(FindingId::CONTROLLER_NOT_CONVERGING),

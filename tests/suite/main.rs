@@ -43,6 +43,7 @@ mod readme;
 mod recipes;
 mod redaction;
 mod replay_json;
+mod resource_claims;
 mod revisions;
 mod targets;
 mod timeline_views;

@@ -33,6 +33,7 @@ pub const DEFAULT_FAIL_ON: &[FindingId] = &[
     FindingId::CONTAINER_CONFIG_ERROR,
     FindingId::CONTAINER_CANNOT_RUN,
     FindingId::POD_UNSCHEDULABLE,
+    FindingId::RESOURCE_CLAIM_PENDING,
     FindingId::PROGRESS_DEADLINE_EXCEEDED,
     FindingId::CONTROLLER_NOT_CONVERGING,
     FindingId::PODS_NOT_CREATED,
@@ -592,7 +593,9 @@ fn definitive(moment: Observation<'_>, f: &Finding, policy: &GatePolicy) -> Fina
                 None => Final::No,
             }
         }
-        FindingId::POD_UNSCHEDULABLE => (!could_still_schedule(snapshot, chain, d, state)).into(),
+        FindingId::POD_UNSCHEDULABLE | FindingId::RESOURCE_CLAIM_PENDING => {
+            (!could_still_schedule(snapshot, chain, d, state)).into()
+        }
         FindingId::READINESS_FAILING => readiness_budget_spent(chain, d, state),
         _ => Final::Yes,
     }

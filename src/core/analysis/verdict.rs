@@ -304,6 +304,11 @@ fn next_command(
 /// (specific, general): when both hold, the specific one says why the
 /// general one happens, so it leads.
 const MORE_SPECIFIC: &[(FindingId, FindingId)] = &[
+    // What no node offers is why the scheduler cannot place the Pod.
+    (
+        FindingId::RESOURCE_CLAIM_PENDING,
+        FindingId::POD_UNSCHEDULABLE,
+    ),
     (
         FindingId::ROLLOUT_SURGE_BLOCKED,
         FindingId::POD_UNSCHEDULABLE,

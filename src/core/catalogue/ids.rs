@@ -21,6 +21,7 @@ macro_rules! finding_ids {
 
 finding_ids! {
     POD_UNSCHEDULABLE = "pod-unschedulable",
+    RESOURCE_CLAIM_PENDING = "resource-claim-pending",
     SCHEDULER_SILENT = "scheduler-silent",
     POD_NOT_STARTED = "pod-not-started",
     CRASH_LOOP = "crash-loop",

@@ -635,6 +635,7 @@ mod tests {
     /// The finding ids docs/contract.md#findings makes a contract.
     const SPEC_IDS: &[&str] = &[
         "pod-unschedulable",
+        "resource-claim-pending",
         "scheduler-silent",
         "pod-not-started",
         "crash-loop",

@@ -62,6 +62,10 @@ const RULES: &[(&[FindingId], Rule)] = &[
         controller::rollout_surge_blocked,
     ),
     (&[FindingId::POD_UNSCHEDULABLE], pods::unschedulable),
+    (
+        &[FindingId::RESOURCE_CLAIM_PENDING],
+        pods::resource_claim_pending,
+    ),
     (&[FindingId::SCHEDULER_SILENT], pods::scheduler_silent),
     (&[FindingId::POD_NOT_STARTED], pods::pod_not_started),
     (
