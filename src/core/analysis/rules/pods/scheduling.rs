@@ -172,8 +172,7 @@ pub fn resource_claim_pending(ctx: &Ctx) -> Vec<Finding> {
         let pod = p.pod;
         let failed = pod_events(ctx, pod)
             .into_iter()
-            .filter(|e| e.reason() == "FailedScheduling")
-            .next_back();
+            .rfind(|e| e.reason() == "FailedScheduling");
         let condition = pod_condition(pod, "PodScheduled").filter(|c| c.status == "False");
         let message = failed
             .map(|e| e.message().to_string())
