@@ -173,8 +173,9 @@ fn judged_killed(what: &str, (code, r): &(i32, Value)) -> Result<(), Failed> {
     if let Some(f) = finding(r, "probe-kills-startup") {
         let said = evidence(f);
         for want in [
-            "livenessProbe = 4s (initialDelaySeconds 0 + failureThreshold 2 x periodSeconds 2)",
-            "lastState.terminated = lasted ",
+            // `evidence` quotes each part as JSON.
+            "livenessProbe\" = \"4s (initialDelaySeconds 0 + failureThreshold 2 x periodSeconds 2)",
+            "lastState.terminated\" = \"lasted ",
             "failed liveness probe, will be restarted",
         ] {
             if !said.contains(want) {
