@@ -28,6 +28,7 @@ mod hostile_mcp;
 mod hostile_redact;
 mod hostile_text;
 mod html_report;
+mod init_containers;
 mod interrupts;
 mod jobs;
 mod lone_status;

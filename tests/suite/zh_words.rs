@@ -110,6 +110,9 @@ const ALLOWED: &[&str] = &[
     // A Job's restart policy, conditions and Pod phases.
     "Never",
     "OnFailure",
+    // A sidecar's restart policy; the init containers' condition.
+    "Always",
+    "Initialized",
     "Complete",
     "Succeeded",
     "RollingUpdate",

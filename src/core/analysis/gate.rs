@@ -30,6 +30,7 @@ pub const DEFAULT_FAIL_ON: &[FindingId] = &[
     FindingId::CRASH_LOOP,
     FindingId::OOM_KILLED,
     FindingId::PROBE_KILLS_STARTUP,
+    FindingId::INIT_CONTAINER_FAILING,
     FindingId::CONTAINER_CONFIG_ERROR,
     FindingId::CONTAINER_CANNOT_RUN,
     FindingId::POD_UNSCHEDULABLE,
@@ -583,7 +584,9 @@ fn definitive(moment: Observation<'_>, f: &Finding, policy: &GatePolicy) -> Fina
         // A probe kill is a restart loop with a known cause: a cache warmed
         // by the killed run can let the next one load in time, so it is
         // final as a crash loop is, after restarts or a repeat.
-        FindingId::CRASH_LOOP | FindingId::PROBE_KILLS_STARTUP => {
+        FindingId::CRASH_LOOP
+        | FindingId::PROBE_KILLS_STARTUP
+        | FindingId::INIT_CONTAINER_FAILING => {
             if state.restarts >= policy.max_restarts {
                 return Final::Yes;
             }

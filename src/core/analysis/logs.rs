@@ -20,6 +20,8 @@ const WITH_LOGS: &[FindingId] = &[
     FindingId::CONTAINER_CANNOT_RUN,
     // How far the model got loading before the kill.
     FindingId::PROBE_KILLS_STARTUP,
+    // What the download said before it failed or while it stalls.
+    FindingId::INIT_CONTAINER_FAILING,
 ];
 
 /// Whether a finding's cause is usually in its container's log, so its

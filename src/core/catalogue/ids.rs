@@ -24,6 +24,7 @@ finding_ids! {
     RESOURCE_CLAIM_PENDING = "resource-claim-pending",
     SCHEDULER_SILENT = "scheduler-silent",
     POD_NOT_STARTED = "pod-not-started",
+    INIT_CONTAINER_FAILING = "init-container-failing",
     CRASH_LOOP = "crash-loop",
     CONTAINER_CONFIG_ERROR = "container-config-error",
     CONTAINER_CANNOT_RUN = "container-cannot-run",

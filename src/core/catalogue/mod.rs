@@ -638,6 +638,7 @@ mod tests {
         "resource-claim-pending",
         "scheduler-silent",
         "pod-not-started",
+        "init-container-failing",
         "crash-loop",
         "container-config-error",
         "container-cannot-run",

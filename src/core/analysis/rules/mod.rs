@@ -69,6 +69,10 @@ const RULES: &[(&[FindingId], Rule)] = &[
     (&[FindingId::SCHEDULER_SILENT], pods::scheduler_silent),
     (&[FindingId::POD_NOT_STARTED], pods::pod_not_started),
     (
+        &[FindingId::INIT_CONTAINER_FAILING],
+        pods::init_container_failing,
+    ),
+    (
         &[
             FindingId::CRASH_LOOP,
             FindingId::CONTAINER_CANNOT_RUN,

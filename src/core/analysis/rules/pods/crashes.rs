@@ -28,6 +28,11 @@ pub fn container_failures(ctx: &Ctx) -> Vec<Finding> {
                 .or_else(|| running_between_crashes(ctx, p, s))
                 .or_else(|| terminated_before_restart(ctx, p, s))
             {
+                // An init container's loop keeps the Pod from starting:
+                // init-container-failing says so, with what it runs.
+                if f.id == FindingId::CRASH_LOOP && super::init::ordinary_init(pod, &s.name) {
+                    continue;
+                }
                 out.push(f);
             }
         }

@@ -2,13 +2,15 @@
 //! images, probes.
 //!
 //! One file per stage of a Pod's life: `scheduling.rs`, `starting.rs`
-//! (volumes, sandbox, images), `crashes.rs`, `probes.rs` (a probe that
+//! (volumes, sandbox, images), `init.rs` (an init container that fails or
+//! stalls), `crashes.rs`, `probes.rs` (a probe that
 //! kills a container still starting), `readiness.rs`, `node.rs`
 //! (a lost node, evictions) and `dns.rs`; the helpers they share are here.
 
 mod crashes;
 mod dns;
 mod failed;
+mod init;
 mod node;
 mod probes;
 mod readiness;
@@ -19,6 +21,7 @@ pub(super) use crashes::{container_failures, oom_killed};
 pub(super) use dns::dns_check;
 pub(crate) use failed::failed_run;
 pub(super) use failed::pod_failed;
+pub(super) use init::init_container_failing;
 pub(super) use node::{node_not_ready, pod_evicted};
 pub(super) use probes::probe_kills_startup;
 pub(super) use readiness::readiness_failing;
