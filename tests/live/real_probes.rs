@@ -9,8 +9,12 @@
 //! spent. Beside it, the same server with a startup probe long enough for
 //! its load (6 s of 30 s) becomes Ready and stays quiet.
 //!
+//!
+//! An init container that fails as a model download refused by its store
+//! does: `init-container-failing`, not `crash-loop`.
+//!
 //! What the kubelet wrote is kept in
-//! `target/real-node-evidence/probe-kills-startup.yaml`.
+//! `target/real-node-evidence/<trial>.yaml`.
 
 use std::time::{Duration, Instant};
 
@@ -25,10 +29,10 @@ use super::real_jobs::{
 use super::{finding_ids, snapshot_file, world};
 
 pub fn trials() -> Vec<Trial> {
-    vec![Trial::test(
-        "real-node-probe-kills-startup",
-        probe_kills_startup,
-    )]
+    vec![
+        Trial::test("real-node-probe-kills-startup", probe_kills_startup),
+        Trial::test("real-node-init-download-failing", init_download_failing),
+    ]
 }
 
 /// How long the kubelet may take to kill the loader twice (4 s of probe,
@@ -42,6 +46,17 @@ fn probe(period: i32, threshold: i32) -> Value {
 
 /// A Deployment of one model server on the real node, and its Service.
 fn server(ns: &str, name: &str, args: &[&str], probes: Value) -> Vec<Value> {
+    server_after(ns, name, args, probes, None)
+}
+
+/// [`server`], with an init container that runs `script` first.
+fn server_after(
+    ns: &str,
+    name: &str,
+    args: &[&str],
+    probes: Value,
+    init: Option<&str>,
+) -> Vec<Value> {
     let (k, v) = REAL_NODE_LABEL;
     let mut container = json!({
         "name": "server",
@@ -61,6 +76,12 @@ fn server(ns: &str, name: &str, args: &[&str], probes: Value) -> Vec<Value> {
                     "nodeSelector": {k: v},
                     "tolerations": [{"key": k, "operator": "Equal", "value": v, "effect": "NoSchedule"}],
                     "terminationGracePeriodSeconds": 2,
+                    "initContainers": init.map(|script| vec![json!({
+                        "name": "model-download",
+                        "image": world().images.model_server("v1.4.0"),
+                        "command": ["sh", "-c", script],
+                        "args": ["--source=s3://models-prod/tiny-llama-1.1b/", "--dest=/mnt/models"],
+                    })]).unwrap_or_default(),
                     "containers": [container]}}}}),
         json!({"apiVersion": "v1", "kind": "Service",
             "metadata": {"name": name, "namespace": ns},
@@ -127,6 +148,64 @@ fn probe_kills_startup() -> Result<(), Failed> {
             if quiet.0 != 0 || !loud(&quiet.1).is_empty() {
                 return Err(format!(
                     "patient-loader: want exit 0 and quiet, got exit {}\n{}",
+                    quiet.0,
+                    pretty(&quiet.1)
+                )
+                .into());
+            }
+            Ok(())
+        },
+    )
+}
+
+/// An init container that fails as a download does when the store refuses
+/// the credentials: Init:CrashLoopBackOff on the real kubelet, named
+/// `init-container-failing` with its exit, restarts and source, not
+/// `crash-loop`; beside it the same download succeeding stays quiet.
+fn init_download_failing() -> Result<(), Failed> {
+    const REFUSED: &str =
+        "echo \"fetching $0 to $1\"; echo 'ERROR 403 Forbidden: AccessDenied' >&2; exit 1";
+    const FETCHED: &str = "echo \"fetching $0 to $1\"; echo done";
+    let probes = json!({"readinessProbe": probe(2, 1)});
+    in_namespace(
+        "real-node-init-download-failing",
+        "init-download-failing",
+        |ns| {
+            let mut items = server_after(ns, "fetch-refused", &[], probes.clone(), Some(REFUSED));
+            items.extend(server_after(
+                ns,
+                "fetch-ok",
+                &[],
+                probes.clone(),
+                Some(FETCHED),
+            ));
+            kubectl_apply(ns, items)?;
+            let (code, r) = until(ns, "deploy/fetch-refused", |r| {
+                r["verdict"]["lead"] == "init-container-failing"
+            })?;
+            let f = finding(&r, "init-container-failing").unwrap();
+            let said = evidence(f);
+            let detail = f["detail"].as_str().unwrap_or_default();
+            let mut problems = Vec::new();
+            if code != 1 {
+                problems.push(format!("exit {code}"));
+            }
+            if !detail.starts_with("init container model-download exits with code 1") {
+                problems.push(format!("detail {detail:?}"));
+            }
+            if !said.contains("--source=s3://models-prod/tiny-llama-1.1b/") {
+                problems.push(format!("no source in the evidence:\n{said}"));
+            }
+            if finding_ids(&r).iter().any(|i| i == "crash-loop") {
+                problems.push("crash-loop beside init-container-failing".into());
+            }
+            if !problems.is_empty() {
+                return Err(format!("{}\n{}", problems.join("; "), pretty(&r)).into());
+            }
+            let quiet = until(ns, "deploy/fetch-ok", |r| r["healthy"] == true)?;
+            if quiet.0 != 0 || !loud(&quiet.1).is_empty() {
+                return Err(format!(
+                    "fetch-ok: want exit 0 and quiet, got exit {}\n{}",
                     quiet.0,
                     pretty(&quiet.1)
                 )
