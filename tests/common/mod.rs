@@ -21,6 +21,12 @@ pub fn load(name: &str) -> Snapshot {
     read_snapshot_file(&fixture_path(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
+/// A fixture by its path from the project root (`fixtures/cases/x.yaml`).
+pub fn load_file(path: &str) -> Snapshot {
+    read_snapshot_file(&Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 pub fn clock(snapshot: &Snapshot) -> Clock {
     // The system clock must never be the answer for a file with times in it.
     Clock::choose(&snapshot.origin, None, jiff::Timestamp::UNIX_EPOCH)

@@ -5,34 +5,19 @@
 //! progress), and the same container as a sidecar (`restartPolicy:
 //! Always`), which is judged as an app container.
 
-use jiff::{SignedDuration, Timestamp};
+use crate::common::{self, diagnose, ids};
+use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::{
     ContainerState, ContainerStateRunning, ContainerStateTerminated, Pod,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use mdiag_core::analysis::Diagnosis;
-use mdiag_core::chain::walk;
-use mdiag_core::model::{Snapshot, TargetSpec};
-use mdiag_source::read_snapshot_file;
+use mdiag_core::model::Snapshot;
 
 const CASE: &str = "fixtures/cases/init-download-failing.yaml";
 
 fn case() -> Snapshot {
-    read_snapshot_file(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(CASE)).unwrap()
-}
-
-fn now(s: &Snapshot) -> Timestamp {
-    s.origin.newest_seen.unwrap()
-}
-
-fn diagnose(snapshot: &Snapshot) -> Diagnosis {
-    let target = TargetSpec::parse("chart-demo", None).unwrap();
-    let chain = walk(snapshot, &target, "modeldock-lab", None).unwrap();
-    mdiag_core::analysis::analyze(snapshot, &chain, now(snapshot))
-}
-
-fn ids(d: &Diagnosis) -> Vec<&str> {
-    d.findings.iter().map(|f| f.id.as_str()).collect()
+    common::load_file(CASE)
 }
 
 fn detail_of(d: &Diagnosis, id: &str) -> Vec<String> {
@@ -57,7 +42,7 @@ fn init_status(pod: &mut Pod) -> &mut k8s_openapi::api::core::v1::ContainerStatu
 /// `running` and is still running.
 fn one_done_one_running(took: SignedDuration, running: SignedDuration) -> Snapshot {
     let mut s = case();
-    let at = now(&s);
+    let at = common::clock(&s).now;
     let (done, busy) = s.objects.pods.split_at_mut(1);
     let d = init_status(&mut done[0]);
     d.restart_count = 0;

@@ -3,28 +3,14 @@
 //! ever healthy (fixtures/cases/crash-loop-137-error.yaml), a server that
 //! served and then hung, an OOM kill, and the kill's Events expired.
 
-use jiff::Timestamp;
+use crate::common::{self, diagnose, ids};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use mdiag_core::analysis::Diagnosis;
-use mdiag_core::chain::walk;
-use mdiag_core::model::{Snapshot, TargetSpec};
-use mdiag_source::read_snapshot_file;
+use mdiag_core::model::Snapshot;
 
 const CASE: &str = "fixtures/cases/crash-loop-137-error.yaml";
 
 fn case() -> Snapshot {
-    read_snapshot_file(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(CASE)).unwrap()
-}
-
-fn diagnose(snapshot: &Snapshot) -> Diagnosis {
-    let target = TargetSpec::parse("chart-demo", None).unwrap();
-    let chain = walk(snapshot, &target, "modeldock-lab", None).unwrap();
-    let now = snapshot.origin.newest_seen.unwrap();
-    mdiag_core::analysis::analyze(snapshot, &chain, now)
-}
-
-fn ids(d: &Diagnosis) -> Vec<&str> {
-    d.findings.iter().map(|f| f.id.as_str()).collect()
+    common::load_file(CASE)
 }
 
 /// Every Pod's last terminated run, changed by `change`.
@@ -116,37 +102,21 @@ fn without_the_kubelets_killing_event_the_cause_is_not_claimed() {
 #[test]
 fn the_gate_fails_on_it_by_default_once_the_restarts_are_spent() {
     use mdiag_core::analysis::crashes::CrashHistory;
-    use mdiag_core::analysis::gate::{GatePolicy, Judgement, Observation, judge};
+    use mdiag_core::analysis::gate::GatePolicy;
     let s = case();
-    let target = TargetSpec::parse("chart-demo", None).unwrap();
-    let chain = walk(&s, &target, "modeldock-lab", None).unwrap();
-    let now: Timestamp = s.origin.newest_seen.unwrap();
-    let d = mdiag_core::analysis::analyze(&s, &chain, now);
     let crashes = CrashHistory::default();
-    let at = |policy: &GatePolicy| {
-        judge(
-            Observation {
-                snapshot: &s,
-                chain: &chain,
-                diagnosis: &d,
-                crashes: &crashes,
-            },
-            policy,
-        )
-        .judgement
-    };
     // Three restarts, the default allowance: final.
-    match at(&GatePolicy::default()) {
-        Judgement::Failed { finding, .. } => {
-            assert_eq!(d.findings[finding].id.as_str(), "probe-kills-startup")
-        }
-        other => panic!("{other:?}"),
-    }
+    let (d, view) = common::gate_view(&s, &crashes, &GatePolicy::default());
+    assert_eq!(
+        common::failed_on(&d, &view).map(|(id, _)| id),
+        Some("probe-kills-startup")
+    );
     // A cache the killed run warmed may let the next one load in time:
     // below the allowance, the gate waits.
     let patient = GatePolicy {
         max_restarts: 10,
         ..GatePolicy::default()
     };
-    assert!(!matches!(at(&patient), Judgement::Failed { .. }));
+    let (d, view) = common::gate_view(&s, &crashes, &patient);
+    assert_eq!(common::failed_on(&d, &view), None);
 }

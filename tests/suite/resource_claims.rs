@@ -5,28 +5,14 @@
 //! not read (then whether any offers it is unknown), and a DRA claim in
 //! place of the extended resource.
 
+use crate::common::{self, diagnose, ids};
 use k8s_openapi::api::core::v1::PodResourceClaim;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use mdiag_core::analysis::Diagnosis;
-use mdiag_core::chain::walk;
-use mdiag_core::model::{EventRecord, Gap, Snapshot, TargetSpec};
-use mdiag_source::read_snapshot_file;
-
-const DEMO: &str = "fixtures/demo/unschedulable.yaml";
+use mdiag_core::model::{EventRecord, Gap, Snapshot};
 
 fn demo() -> Snapshot {
-    read_snapshot_file(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DEMO)).unwrap()
-}
-
-fn diagnose(snapshot: &Snapshot) -> Diagnosis {
-    let target = TargetSpec::parse("chart-demo", None).unwrap();
-    let chain = walk(snapshot, &target, "modeldock-lab", None).unwrap();
-    let now = snapshot.origin.newest_seen.unwrap();
-    mdiag_core::analysis::analyze(snapshot, &chain, now)
-}
-
-fn ids(d: &Diagnosis) -> Vec<&str> {
-    d.findings.iter().map(|f| f.id.as_str()).collect()
+    common::load("unschedulable")
 }
 
 fn lead(d: &Diagnosis) -> &str {

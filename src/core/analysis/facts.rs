@@ -297,3 +297,20 @@ pub fn age(from: Timestamp, now: Timestamp) -> String {
     let secs = seconds_between(from, now).max(0.0) as i64;
     crate::analysis::format_duration(secs)
 }
+
+/// A probe's timing, with core/v1's defaults for what it leaves unset:
+/// (initialDelaySeconds 0, failureThreshold 3, periodSeconds 10).
+pub fn probe_timing(p: &k8s_openapi::api::core::v1::Probe) -> (i32, i32, i32) {
+    (
+        p.initial_delay_seconds.unwrap_or(0),
+        p.failure_threshold.unwrap_or(3),
+        p.period_seconds.unwrap_or(10),
+    )
+}
+
+/// How long a probe that never passes allows before it acts:
+/// initialDelaySeconds + failureThreshold x periodSeconds.
+pub fn probe_budget_seconds(p: &k8s_openapi::api::core::v1::Probe) -> i64 {
+    let (delay, threshold, period) = probe_timing(p);
+    i64::from(delay) + i64::from(threshold) * i64::from(period)
+}

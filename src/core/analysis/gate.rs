@@ -610,19 +610,11 @@ fn definitive(moment: Observation<'_>, f: &Finding, policy: &GatePolicy) -> Fina
 /// its owners expect; the factor leaves room for a slow node.
 pub const READINESS_BUDGET_FACTOR: f64 = 2.0;
 
-/// The probe defaults (core/v1 Probe): what a probe without a value uses.
-const PROBE_PERIOD_SECONDS: i32 = 10;
-const PROBE_FAILURE_THRESHOLD: i32 = 3;
-
 /// Seconds a container's probes allow before it should be ready: the
 /// startup probe's whole allowance (readiness probes wait for it), then the
 /// readiness probe's delay and failure threshold; the longest container's.
 pub fn readiness_allowance(pod: &Pod) -> f64 {
-    let allows = |p: &k8s_openapi::api::core::v1::Probe| {
-        f64::from(p.initial_delay_seconds.unwrap_or(0))
-            + f64::from(p.failure_threshold.unwrap_or(PROBE_FAILURE_THRESHOLD))
-                * f64::from(p.period_seconds.unwrap_or(PROBE_PERIOD_SECONDS))
-    };
+    let allows = |p: &k8s_openapi::api::core::v1::Probe| facts::probe_budget_seconds(p) as f64;
     pod.spec
         .iter()
         .flat_map(|s| s.containers.iter())

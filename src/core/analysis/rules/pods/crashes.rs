@@ -142,7 +142,7 @@ fn terminated_before_restart(ctx: &Ctx, p: &ChainPod, s: &ContainerStatus) -> Op
 
 /// A terminated state as evidence: `exitCode 1 reason Error: MESSAGE`,
 /// `(none)` in the view's words when the runtime gave no reason.
-fn terminated_value(code: i32, reason: &str, message: Option<&str>) -> Message {
+pub(super) fn terminated_value(code: i32, reason: &str, message: Option<&str>) -> Message {
     let reason: Arg = if reason.is_empty() {
         Message::new("word.none_paren").into()
     } else {

@@ -91,18 +91,10 @@ fn failing(ctx: &Ctx, pod: &Pod, s: &ContainerStatus) -> Option<Finding> {
     )
     .var("container", s.name.clone())
     .evidence(
-        Evidence::new(
+        Evidence::said(
             pod_label(pod),
             format!("{}.lastState.terminated", init_label(s)),
-            format!(
-                "exitCode {} reason {}{}",
-                exit.exit_code,
-                if reason.is_empty() { "(none)" } else { reason },
-                exit.message
-                    .as_deref()
-                    .map(|m| format!(": {}", m.trim()))
-                    .unwrap_or_default()
-            ),
+            super::crashes::terminated_value(exit.exit_code, reason, exit.message.as_deref()),
         )
         .at(exit.finished_at.as_ref().map(|t| t.0)),
     )
@@ -150,13 +142,11 @@ fn stalled(ctx: &Ctx, p: &crate::chain::ChainPod, s: &ContainerStatus) -> Option
     if running < STALL_FLOOR_SECONDS || running < STALL_FACTOR * took {
         return None;
     }
+    let took = crate::analysis::format_duration(took.max(0.0) as i64);
     let detail = Message::new("init.stalled")
         .arg("container", &s.name)
         .arg("running", facts::age(started, ctx.now))
-        .arg(
-            "took",
-            crate::analysis::format_duration(took.max(0.0) as i64),
-        );
+        .arg("took", took.as_str());
     let f = pod_finding(
         ctx,
         FindingId::INIT_CONTAINER_FAILING,
@@ -176,10 +166,7 @@ fn stalled(ctx: &Ctx, p: &crate::chain::ChainPod, s: &ContainerStatus) -> Option
     .evidence(Evidence::said(
         "pods of the revision",
         format!("{}.state.terminated", init_label(s)),
-        Message::new("init.took_elsewhere").arg(
-            "took",
-            crate::analysis::format_duration(took.max(0.0) as i64),
-        ),
+        Message::new("init.took_elsewhere").arg("took", took),
     ));
     Some(with_what_it_runs(f, pod, &s.name))
 }

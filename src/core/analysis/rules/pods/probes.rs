@@ -19,9 +19,6 @@ use crate::analysis::{Evidence, Finding, Step};
 use crate::catalogue::{FindingId, Message};
 use crate::model::EventRecord;
 
-/// The kubelet's defaults for a probe's fields left unset.
-const DEFAULT_PERIOD_SECONDS: i32 = 10;
-const DEFAULT_FAILURE_THRESHOLD: i32 = 3;
 /// The Pod's default `terminationGracePeriodSeconds`.
 const DEFAULT_GRACE_SECONDS: i64 = 30;
 /// Slack for the kubelet's sync and the probe's own timeout.
@@ -51,22 +48,6 @@ pub(super) struct ProbeKill<'a> {
     unhealthy: Option<&'a EventRecord>,
     /// How long the killed run lasted, when the runtime recorded it.
     run: Option<(Timestamp, Timestamp)>,
-}
-
-impl ProbeKill<'_> {
-    /// initialDelaySeconds + failureThreshold x periodSeconds.
-    fn budget_seconds(&self) -> i64 {
-        let (delay, threshold, period) = parts(self.probe);
-        i64::from(delay) + i64::from(threshold) * i64::from(period)
-    }
-}
-
-fn parts(probe: &Probe) -> (i32, i32, i32) {
-    (
-        probe.initial_delay_seconds.unwrap_or(0),
-        probe.failure_threshold.unwrap_or(DEFAULT_FAILURE_THRESHOLD),
-        probe.period_seconds.unwrap_or(DEFAULT_PERIOD_SECONDS),
-    )
 }
 
 fn spec_of<'a>(pod: &'a Pod, name: &str) -> Option<&'a Container> {
@@ -144,8 +125,9 @@ pub(super) fn probe_kill<'a>(
         .as_ref()
         .and_then(|s| s.termination_grace_period_seconds)
         .unwrap_or(DEFAULT_GRACE_SECONDS);
-    let (_, _, period) = parts(probe);
-    let longest = (kill.budget_seconds() + grace + i64::from(period)) as f64 + SLACK_SECONDS;
+    let (_, _, period) = facts::probe_timing(probe);
+    let longest = (facts::probe_budget_seconds(kill.probe) + grace + i64::from(period)) as f64
+        + SLACK_SECONDS;
     if let Some((started, finished)) = run
         && facts::seconds_between(started, finished) > longest
     {
@@ -169,9 +151,9 @@ pub fn probe_kills_startup(ctx: &Ctx) -> Vec<Finding> {
 }
 
 fn finding(ctx: &Ctx, pod: &Pod, s: &ContainerStatus, kill: &ProbeKill) -> Finding {
-    let (delay, threshold, period) = parts(kill.probe);
+    let (delay, threshold, period) = facts::probe_timing(kill.probe);
     let budget = Message::new("probe-kills.budget")
-        .arg("budget", kill.budget_seconds())
+        .arg("budget", facts::probe_budget_seconds(kill.probe))
         .arg("delay", delay)
         .arg("threshold", threshold)
         .arg("period", period);
@@ -210,10 +192,14 @@ fn finding(ctx: &Ctx, pod: &Pod, s: &ContainerStatus, kill: &ProbeKill) -> Findi
             Evidence::said(
                 pod_label(pod),
                 format!("{}.lastState.terminated", container_label(s)),
-                Message::new("probe-kills.terminated")
-                    .arg("ran", ran)
-                    .arg("code", t.exit_code)
-                    .arg("reason", t.reason.clone().unwrap_or_default()),
+                Message::new("probe-kills.terminated").arg("ran", ran).arg(
+                    "terminated",
+                    super::crashes::terminated_value(
+                        t.exit_code,
+                        t.reason.as_deref().unwrap_or(""),
+                        None,
+                    ),
+                ),
             )
             .at(t.finished_at.as_ref().map(|t| t.0)),
         );
