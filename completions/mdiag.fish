@@ -98,7 +98,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l no-default-redact
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s V -l version -d 'Print version'
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l timeout -d 'How long to wait for the rollout to converge (`90s`, `10m`, `1h30m`; a bare number is seconds)' -r
-complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l fail-on -d 'Finding ids that fail the gate at once (comma-separated; replaces the default set; `none` waits for the timeout whatever happens). Default: image-pull-not-found, image-pull-denied, crash-loop, oom-killed, probe-kills-startup, init-container-failing, container-config-error, container-cannot-run, pod-unschedulable, resource-claim-pending, progress-deadline-exceeded, controller-not-converging, pods-not-created' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l fail-on -d 'Finding ids that fail the gate at once (comma-separated; replaces the default set; `none` waits for the timeout whatever happens). Default: image-pull-not-found, image-pull-denied, crash-loop, oom-killed, probe-kills-startup, init-container-failing, container-config-error, container-cannot-run, pod-unschedulable, resource-claim-pending, progress-deadline-exceeded, controller-not-converging, pods-not-created, model-not-loaded' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l max-restarts -d 'A crash loop fails the gate once a Pod of the new revision restarted this often' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l report -d 'Write the JSON report (schema mdiag/v1, with outcome and elapsed_seconds) here' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l junit -d 'Write JUnit XML (one test case per check) here, for CI systems' -r -F
@@ -200,7 +200,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_su
 
 function __fish_mdiag_explain_needs_id
     __fish_mdiag_using_subcommand explain
-    and not __fish_seen_subcommand_from pod-unschedulable resource-claim-pending scheduler-silent pod-not-started init-container-failing crash-loop container-config-error container-cannot-run oom-killed probe-kills-startup image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded rollout-paused managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted pod-failed job-failed rollout-in-progress update-on-delete
+    and not __fish_seen_subcommand_from pod-unschedulable resource-claim-pending scheduler-silent pod-not-started init-container-failing crash-loop container-config-error container-cannot-run oom-killed probe-kills-startup image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded rollout-paused managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted pod-failed job-failed model-not-loaded rollout-in-progress update-on-delete
 end
 
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pod-unschedulable' -d 'Pod cannot be placed on any node (FailedScheduling)'
@@ -241,5 +241,6 @@ complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pdb-blocking' -d 'Po
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pod-evicted' -d 'Pod evicted by the kubelet under node pressure'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pod-failed' -d 'A run-to-completion Pod failed'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'job-failed' -d 'Job failed'
+complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'model-not-loaded' -d 'The serving platform says the model failed to load'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'rollout-in-progress' -d 'Rollout or rollback is still moving'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'update-on-delete' -d 'Pods wait to be deleted before they take the new revision (OnDelete)'

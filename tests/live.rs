@@ -51,6 +51,8 @@ mod real_hostile;
 mod real_jobs;
 #[path = "live/real_node.rs"]
 mod real_node;
+#[path = "live/real_platforms.rs"]
+mod real_platforms;
 #[path = "live/real_probes.rs"]
 mod real_probes;
 #[path = "live/real_redaction.rs"]
@@ -432,6 +434,7 @@ fn trials() -> Vec<Trial> {
     all.extend(real_scenarios::trials());
     all.extend(real_jobs::trials());
     all.extend(real_probes::trials());
+    all.extend(real_platforms::trials());
     all.extend(gate::trials());
     all.extend(pod_sets::trials());
     all.extend(triage_scale::trials());

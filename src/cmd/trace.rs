@@ -182,8 +182,8 @@ fn refuse_before_the_data(chain: &Chain, at: Timestamp, snapshot: &Snapshot) -> 
                 ));
             }
         };
-    if let Some(m) = chain.model_service {
-        add("modelservice", &m.metadata);
+    if let Some(p) = chain.platform {
+        add(&p.kind().to_ascii_lowercase(), &p.object.metadata);
     }
     if let Some(d) = chain.deployment {
         add("deployment", &d.metadata);

@@ -354,8 +354,8 @@ pub fn same_workload(a: &TargetSpec, b: &TargetSpec, snapshot: &Snapshot, ns: &s
     }
     let root = |t: &TargetSpec| {
         chain::walk(snapshot, t, ns, None).ok().and_then(|c| {
-            c.model_service
-                .and_then(|m| m.metadata.uid.clone())
+            c.platform
+                .and_then(|p| p.object.metadata.uid.clone())
                 .or_else(|| c.deployment.and_then(|d| d.metadata.uid.clone()))
                 .or_else(|| c.pod_set.and_then(|s| s.meta().uid.clone()))
         })

@@ -298,7 +298,7 @@ fn state_sentence(d: &Diagnosis, lang: Lang) -> String {
                 } else {
                     rev
                 }
-            } else if let Some(m) = &d.chain.model_service {
+            } else if let Some(m) = d.chain.platform.as_ref().filter(|p| p.observes_generation) {
                 Message::new("headline.generation").arg("generation", m.generation)
             } else {
                 Message::new("headline.new_revision")

@@ -90,6 +90,7 @@ pub fn target_arg(kind: &str, name: &str) -> String {
 fn short_kind(kind: &str) -> &str {
     match kind {
         "ModelService" => "msvc",
+        "InferenceService" => "isvc",
         "Deployment" => "deploy",
         "StatefulSet" => "sts",
         "DaemonSet" => "ds",

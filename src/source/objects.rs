@@ -113,6 +113,11 @@ pub fn sort_object_kept(
                 .model_services
                 .push(typed(trimmed(value, trim, ManagedFields::Writes))?)
         }
+        Kind::InferenceService => {
+            objects
+                .inference_services
+                .push(typed(trimmed(value, trim, ManagedFields::Drop))?)
+        }
         Kind::Deployment => objects.deployments.extend(planned(value, trim)?),
         Kind::ReplicaSet => objects.replica_sets.extend(planned(value, trim)?),
         Kind::StatefulSet => objects.stateful_sets.extend(planned(value, trim)?),
@@ -201,6 +206,7 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
     // written back out too.
     let Objects {
         model_services,
+        inference_services,
         deployments,
         replica_sets,
         stateful_sets,
@@ -223,6 +229,7 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
     for kind in Kind::ALL {
         match kind {
             Kind::ModelService => push(&mut out, model_services),
+            Kind::InferenceService => push(&mut out, inference_services),
             Kind::Deployment => push(&mut out, deployments),
             Kind::ReplicaSet => push(&mut out, replica_sets),
             Kind::StatefulSet => push(&mut out, stateful_sets),

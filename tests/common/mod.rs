@@ -55,8 +55,18 @@ pub fn gate_view(
     crashes: &mdiag_core::analysis::crashes::CrashHistory,
     policy: &mdiag_core::analysis::gate::GatePolicy,
 ) -> (Diagnosis, mdiag_core::analysis::gate::GateView) {
+    gate_view_of(snapshot, "chart-demo", crashes, policy)
+}
+
+/// [`gate_view`] of another target (`isvc/llama`).
+pub fn gate_view_of(
+    snapshot: &Snapshot,
+    target: &str,
+    crashes: &mdiag_core::analysis::crashes::CrashHistory,
+    policy: &mdiag_core::analysis::gate::GatePolicy,
+) -> (Diagnosis, mdiag_core::analysis::gate::GateView) {
     use mdiag_core::analysis::gate;
-    let target = TargetSpec::parse("chart-demo", None).unwrap();
+    let target = TargetSpec::parse(target, None).unwrap();
     let namespaces = mdiag_core::chain::namespaces_holding(snapshot, &target);
     let namespace = match namespaces.as_slice() {
         [one] => one.as_str(),

@@ -228,7 +228,7 @@ pub(super) fn trace(ns: &str, target: &str, file: Option<&Path>) -> Result<(i32,
 }
 
 /// `triage -n NS -o json`, live or on a file.
-fn triage(ns: &str, file: Option<&Path>) -> Result<(i32, Value), Failed> {
+pub(super) fn triage(ns: &str, file: Option<&Path>) -> Result<(i32, Value), Failed> {
     let viewer = viewer();
     let mut args = vec!["-n", ns, "triage", "-o", "json"];
     match file {

@@ -217,7 +217,11 @@ fn init_download_failing() -> Result<(), Failed> {
 }
 
 /// `trace TARGET` live until `done` holds of the report.
-fn until(ns: &str, target: &str, done: impl Fn(&Value) -> bool) -> Result<(i32, Value), Failed> {
+pub(super) fn until(
+    ns: &str,
+    target: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Result<(i32, Value), Failed> {
     let t0 = Instant::now();
     loop {
         let r = trace(ns, target, None)?;

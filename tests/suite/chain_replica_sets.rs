@@ -78,7 +78,7 @@ fn replica_sets_no_deployment_owns_are_rows_and_a_deployments_are_not() {
 fn a_lone_replica_set_is_walked_by_owner_uid_with_its_service_and_no_deployment() {
     let s = load();
     let chain = walk(&s, &target("rs/embedder-7c9d5f8b6"), NS, None).unwrap();
-    assert!(chain.deployment.is_none() && chain.model_service.is_none());
+    assert!(chain.deployment.is_none() && chain.model_service().is_none());
     let rs = chain.lone_replica_set().unwrap();
     assert_eq!(name(&rs.metadata), "embedder-7c9d5f8b6");
     assert_eq!(chain.replica_sets.len(), 1);

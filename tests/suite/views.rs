@@ -300,6 +300,7 @@ fn report_rows(report: &Value) -> Vec<(String, String)> {
     let short = |kind: &str| {
         match kind {
             "ModelService" => "msvc",
+            "InferenceService" => "isvc",
             "Deployment" => "deploy",
             "StatefulSet" => "sts",
             "DaemonSet" => "ds",

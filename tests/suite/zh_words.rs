@@ -27,6 +27,11 @@ fn mdiag() -> Command {
 /// `requests`...), and the field names and values mdiag quotes as the API
 /// spells them. Each is a name, not an English word a reader must know.
 const ALLOWED: &[&str] = &[
+    // KServe's model states and its predictor component, as its status
+    // writes them.
+    "Loading",
+    "Loaded",
+    "predictor",
     // Kinds and objects.
     "ModelService",
     "ModelServices",

@@ -44,7 +44,7 @@ pub struct Source {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct TraceParams {
-    /// NAME (a ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME,
+    /// NAME (a ModelService), msvc/NAME, isvc/NAME, deploy/NAME, sts/NAME, ds/NAME,
     /// rs/NAME or pod/NAME.
     pub target: String,
     #[serde(flatten)]

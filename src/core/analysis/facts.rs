@@ -132,7 +132,13 @@ pub fn spec_floor<'a>(
 /// [`spec_floor`] of what declares a chain's rollout: its ModelService,
 /// Deployment, StatefulSet or DaemonSet.
 pub fn chain_spec_floor(chain: &crate::chain::Chain) -> Option<(Timestamp, String)> {
-    let model_service = chain.model_service.map(|m| ("modelservice", &m.metadata));
+    let model_service = chain.platform.map(|p| {
+        let kind = match p.platform.kind {
+            crate::model::Kind::InferenceService => "inferenceservice",
+            _ => "modelservice",
+        };
+        (kind, &p.object.metadata)
+    });
     let deployment = chain.deployment.map(|d| ("deployment", &d.metadata));
     let pod_set = chain.pod_set.map(|s| match s {
         crate::chain::PodSet::StatefulSet(s) => ("statefulset", &s.metadata),
@@ -313,4 +319,31 @@ pub fn probe_timing(p: &k8s_openapi::api::core::v1::Probe) -> (i32, i32, i32) {
 pub fn probe_budget_seconds(p: &k8s_openapi::api::core::v1::Probe) -> i64 {
     let (delay, threshold, period) = probe_timing(p);
     i64::from(delay) + i64::from(threshold) * i64::from(period)
+}
+
+/// One condition of an untyped object's status, as written.
+#[derive(Debug, Clone, Copy)]
+pub struct DynamicCondition<'v> {
+    pub status: &'v str,
+    pub reason: &'v str,
+    pub message: &'v str,
+    pub at: Option<Timestamp>,
+}
+
+/// The condition of `type_` in an untyped object's `status.conditions`.
+pub fn condition_of<'v>(
+    object: &'v kube_core::DynamicObject,
+    type_: &str,
+) -> Option<DynamicCondition<'v>> {
+    let c = object.data["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"].as_str() == Some(type_))?;
+    let text = |key: &str| c[key].as_str().unwrap_or("");
+    Some(DynamicCondition {
+        status: text("status"),
+        reason: text("reason"),
+        message: text("message"),
+        at: text("lastTransitionTime").parse().ok(),
+    })
 }

@@ -38,6 +38,7 @@ pub const DEFAULT_FAIL_ON: &[FindingId] = &[
     FindingId::PROGRESS_DEADLINE_EXCEEDED,
     FindingId::CONTROLLER_NOT_CONVERGING,
     FindingId::PODS_NOT_CREATED,
+    FindingId::MODEL_NOT_LOADED,
 ];
 
 /// Restarts a crash-looping container may have before the gate fails.
@@ -316,9 +317,11 @@ pub fn judge(moment: Observation<'_>, policy: &GatePolicy) -> GateView {
         .collect();
     let revision_in_effect = !observed.is_empty() && observed.iter().all(|c| c.passed);
     let failed = diagnosis.findings.iter().enumerate().find_map(|(i, f)| {
-        if !policy.fail_on.contains(&f.id)
-            || !(revision_in_effect || f.id == FindingId::CONTROLLER_NOT_CONVERGING)
-        {
+        // A model no runtime serves, said after the spec was written,
+        // gets no Deployment whose generation could be observed.
+        let before_any_revision = f.id == FindingId::CONTROLLER_NOT_CONVERGING
+            || (f.id == FindingId::MODEL_NOT_LOADED && super::rules::declaration_failure(chain));
+        if !policy.fail_on.contains(&f.id) || !(revision_in_effect || before_any_revision) {
             return None;
         }
         match definitive(moment, f, policy) {
@@ -358,10 +361,10 @@ fn or_none(n: Option<i64>) -> Arg {
 /// The convergence checks, in the order a rollout passes them.
 pub fn checks(chain: &Chain, d: &Diagnosis) -> Vec<Check> {
     let mut out = Vec::new();
-    let has_model_service = chain.model_service.is_some()
+    let has_model_service = chain.model_service().is_some()
         || chain.target.kind == crate::model::TargetKind::ModelService;
     if has_model_service {
-        let (passed, detail) = match chain.model_service {
+        let (passed, detail) = match chain.model_service() {
             Some(m) => {
                 let generation = m.metadata.generation;
                 let observed = chain::observed_generation(m);
@@ -381,6 +384,9 @@ pub fn checks(chain: &Chain, d: &Diagnosis) -> Vec<Check> {
     if let Some(set) = chain.pod_set {
         out.extend(set_checks(set, d));
         return out;
+    }
+    if let Some(model) = model_check(chain, d) {
+        out.push(model);
     }
     let deployment = chain.deployment;
     let desired = deployment
@@ -547,6 +553,47 @@ fn set_checks(set: PodSet, d: &Diagnosis) -> Vec<Check> {
     out
 }
 
+/// An InferenceService's model, as its status says: loaded, or serving on
+/// every desired replica (counts over a status that can lag). While it is
+/// Pending or Loading the gate keeps waiting and names it.
+fn model_check(chain: &Chain, d: &Diagnosis) -> Option<Check> {
+    let top = chain
+        .platform
+        .filter(|p| p.platform.kind == crate::model::Kind::InferenceService)?;
+    let model = &top.object.data["status"]["modelStatus"];
+    let state = model["states"]["targetModelState"].as_str().unwrap_or("");
+    let transition = model["transitionStatus"].as_str().unwrap_or("");
+    let desired = chain.desired_replicas();
+    let loaded = state == "Loaded" || (desired > 0 && d.replicas.serving >= desired);
+    Some(Check {
+        name: "model-loaded",
+        passed: loaded,
+        detail: Message::new("gate.model_state")
+            .arg("state", if state.is_empty() { "?" } else { state })
+            .arg(
+                "transition",
+                if transition.is_empty() {
+                    "?"
+                } else {
+                    transition
+                },
+            ),
+    })
+}
+
+/// How often the init container `name` of the Pod `uid` was restarted.
+fn init_restarts(chain: &Chain, uid: &str, name: &str) -> i32 {
+    chain
+        .pods
+        .iter()
+        .filter(|p| p.pod.metadata.uid.as_deref() == Some(uid))
+        .filter_map(|p| p.pod.status.as_ref()?.init_container_statuses.as_ref())
+        .flatten()
+        .filter(|s| s.name == name)
+        .map(|s| s.restart_count)
+        .sum()
+}
+
 /// Whether a finding is final for the new revision.
 enum Final {
     No,
@@ -571,6 +618,12 @@ fn definitive(moment: Observation<'_>, f: &Finding, policy: &GatePolicy) -> Fina
     if f.id == FindingId::PODS_NOT_CREATED {
         return refusal_is_final(f);
     }
+    // A model that cannot load for want of a runtime, or before any
+    // Deployment, gets no Pod by waiting; a failed load in a Pod is as
+    // final as that Pod's own finding, which the gate judges itself.
+    if f.id == FindingId::MODEL_NOT_LOADED {
+        return (chain.deployment.is_none() || super::rules::declaration_failure(chain)).into();
+    }
     if f.subject.kind != "Pod" {
         return Final::Yes;
     }
@@ -587,10 +640,17 @@ fn definitive(moment: Observation<'_>, f: &Finding, policy: &GatePolicy) -> Fina
         FindingId::CRASH_LOOP
         | FindingId::PROBE_KILLS_STARTUP
         | FindingId::INIT_CONTAINER_FAILING => {
-            if state.restarts >= policy.max_restarts {
+            let container = f.vars.get("container").map_or("", String::as_str);
+            // The Pod's restarts count its app containers; a failing init
+            // container's are its own.
+            let restarts = if f.id == FindingId::INIT_CONTAINER_FAILING {
+                init_restarts(chain, &state.uid, container)
+            } else {
+                state.restarts
+            };
+            if restarts >= policy.max_restarts {
                 return Final::Yes;
             }
-            let container = f.vars.get("container").map_or("", String::as_str);
             match crashes.repeats(&state.uid, container) {
                 Some(repeat) => Final::Because(repeat.why(container)),
                 None => Final::No,

@@ -274,7 +274,8 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         .map(|c| c.location.name.as_str())
         .unwrap_or(CONTROLLER_NAME);
 
-    if let Some(msvc) = chain.model_service {
+    if let Some(top) = chain.platform {
+        let msvc = top.object;
         let meta = &msvc.metadata;
         out.push(StepState {
             step: Step::Declared,
@@ -284,37 +285,41 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             unread: None,
             restarted: 0,
         });
-        let generation = meta.generation.unwrap_or(0);
-        let observed = crate::chain::observed_generation(msvc);
-        let reached = crate::chain::generation_observed(meta.generation, observed);
-        // The controller writing the Deployment after the declaration is the
-        // earliest persisted proof that it observed it.
-        let declared_at = out[0].at;
-        let deployment_write = chain
-            .deployment
-            .and_then(|d| facts::spec_write_time(&d.metadata, Some(controller_name)))
-            .filter(|t| declared_at.is_none_or(|d| *t >= d));
-        let status_write = facts::status_write_time(meta);
-        out.push(StepState {
-            step: Step::Observed,
-            reached,
-            at: if reached {
-                [deployment_write, status_write].into_iter().flatten().min()
-            } else {
-                None
-            },
-            note: match observed {
-                Some(o) => Message::new("note.observed")
-                    .arg("observed", o)
-                    .arg("generation", generation),
-                None => Message::new("note.no_observed"),
-            },
-            unread: None,
-            restarted: 0,
-        });
+        // A platform whose status does not observe its own generation
+        // (KServe's is the Deployment's) has no observed step to judge.
+        if top.platform.observes_own_generation {
+            let generation = meta.generation.unwrap_or(0);
+            let observed = crate::chain::observed_generation(msvc);
+            let reached = crate::chain::generation_observed(meta.generation, observed);
+            // The controller writing the Deployment after the declaration is the
+            // earliest persisted proof that it observed it.
+            let declared_at = out[0].at;
+            let deployment_write = chain
+                .deployment
+                .and_then(|d| facts::spec_write_time(&d.metadata, Some(controller_name)))
+                .filter(|t| declared_at.is_none_or(|d| *t >= d));
+            let status_write = facts::status_write_time(meta);
+            out.push(StepState {
+                step: Step::Observed,
+                reached,
+                at: if reached {
+                    [deployment_write, status_write].into_iter().flatten().min()
+                } else {
+                    None
+                },
+                note: match observed {
+                    Some(o) => Message::new("note.observed")
+                        .arg("observed", o)
+                        .arg("generation", generation),
+                    None => Message::new("note.no_observed"),
+                },
+                unread: None,
+                restarted: 0,
+            });
+        }
     }
 
-    if chain.model_service.is_some() || chain.deployment.is_some() {
+    if chain.platform.is_some() || chain.deployment.is_some() {
         let (reached, at, note) = match chain.deployment {
             None => (false, None, Message::new("note.no_deployment")),
             Some(d) => {
@@ -411,7 +416,7 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
     out.push(pod_step(Step::Ready, |m| m.ready));
     // A plain Deployment need not be behind a Service (a worker, a
     // controller): without one, its ladder ends at ready.
-    if chain.model_service.is_none() && chain.services.is_empty() {
+    if chain.platform.is_none() && chain.services.is_empty() {
         return out;
     }
     let serving = if replicas.desired == 0 {

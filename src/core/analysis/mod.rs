@@ -462,11 +462,17 @@ fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
             .as_ref()
             .is_some_and(|c| gap.name.as_deref() == Some(c.location.name.as_str()));
     if about_controller {
-        return chain.model_service.is_some();
+        return chain.model_service().is_some();
     }
     let bare_pod = chain.bare_pod();
     match gap.resource.split('.').next().unwrap_or("") {
         "modelservices" => wants_model_service(chain),
+        "inferenceservices" => {
+            chain.target.kind == crate::model::TargetKind::InferenceService
+                || chain
+                    .platform
+                    .is_some_and(|p| p.platform.kind == crate::model::Kind::InferenceService)
+        }
         // A lone ReplicaSet has a Deployment to hide only when it names one.
         "deployments" if chain.lone_replica_set().is_some() => {
             chain.lone_replica_set().is_some_and(|rs| {
@@ -524,7 +530,7 @@ fn in_the_chains_namespaces(chain: &Chain, gap: &Gap) -> Option<Gap> {
 /// Whether the workload has, or is owned by, or is, a ModelService.
 fn wants_model_service(chain: &Chain) -> bool {
     chain.target.kind == crate::model::TargetKind::ModelService
-        || chain.model_service.is_some()
+        || chain.model_service().is_some()
         || chain.deployment.is_some_and(|d| {
             d.metadata
                 .owner_references
@@ -559,6 +565,9 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
     let mut wanted: Vec<&str> = own.iter().chain(shared).copied().collect();
     if wants_model_service(chain) {
         wanted.extend(["modelservices", "apis"]);
+    }
+    if chain.target.kind == crate::model::TargetKind::InferenceService {
+        wanted.extend(["inferenceservices", "apis"]);
     }
     let mut out: Vec<(String, String)> = Vec::new();
     for r in wanted {

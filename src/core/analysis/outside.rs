@@ -89,9 +89,10 @@ impl Covered {
             self.targets
                 .insert((ns.clone(), "ReplicaSet".into(), name(&rs.metadata).into()));
         }
-        if let Some(m) = chain.model_service {
+        if let Some(p) = chain.platform {
+            let m = p.object;
             self.targets
-                .insert((ns.clone(), "ModelService".into(), name(&m.metadata).into()));
+                .insert((ns.clone(), p.kind().into(), name(&m.metadata).into()));
             self.owners
                 .insert(m.metadata.uid.clone().unwrap_or_default());
         }
@@ -329,6 +330,10 @@ fn target_absent(snapshot: &Snapshot, ns: &str, kind: &str, target: &str) -> boo
         "ModelService" => (
             "modelservices",
             o.model_services.iter().map(|m| &m.metadata).collect(),
+        ),
+        "InferenceService" => (
+            "inferenceservices",
+            o.inference_services.iter().map(|m| &m.metadata).collect(),
         ),
         _ => return false,
     };

@@ -13,7 +13,9 @@ use crate::chain::{self, Chain, SERVICE_NAME_LABEL};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ChainSummary {
-    pub model_service: Option<ModelServiceFacts>,
+    /// The serving platform's object at the top (a ModelService, an
+    /// InferenceService).
+    pub platform: Option<PlatformFacts>,
     pub deployment: Option<DeploymentFacts>,
     /// Newest revision first, as the chain holds them.
     pub replica_sets: Vec<ReplicaSetFacts>,
@@ -26,10 +28,18 @@ pub struct ChainSummary {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ModelServiceFacts {
+pub struct PlatformFacts {
+    /// `ModelService`, `InferenceService`.
+    pub kind: String,
     pub name: String,
     pub generation: i64,
+    /// The generation its controller observed; `None` too when its status
+    /// does not say (KServe's observedGeneration is the Deployment's).
     pub observed: Option<i64>,
+    /// Its status reports its own generation observed.
+    pub observes_generation: bool,
+    /// Its `Ready` condition as written: status and reason.
+    pub ready: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -115,10 +125,18 @@ pub struct RevisionCount {
 }
 
 pub fn summarize(chain: &Chain, now: Timestamp) -> ChainSummary {
-    let model_service = chain.model_service.map(|m| ModelServiceFacts {
-        name: facts::name(&m.metadata).to_string(),
-        generation: m.metadata.generation.unwrap_or(0),
-        observed: chain::observed_generation(m),
+    let platform = chain.platform.map(|p| {
+        let m = p.object;
+        let own = p.platform.observes_own_generation;
+        PlatformFacts {
+            kind: p.kind().to_string(),
+            name: facts::name(&m.metadata).to_string(),
+            generation: m.metadata.generation.unwrap_or(0),
+            observed: own.then(|| chain::observed_generation(m)).flatten(),
+            observes_generation: own,
+            ready: facts::condition_of(m, "Ready")
+                .map(|c| (c.status.to_string(), c.reason.to_string())),
+        }
     });
     let deployment = chain.deployment.map(|d| {
         let st = d.status.as_ref();
@@ -264,12 +282,12 @@ pub fn summarize(chain: &Chain, now: Timestamp) -> ChainSummary {
         }
     });
     ChainSummary {
-        model_service,
+        platform,
         deployment,
         replica_sets,
         pod_set,
         services,
-        wants_service: chain.model_service.is_some()
+        wants_service: chain.platform.is_some()
             || chain.deployment.is_some()
             // A StatefulSet names its governing Service; a DaemonSet (a
             // node agent) often has none.

@@ -150,7 +150,7 @@ fn serving(
     let services_hidden = hidden("services");
     // The ladder ends at ready when no Service selects the Pods (unknown
     // when the Services were not read).
-    let worker = !services_hidden && chain.model_service.is_none() && chain.services.is_empty();
+    let worker = !services_hidden && chain.platform.is_none() && chain.services.is_empty();
     // The verdict's basis (docs/contract.md#basis): the workload's own
     // status when its Pods (a Deployment's: or its ReplicaSets, with no
     // Pod) are not in the input; Ready Pods when no Service fronts them or
@@ -304,6 +304,20 @@ fn next_command(
 /// (specific, general): when both hold, the specific one says why the
 /// general one happens, so it leads.
 const MORE_SPECIFIC: &[(FindingId, FindingId)] = &[
+    // KServe reads a failed load off the predictor's first Pod: the Pod's
+    // own finding is the cause, the model status its account.
+    (
+        FindingId::INIT_CONTAINER_FAILING,
+        FindingId::MODEL_NOT_LOADED,
+    ),
+    (FindingId::CRASH_LOOP, FindingId::MODEL_NOT_LOADED),
+    (FindingId::OOM_KILLED, FindingId::MODEL_NOT_LOADED),
+    (FindingId::PROBE_KILLS_STARTUP, FindingId::MODEL_NOT_LOADED),
+    (FindingId::CONTAINER_CANNOT_RUN, FindingId::MODEL_NOT_LOADED),
+    (
+        FindingId::CONTAINER_CONFIG_ERROR,
+        FindingId::MODEL_NOT_LOADED,
+    ),
     // What no node offers is why the scheduler cannot place the Pod.
     (
         FindingId::RESOURCE_CLAIM_PENDING,
@@ -332,8 +346,8 @@ fn outranked(id: FindingId, present: &[FindingId]) -> bool {
 }
 
 fn target_info(chain: &Chain) -> TargetInfo {
-    let (kind, meta) = if let Some(m) = chain.model_service {
-        ("ModelService", &m.metadata)
+    let (kind, meta) = if let Some(p) = chain.platform {
+        (p.kind(), &p.object.metadata)
     } else if let Some(d) = chain.deployment {
         ("Deployment", &d.metadata)
     } else if let Some(set) = chain.pod_set {
@@ -427,7 +441,7 @@ fn rollout_in_progress(
     f.vars.insert("deployment".into(), name.to_string());
     f.vars
         .insert("workload".into(), format!("deployment/{name}"));
-    if let Some(m) = chain.model_service {
+    if let Some(m) = chain.model_service() {
         f.vars
             .insert("modelservice".into(), facts::name(&m.metadata).to_string());
     }

@@ -132,6 +132,7 @@ pub struct Catalogue {
 pub const PLACEHOLDERS: &[&str] = &[
     "namespace",
     "modelservice",
+    "inferenceservice",
     "deployment",
     "replicaset",
     "statefulset",
@@ -312,6 +313,7 @@ fn target_of(vars: &BTreeMap<String, String>) -> Option<String> {
     vars.get("target").cloned().or_else(|| {
         vars.get("modelservice")
             .cloned()
+            .or_else(|| vars.get("inferenceservice").map(|n| format!("isvc/{n}")))
             .or_else(|| vars.get("deployment").map(|d| format!("deploy/{d}")))
     })
 }
@@ -448,6 +450,14 @@ impl Entry {
                         || placeholders_in(c)
                             .iter()
                             .any(|p| p == "deployment" || p == "replicaset"))
+            })
+            // A finding with no Pod (a model no runtime serves: no Pod will
+            // come) gets no command about one.
+            .filter(|c| vars.contains_key("pod") || !placeholders_in(c).iter().any(|p| p == "pod"))
+            // Nor one about an InferenceService a chain does not have.
+            .filter(|c| {
+                vars.contains_key("inferenceservice")
+                    || !placeholders_in(c).iter().any(|p| p == "inferenceservice")
             })
             // A container that never restarted has no previous log: its
             // failed run is its current one.
@@ -669,6 +679,7 @@ mod tests {
         "node-not-ready",
         "pdb-blocking",
         "rollout-in-progress",
+        "model-not-loaded",
     ];
 
     #[test]

@@ -73,8 +73,8 @@ impl<'a> Index<'a> {
 /// target: the ModelService above it, else its Deployment, pod set,
 /// CronJob or Job, lone ReplicaSet, or the Pod itself.
 fn workload_of(chain: &Chain, namespace: &str) -> TargetSpec {
-    let (kind, object) = if let Some(m) = chain.model_service {
-        (TargetKind::ModelService, name(&m.metadata))
+    let (kind, object) = if let Some(p) = chain.platform {
+        (p.platform.target, name(&p.object.metadata))
     } else if let Some(d) = chain.deployment {
         (TargetKind::Deployment, name(&d.metadata))
     } else if let Some(set) = chain.pod_set {

@@ -16,9 +16,12 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
     let o = &snapshot.objects;
     let mut uids: HashSet<&str> = HashSet::new();
     let mut out = crate::model::Objects::default();
-    if let Some(m) = chain.model_service {
-        uids.insert(uid(&m.metadata));
-        out.model_services.push(m.clone());
+    if let Some(p) = chain.platform {
+        uids.insert(uid(&p.object.metadata));
+        match p.platform.kind {
+            crate::model::Kind::InferenceService => out.inference_services.push(p.object.clone()),
+            _ => out.model_services.push(p.object.clone()),
+        }
     }
     let mut deployments: Vec<&Deployment> = chain.deployment.into_iter().collect();
     if let Some(d) = chain.controller.as_ref().and_then(|c| c.deployment) {
@@ -119,6 +122,11 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
             out.model_services
                 .iter()
                 .map(|m| ("ModelService".into(), name(&m.metadata).to_string())),
+        )
+        .chain(
+            out.inference_services
+                .iter()
+                .map(|m| ("InferenceService".into(), name(&m.metadata).to_string())),
         )
         .chain(
             out.jobs

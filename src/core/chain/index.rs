@@ -9,10 +9,9 @@ use k8s_openapi::api::apps::v1::{
 use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube_core::DynamicObject;
 
-use super::{SERVICE_NAME_LABEL, name, ns_of, uid};
-use crate::model::Snapshot;
+use super::{PLATFORMS, PlatformObject, SERVICE_NAME_LABEL, name, ns_of, uid};
+use crate::model::{Kind, Snapshot};
 
 /// Pushes `item` unless it is the last one pushed (an object naming the
 /// same owner twice).
@@ -28,8 +27,9 @@ fn push_once<'a, T>(list: &mut Vec<&'a T>, item: &'a T) {
 /// finds what a scan in that order would.
 pub struct Index<'a> {
     pub snapshot: &'a Snapshot,
-    pub(super) model_service_by_uid: HashMap<&'a str, &'a DynamicObject>,
-    pub(super) model_service_by_name: HashMap<(&'a str, &'a str), &'a DynamicObject>,
+    /// The serving platforms' objects (ModelServices, InferenceServices).
+    pub(super) platform_by_uid: HashMap<&'a str, PlatformObject<'a>>,
+    pub(super) platform_by_name: HashMap<(Kind, &'a str, &'a str), PlatformObject<'a>>,
     pub(super) deployment_by_uid: HashMap<&'a str, &'a Deployment>,
     pub(super) deployment_by_name: HashMap<(&'a str, &'a str), &'a Deployment>,
     pub(super) deployments_by_owner: HashMap<&'a str, Vec<&'a Deployment>>,
@@ -57,8 +57,8 @@ impl<'a> Index<'a> {
         let o = &snapshot.objects;
         let mut ix = Index {
             snapshot,
-            model_service_by_uid: HashMap::new(),
-            model_service_by_name: HashMap::new(),
+            platform_by_uid: HashMap::new(),
+            platform_by_name: HashMap::new(),
             deployment_by_uid: HashMap::new(),
             deployment_by_name: HashMap::new(),
             deployments_by_owner: HashMap::new(),
@@ -86,12 +86,15 @@ impl<'a> Index<'a> {
                 .filter(|u| !u.is_empty())
         };
         // The first of equals wins, as `find` over the lists would.
-        for m in &o.model_services {
-            let meta = &m.metadata;
-            ix.model_service_by_uid.entry(uid(meta)).or_insert(m);
-            ix.model_service_by_name
-                .entry((ns_of(meta), name(meta)))
-                .or_insert(m);
+        for platform in PLATFORMS {
+            for object in platform.objects(o) {
+                let meta = &object.metadata;
+                let found = PlatformObject { platform, object };
+                ix.platform_by_uid.entry(uid(meta)).or_insert(found);
+                ix.platform_by_name
+                    .entry((platform.kind, ns_of(meta), name(meta)))
+                    .or_insert(found);
+            }
         }
         for d in &o.deployments {
             let meta = &d.metadata;

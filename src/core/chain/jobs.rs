@@ -143,7 +143,7 @@ impl<'a> Index<'a> {
         Chain {
             namespace: namespace.to_string(),
             target: target.clone(),
-            model_service: None,
+            platform: None,
             deployment: None,
             replica_sets: Vec::new(),
             pod_set: None,

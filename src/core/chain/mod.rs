@@ -13,6 +13,7 @@ mod extract;
 mod index;
 mod jobs;
 mod owners;
+mod platforms;
 mod pod_sets;
 mod types;
 mod walk;
@@ -31,6 +32,7 @@ pub use owners::{
     SERVICE_NAME_LABEL, generation_observed, label_selector_matches, observed_generation,
     revision_matches, selector_matches,
 };
+pub use platforms::{INFERENCE_SERVICE, MODEL_SERVICE, PLATFORMS, Platform, PlatformObject};
 pub use types::{
     CONTROLLER_NAME, CONTROLLER_NAMESPACE, Chain, ChainPod, ControllerLocation, ControllerParts,
     NotFoundHints, PodSet, RevisionSet, SetRevision, SetStrategy, TargetNotFound,

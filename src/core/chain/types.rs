@@ -127,7 +127,9 @@ impl ControllerLocation {
 pub struct Chain<'a> {
     pub namespace: String,
     pub target: TargetSpec,
-    pub model_service: Option<&'a DynamicObject>,
+    /// The serving platform's object above the Deployment (a ModelService,
+    /// an InferenceService), from the table in `platforms.rs`.
+    pub platform: Option<super::PlatformObject<'a>>,
     pub deployment: Option<&'a Deployment>,
     /// Newest revision first.
     pub replica_sets: Vec<RevisionSet<'a>>,
@@ -337,6 +339,13 @@ impl<'a> Chain<'a> {
         self.replica_sets.iter().find(|r| r.current)
     }
 
+    /// The ModelService at the top, when the platform is mdiag's own.
+    pub fn model_service(&self) -> Option<&'a DynamicObject> {
+        self.platform
+            .filter(|p| p.platform.kind == crate::model::Kind::ModelService)
+            .map(|p| p.object)
+    }
+
     pub fn current_pods(&self) -> impl Iterator<Item = &ChainPod<'a>> {
         self.pods.iter().filter(|p| p.current && !p.terminating())
     }
@@ -345,7 +354,7 @@ impl<'a> Chain<'a> {
     /// snapshot owns it (see
     /// [`replica_set_stands_alone`](super::replica_set_stands_alone)).
     pub fn lone_replica_set(&self) -> Option<&'a ReplicaSet> {
-        if self.model_service.is_some() || self.deployment.is_some() || self.pod_set.is_some() {
+        if self.model_service().is_some() || self.deployment.is_some() || self.pod_set.is_some() {
             return None;
         }
         self.replica_sets.first().map(|r| r.replica_set)
@@ -355,14 +364,14 @@ impl<'a> Chain<'a> {
     /// Deployment in the snapshot owns it.
     pub fn bare_pod(&self) -> bool {
         self.target.kind == TargetKind::Pod
-            && self.model_service.is_none()
+            && self.model_service().is_none()
             && self.deployment.is_none()
             && self.pod_set.is_none()
             && self.replica_sets.is_empty()
     }
 
     /// Desired replicas: the Deployment's (or the pod set's, or the lone
-    /// ReplicaSet's), else the ModelService's, else 1.
+    /// ReplicaSet's), else the platform object's, else 1.
     pub fn desired_replicas(&self) -> i32 {
         if let Some(run) = &self.job {
             return run
@@ -380,8 +389,8 @@ impl<'a> Chain<'a> {
         if let Some(d) = self.deployment {
             return d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
         }
-        self.model_service
-            .and_then(|m| m.data["spec"]["replicas"].as_i64())
+        self.platform
+            .and_then(|p| p.object.data.pointer(p.platform.desired_replicas)?.as_i64())
             .map(|r| r.clamp(0, i64::from(i32::MAX)) as i32)
             .unwrap_or(1)
     }
@@ -400,8 +409,8 @@ impl<'a> Chain<'a> {
     /// watched view is checked against a fresh read for.
     pub fn workloads(&self) -> Vec<(&'static str, &'a ObjectMeta)> {
         let mut out = Vec::new();
-        if let Some(m) = self.model_service {
-            out.push(("modelservices", &m.metadata));
+        if let Some(p) = self.platform {
+            out.push((p.platform.kind.resource(), &p.object.metadata));
         }
         if let Some(d) = self.deployment {
             out.push(("deployments", &d.metadata));

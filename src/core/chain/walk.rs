@@ -56,18 +56,22 @@ impl<'a> Index<'a> {
                 service_selector: None,
             }),
         };
-        let msvc_by_uid = |owner: &str| self.model_service_by_uid.get(owner).copied();
         let key = (namespace, target.name.as_str());
 
-        let (model_service, deployment) = match target.kind {
-            TargetKind::ModelService => {
-                let msvc = *self.model_service_by_name.get(&key).ok_or_else(not_found)?;
-                (Some(msvc), self.owned_deployment(msvc, namespace))
+        let (platform, deployment) = match target.kind {
+            TargetKind::ModelService | TargetKind::InferenceService => {
+                let kind = super::Platform::of_target(target.kind)
+                    .map(|p| p.kind)
+                    .unwrap_or(crate::model::Kind::ModelService);
+                let top = *self
+                    .platform_by_name
+                    .get(&(kind, namespace, target.name.as_str()))
+                    .ok_or_else(not_found)?;
+                (Some(top), self.owned_deployment(top, namespace))
             }
             TargetKind::Deployment => {
                 let d = *self.deployment_by_name.get(&key).ok_or_else(not_found)?;
-                let msvc = owner_uid_of_kind(&d.metadata, "ModelService").and_then(msvc_by_uid);
-                (msvc, Some(d))
+                (self.platform_above(&d.metadata), Some(d))
             }
             TargetKind::StatefulSet => {
                 let set = *self.stateful_set_by_name.get(&key).ok_or_else(not_found)?;
@@ -84,8 +88,7 @@ impl<'a> Index<'a> {
                 let Some(d) = self.owning_deployment(&rs.metadata) else {
                     return Ok(self.walk_replica_set(target, namespace, rs));
                 };
-                let msvc = owner_uid_of_kind(&d.metadata, "ModelService").and_then(msvc_by_uid);
-                (msvc, Some(d))
+                (self.platform_above(&d.metadata), Some(d))
             }
             TargetKind::Job => {
                 let job = self
@@ -123,9 +126,7 @@ impl<'a> Index<'a> {
                 let rs = owner_uid_of_kind(&pod.metadata, "ReplicaSet")
                     .and_then(|owner| self.replica_set_by_uid.get(owner).copied());
                 let d = rs.and_then(|rs| self.owning_deployment(&rs.metadata));
-                let msvc = d
-                    .and_then(|d| owner_uid_of_kind(&d.metadata, "ModelService"))
-                    .and_then(msvc_by_uid);
+                let top = d.and_then(|d| self.platform_above(&d.metadata));
                 match (rs, d) {
                     // A ReplicaSet's Pod with no Deployment above: the
                     // ReplicaSet's chain.
@@ -134,7 +135,7 @@ impl<'a> Index<'a> {
                     (None, _) => return Ok(self.bare_pod_chain(target, namespace, pod)),
                     (Some(_), Some(_)) => {}
                 }
-                (msvc, d)
+                (top, d)
             }
         };
 
@@ -174,12 +175,12 @@ impl<'a> Index<'a> {
             .and_then(|d| d.spec.as_ref())
             .and_then(|s| s.template.metadata.as_ref())
             .and_then(|m| m.labels.as_ref());
-        let workload_name = model_service
-            .map(|m| name(&m.metadata))
+        let workload_name = platform
+            .map(|p| name(&p.object.metadata))
             .or(deployment.map(|d| name(&d.metadata)));
         let services = related_services(
             self.services_in(namespace),
-            model_service,
+            platform.map(|p| p.object),
             template_labels,
             workload_name,
         );
@@ -188,7 +189,7 @@ impl<'a> Index<'a> {
         Ok(Chain {
             namespace: namespace.to_string(),
             target: target.clone(),
-            model_service,
+            platform,
             deployment,
             replica_sets,
             pod_set: None,
@@ -196,7 +197,9 @@ impl<'a> Index<'a> {
             pods,
             services,
             endpoint_slices,
-            controller: model_service.map(|_| self.find_controller(namespace, controller)),
+            controller: platform
+                .filter(|p| p.platform.controller_judged)
+                .map(|_| self.find_controller(namespace, controller)),
             job: None,
         })
     }
@@ -248,7 +251,7 @@ impl<'a> Index<'a> {
         Chain {
             namespace: namespace.to_string(),
             target: target.clone(),
-            model_service: None,
+            platform: None,
             deployment: None,
             replica_sets,
             pod_set: None,
@@ -299,28 +302,33 @@ impl<'a> Index<'a> {
         pods
     }
 
+    /// The Deployment that serves a platform's object: among the ones it
+    /// owns by UID, as its row picks.
     fn owned_deployment(
         &self,
-        msvc: &DynamicObject,
+        top: super::PlatformObject<'a>,
         namespace_name: &str,
     ) -> Option<&'a Deployment> {
-        let owner = uid(&msvc.metadata);
+        let owner = uid(&top.object.metadata);
         if owner.is_empty() {
             return None;
         }
-        self.deployments_by_owner
+        let owned = self
+            .deployments_by_owner
             .get(owner)
             .into_iter()
             .flatten()
             .copied()
-            .filter(|d| ns_of(&d.metadata) == namespace_name)
-            .max_by_key(|d| {
-                d.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .any(|o| o.uid == owner && o.controller == Some(true))
-            })
+            .filter(|d| ns_of(&d.metadata) == namespace_name);
+        top.platform.serving_deployment(owner, owned)
+    }
+
+    /// The platform object a Deployment's owner references name by UID.
+    fn platform_above(&self, meta: &ObjectMeta) -> Option<super::PlatformObject<'a>> {
+        meta.owner_references.iter().flatten().find_map(|o| {
+            super::Platform::of_owner_kind(&o.kind)?;
+            self.platform_by_uid.get(o.uid.as_str()).copied()
+        })
     }
 
     fn find_controller(
@@ -363,7 +371,7 @@ impl<'a> Index<'a> {
         Chain {
             namespace: namespace_name.to_string(),
             target: target.clone(),
-            model_service: None,
+            platform: None,
             deployment: None,
             replica_sets: Vec::new(),
             pod_set: None,

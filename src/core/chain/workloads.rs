@@ -89,12 +89,14 @@ pub fn lone_replica_sets<'a>(
 
 /// Targets a user could trace in a namespace, for "not found" messages.
 pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<String> {
-    let mut out: Vec<String> = snapshot
-        .objects
-        .model_services
+    let mut out: Vec<String> = super::PLATFORMS
         .iter()
-        .filter(|m| ns_of(&m.metadata) == namespace_name)
-        .map(|m| format!("msvc/{}", name(&m.metadata)))
+        .flat_map(|p| {
+            p.objects(&snapshot.objects)
+                .iter()
+                .filter(|m| ns_of(&m.metadata) == namespace_name)
+                .map(|m| format!("{}/{}", p.target.short(), name(&m.metadata)))
+        })
         .collect();
     out.extend(
         snapshot
@@ -135,12 +137,14 @@ pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<Strin
 /// The namespaces a file holds the named target in (to default `-n`).
 pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<String> {
     let metas: Vec<&ObjectMeta> = match target.kind {
-        TargetKind::ModelService => snapshot
-            .objects
-            .model_services
-            .iter()
-            .map(|m| &m.metadata)
-            .collect(),
+        TargetKind::ModelService | TargetKind::InferenceService => {
+            super::Platform::of_target(target.kind)
+                .map(|p| p.objects(&snapshot.objects))
+                .unwrap_or_default()
+                .iter()
+                .map(|m| &m.metadata)
+                .collect()
+        }
         TargetKind::Deployment => snapshot
             .objects
             .deployments
@@ -238,20 +242,35 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
         },
         labels: meta.labels.clone().unwrap_or_default(),
     };
-    let mut out: Vec<Workload> = snapshot
-        .objects
-        .model_services
+    let mut out: Vec<Workload> = super::PLATFORMS
         .iter()
-        .filter(|m| wanted(&m.metadata))
-        .map(|m| target(TargetKind::ModelService, &m.metadata))
+        .flat_map(|p| {
+            p.objects(&snapshot.objects)
+                .iter()
+                .filter(|m| wanted(&m.metadata))
+                .map(|m| target(p.target, &m.metadata))
+        })
         .collect();
+    // A Deployment a platform object of the snapshot owns is traced
+    // through that object.
+    let platform_uids: std::collections::HashSet<&str> = super::PLATFORMS
+        .iter()
+        .flat_map(|p| p.objects(&snapshot.objects))
+        .map(|m| uid(&m.metadata))
+        .collect();
+    let under_platform = |meta: &ObjectMeta| {
+        meta.owner_references.iter().flatten().any(|o| {
+            super::Platform::of_owner_kind(&o.kind).is_some()
+                && (o.kind == "ModelService" || platform_uids.contains(o.uid.as_str()))
+        })
+    };
     out.extend(
         snapshot
             .objects
             .deployments
             .iter()
             .filter(|d| wanted(&d.metadata))
-            .filter(|d| owner_uid_of_kind(&d.metadata, "ModelService").is_none())
+            .filter(|d| !under_platform(&d.metadata))
             .map(|d| target(TargetKind::Deployment, &d.metadata)),
     );
     let sets = snapshot

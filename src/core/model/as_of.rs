@@ -44,6 +44,7 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
     // rules of their own below.
     let Objects {
         model_services,
+        inference_services,
         deployments,
         replica_sets,
         stateful_sets,
@@ -72,6 +73,7 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
     }
     drop_later!(
         model_services,
+        inference_services,
         deployments,
         replica_sets,
         stateful_sets,

@@ -46,6 +46,7 @@ macro_rules! kinds {
 
 kinds! {
     ModelService => "ModelService", "modeldock.io", "modelservices";
+    InferenceService => "InferenceService", "serving.kserve.io", "inferenceservices";
     Deployment => "Deployment", "apps", "deployments";
     ReplicaSet => "ReplicaSet", "apps", "replicasets";
     StatefulSet => "StatefulSet", "apps", "statefulsets";
@@ -69,6 +70,7 @@ impl Objects {
     pub fn count(&self, kind: Kind) -> usize {
         match kind {
             Kind::ModelService => self.model_services.len(),
+            Kind::InferenceService => self.inference_services.len(),
             Kind::Deployment => self.deployments.len(),
             Kind::ReplicaSet => self.replica_sets.len(),
             Kind::StatefulSet => self.stateful_sets.len(),
@@ -104,6 +106,7 @@ impl Objects {
         }
         let found = match kind {
             Kind::ModelService => dynamic(&self.model_services),
+            Kind::InferenceService => dynamic(&self.inference_services),
             Kind::Deployment => of(&self.deployments),
             Kind::ReplicaSet => of(&self.replica_sets),
             Kind::StatefulSet => of(&self.stateful_sets),
@@ -148,6 +151,7 @@ impl Objects {
         // build until it is merged here too.
         let Objects {
             model_services,
+            inference_services,
             deployments,
             replica_sets,
             stateful_sets,
@@ -167,6 +171,7 @@ impl Objects {
             other,
         } = more;
         self.model_services.extend(model_services);
+        self.inference_services.extend(inference_services);
         self.deployments.extend(deployments);
         self.replica_sets.extend(replica_sets);
         self.stateful_sets.extend(stateful_sets);

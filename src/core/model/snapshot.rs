@@ -65,6 +65,8 @@ pub enum OriginKind {
 #[derive(Debug, Clone, Default)]
 pub struct Objects {
     pub model_services: Vec<DynamicObject>,
+    /// KServe InferenceServices (any served version of serving.kserve.io).
+    pub inference_services: Vec<DynamicObject>,
     pub deployments: Vec<Deployment>,
     pub replica_sets: Vec<ReplicaSet>,
     pub stateful_sets: Vec<StatefulSet>,

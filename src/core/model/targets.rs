@@ -17,6 +17,8 @@ pub struct TargetSpec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum TargetKind {
     ModelService,
+    /// KServe's InferenceService: its predictor Deployment is traced.
+    InferenceService,
     Deployment,
     StatefulSet,
     DaemonSet,
@@ -36,6 +38,7 @@ impl TargetKind {
     /// Every kind a target can name.
     pub const ALL: &[TargetKind] = &[
         TargetKind::ModelService,
+        TargetKind::InferenceService,
         TargetKind::Deployment,
         TargetKind::StatefulSet,
         TargetKind::DaemonSet,
@@ -49,6 +52,7 @@ impl TargetKind {
     pub fn as_str(self) -> &'static str {
         match self {
             TargetKind::ModelService => "ModelService",
+            TargetKind::InferenceService => "InferenceService",
             TargetKind::Deployment => "Deployment",
             TargetKind::StatefulSet => "StatefulSet",
             TargetKind::DaemonSet => "DaemonSet",
@@ -64,6 +68,7 @@ impl TargetKind {
     pub fn short(self) -> &'static str {
         match self {
             TargetKind::ModelService => "msvc",
+            TargetKind::InferenceService => "isvc",
             TargetKind::Deployment => "deploy",
             TargetKind::StatefulSet => "sts",
             TargetKind::DaemonSet => "ds",
@@ -111,7 +116,7 @@ impl crate::catalogue::Localized for TargetParseError {
 }
 
 impl TargetSpec {
-    /// Parses `NAME`, `msvc/NAME`, `deploy/NAME`, `sts/NAME`, `ds/NAME`,
+    /// Parses `NAME`, `msvc/NAME`, `isvc/NAME`, `deploy/NAME`, `sts/NAME`, `ds/NAME`,
     /// `rs/NAME`, `pod/NAME` (and the long kind names kubectl accepts).
     pub fn parse(text: &str, namespace: Option<&str>) -> Result<Self, TargetParseError> {
         let err = |why| TargetParseError {
@@ -123,6 +128,11 @@ impl TargetSpec {
             Some((kind, name)) => {
                 let kind = match kind.to_ascii_lowercase().as_str() {
                     "msvc" | "modelservice" | "modelservices" => TargetKind::ModelService,
+                    "isvc"
+                    | "inferenceservice"
+                    | "inferenceservices"
+                    | "inferenceservice.serving.kserve.io"
+                    | "inferenceservices.serving.kserve.io" => TargetKind::InferenceService,
                     "deploy" | "deployment" | "deployments" | "deployment.apps"
                     | "deployments.apps" => TargetKind::Deployment,
                     "sts" | "statefulset" | "statefulsets" | "statefulset.apps"
@@ -211,6 +221,11 @@ mod tests {
         assert_eq!(t.namespace.as_deref(), Some("lab"));
         for (text, kind) in [
             ("msvc/a", TargetKind::ModelService),
+            ("isvc/a", TargetKind::InferenceService),
+            (
+                "InferenceServices.serving.kserve.io/a",
+                TargetKind::InferenceService,
+            ),
             ("deploy/a", TargetKind::Deployment),
             ("deployment.apps/a", TargetKind::Deployment),
             ("sts/a", TargetKind::StatefulSet),

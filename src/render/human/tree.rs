@@ -77,9 +77,26 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
     let lead = lead_pod(d);
     let mut lines: Vec<(usize, String)> = Vec::new();
     let mut depth = 0;
-    if let Some(m) = &c.model_service {
+    if let Some(m) = &c.platform {
         let generation = m.generation;
         let state = match m.observed {
+            // A platform whose status does not observe its own generation
+            // (KServe) is shown by its Ready condition as written.
+            _ if !m.observes_generation => {
+                let (status, reason) = m.ready.clone().unwrap_or_default();
+                let said = tr(
+                    style,
+                    Message::new("tree.platform_ready")
+                        .arg("generation", generation)
+                        .arg("status", if status.is_empty() { "?" } else { &status })
+                        .arg("reason", reason.as_str()),
+                );
+                match status.as_str() {
+                    "True" => style.good(&said),
+                    "False" => style.bad(&said),
+                    _ => style.warn(&said),
+                }
+            }
             Some(o) if o >= generation => style.good(&tr(
                 style,
                 Message::new("tree.generation_observed").arg("generation", generation),
@@ -95,7 +112,7 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
                 Message::new("tree.generation_unobserved").arg("generation", generation),
             )),
         };
-        lines.push((depth, format!("ModelService {}  {state}", m.name)));
+        lines.push((depth, format!("{} {}  {state}", m.kind, m.name)));
         depth += 1;
     }
     if let Some(dep) = &c.deployment {

@@ -77,12 +77,22 @@ impl Localized for LiveError {
             LiveError::Denied { server, detail } => Message::new("error.live.denied")
                 .arg("server", server.as_str())
                 .arg("detail", detail.clone()),
+            // A serving platform's kind: its CRD is not installed.
+            LiveError::NoResource { wanted }
+                if wanted.contains('.') && PLATFORM_RESOURCES.contains(&wanted.as_str()) =>
+            {
+                Message::new("error.live.no_platform").arg("wanted", format!("{wanted:?}"))
+            }
             LiveError::NoResource { wanted } => {
                 Message::new("error.live.no_resource").arg("wanted", format!("{wanted:?}"))
             }
         }
     }
 }
+
+/// The serving platforms' resources other than the ModelService, as
+/// `plural.group`.
+pub(crate) const PLATFORM_RESOURCES: &[&str] = &["inferenceservices.serving.kserve.io"];
 
 /// A request that got no answer in time, carried through kube's error so
 /// that it is said in the user's language when it stops the command.
@@ -519,6 +529,12 @@ impl Connection {
                     if is_wanted && found.model_service.is_none() {
                         found.model_service = Some(resource());
                     }
+                    if group_name == mdiag_core::model::Kind::InferenceService.group()
+                        && plural == mdiag_core::model::Kind::InferenceService.resource()
+                        && found.inference_services.is_none()
+                    {
+                        found.inference_services = Some(resource());
+                    }
                     if group_name == "gateway.networking.k8s.io"
                         && plural == "httproutes"
                         && found.http_routes.is_none()
@@ -564,6 +580,9 @@ fn api_status(code: u16, body: &[u8]) -> kube::core::Status {
 #[derive(Default)]
 struct Discovered {
     model_service: Option<ApiResource>,
+    /// KServe's InferenceServices, when KServe is installed (its preferred
+    /// version); absent otherwise, never an error.
+    inference_services: Option<ApiResource>,
     http_routes: Option<ApiResource>,
 }
 
@@ -637,6 +656,7 @@ impl Collector<'_> {
 /// The resources discovery found, for commands that watch instead of list.
 pub struct Served {
     pub model_service: Option<ApiResource>,
+    pub inference_services: Option<ApiResource>,
     pub http_routes: Option<ApiResource>,
 }
 
@@ -646,6 +666,7 @@ pub async fn discover_served(conn: &Connection, wanted: &str) -> Result<Served, 
     match conn.discover(wanted).await {
         Ok(found) => Ok(Served {
             model_service: found.model_service,
+            inference_services: found.inference_services,
             http_routes: found.http_routes,
         }),
         Err(e) => Err(match conn.classify(&e) {

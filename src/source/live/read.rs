@@ -131,6 +131,7 @@ fn land(landings: Vec<Landing>, c: &mut Collector, o: &mut mdiag_core::model::Ob
 /// Nodes, the kube-system Leases and the controller's Deployment and Lease.
 pub struct Common {
     pub(super) model_service: Option<ApiResource>,
+    pub(super) inference_services: Option<ApiResource>,
     pub(super) http_routes: Option<ApiResource>,
     /// The Nodes, the Leases and the controller's Deployment.
     pub(super) objects: mdiag_core::model::Objects,
@@ -202,9 +203,9 @@ pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Comm
     };
     let mut objects = mdiag_core::model::Objects::default();
     let discovered = c.take(discovered.map(Some), "apis", None, "discover", None);
-    let (model_service, http_routes) = match discovered {
-        Some(d) => (d.model_service, d.http_routes),
-        None => (None, None),
+    let (model_service, inference_services, http_routes) = match discovered {
+        Some(d) => (d.model_service, d.inference_services, d.http_routes),
+        None => (None, None, None),
     };
     land(shared, &mut c, &mut objects);
     for (spot, deployment, lease) in controllers {
@@ -231,6 +232,7 @@ pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Comm
     }
     Ok(Common {
         model_service,
+        inference_services,
         http_routes,
         objects,
         gaps: c.gaps,
@@ -304,9 +306,12 @@ pub(super) async fn read_lists_wanted(
             }
         }
     };
-    let (lists, model_services, routes) = tokio::join!(
+    let (lists, model_services, inference_services, routes) = tokio::join!(
         Lists::of_wanted(conn, scope, true, wanted).run(),
         list_dynamic(common.model_service.as_ref(), &selected),
+        // Triage's `-l` selects the serving objects, as it does the
+        // ModelServices.
+        list_dynamic(common.inference_services.as_ref(), &selected),
         list_dynamic(common.http_routes.as_ref(), &all),
     );
     let mut c = Collector {
@@ -333,6 +338,10 @@ pub(super) async fn read_lists_wanted(
         let items = c.take_listed(listed, &r.plural);
         o.model_services = typed(&r, items);
     }
+    if let Some((r, listed)) = inference_services {
+        let items = c.take_listed(listed, &r.plural);
+        o.inference_services = typed(&r, items);
+    }
     if let Some((r, listed)) = routes {
         let items = c.take_listed(listed, &r.plural);
         o.http_routes = typed(&r, items);
@@ -356,6 +365,11 @@ pub(super) fn keep_events_about_read_objects(o: &mut mdiag_core::model::Objects)
         .model_services
         .iter()
         .map(|m| ("ModelService", &m.metadata))
+        .chain(
+            o.inference_services
+                .iter()
+                .map(|m| ("InferenceService", &m.metadata)),
+        )
         .chain(o.deployments.iter().map(|d| ("Deployment", &d.metadata)))
         .chain(o.replica_sets.iter().map(|r| ("ReplicaSet", &r.metadata)))
         .chain(o.stateful_sets.iter().map(|s| ("StatefulSet", &s.metadata)))

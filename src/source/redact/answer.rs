@@ -20,7 +20,7 @@ use mdiag_core::analysis::gate::{Check, Decision, GateView, HelmRelease, Judgeme
 use mdiag_core::analysis::logs::LogTail;
 use mdiag_core::analysis::outside::Outside;
 use mdiag_core::analysis::summary::{
-    ChainSummary, ControllerFacts, DeploymentFacts, LeaseFacts, ModelServiceFacts, PodSetFacts,
+    ChainSummary, ControllerFacts, DeploymentFacts, LeaseFacts, PlatformFacts, PodSetFacts,
     ReplicaSetFacts, ServiceFacts, SliceFacts,
 };
 use mdiag_core::analysis::triage::Triage;
@@ -259,7 +259,7 @@ impl Scrub<'_> {
 
     fn chain(&mut self, c: &mut ChainSummary) {
         let ChainSummary {
-            model_service,
+            platform,
             deployment,
             replica_sets,
             pod_set,
@@ -267,13 +267,20 @@ impl Scrub<'_> {
             wants_service: _,
             controller,
         } = c;
-        if let Some(ModelServiceFacts {
+        if let Some(PlatformFacts {
+            kind,
             name,
             generation: _,
             observed: _,
-        }) = model_service
+            observes_generation: _,
+            ready,
+        }) = platform
         {
+            self.s(kind);
             self.s(name);
+            if let Some((_, reason)) = ready {
+                self.s(reason);
+            }
         }
         if let Some(DeploymentFacts {
             name,

@@ -54,6 +54,8 @@ pub struct Feed {
     connection: Connection,
     /// The ModelService resource as served, to get one again.
     model_service: Option<kube::api::ApiResource>,
+    /// KServe's InferenceService resource as served.
+    inference_services: Option<kube::api::ApiResource>,
     tick: tokio::time::Interval,
     /// When the API answered again after failing watches.
     answered_again: Option<Instant>,
@@ -80,6 +82,12 @@ impl Feed {
         if served.model_service.is_none() && model_service {
             return Err(LiveError::NoResource {
                 wanted: wanted.to_string(),
+            });
+        }
+        // KServe not installed: there is nothing to wait for.
+        if kind == TargetKind::InferenceService && served.inference_services.is_none() {
+            return Err(LiveError::NoResource {
+                wanted: live::PLATFORM_RESOURCES[0].to_string(),
             });
         }
         let origin = Origin {
@@ -118,6 +126,7 @@ impl Feed {
             named_outside: BTreeMap::new(),
             connection: conn.clone(),
             model_service: served.model_service.clone(),
+            inference_services: served.inference_services.clone(),
             tick,
             answered_again: None,
             relists_shown: 0,
@@ -221,16 +230,23 @@ impl Feed {
             let ns = ns.unwrap_or(&self.namespace);
             let client = self.connection.client.clone();
             let now = match *resource {
-                "modelservices" => match &self.model_service {
-                    Some(ar) => {
-                        self.version_now(
-                            Api::<DynamicObject>::namespaced_with(client, ns, ar),
-                            name,
-                        )
-                        .await
+                "modelservices" | "inferenceservices" => {
+                    let served = if *resource == "modelservices" {
+                        &self.model_service
+                    } else {
+                        &self.inference_services
+                    };
+                    match served {
+                        Some(ar) => {
+                            self.version_now(
+                                Api::<DynamicObject>::namespaced_with(client, ns, ar),
+                                name,
+                            )
+                            .await
+                        }
+                        None => continue,
                     }
-                    None => continue,
-                },
+                }
                 "deployments" => {
                     self.version_now(Api::<Deployment>::namespaced(client, ns), name)
                         .await

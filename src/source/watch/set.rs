@@ -77,6 +77,7 @@ fn sort_by_name<K: kube::Resource>(items: &mut Vec<K>) {
 struct Stores {
     typed: Vec<Box<dyn Dump>>,
     model_services: Vec<(ApiResource, Store<DynamicObject>)>,
+    inference_services: Vec<(ApiResource, Store<DynamicObject>)>,
     http_routes: Vec<(ApiResource, Store<DynamicObject>)>,
 }
 
@@ -304,16 +305,12 @@ impl WatchSet {
                 starter.watch::<Lease>(Some(spot_ns), name, None);
             }
         }
-        for (resource, field) in [
-            (&plan.served.model_service, 0),
-            (&plan.served.http_routes, 1),
+        for (resource, plural) in [
+            (&plan.served.model_service, "modelservices"),
+            (&plan.served.inference_services, "inferenceservices"),
+            (&plan.served.http_routes, "httproutes"),
         ] {
             let Some(r) = resource else { continue };
-            let plural: &'static str = if field == 0 {
-                "modelservices"
-            } else {
-                "httproutes"
-            };
             let name = match plan.scope {
                 WatchScope::Chain(c) => c.selects(plural).0,
                 WatchScope::Namespace => None,
@@ -334,10 +331,10 @@ impl WatchSet {
                 tx.clone(),
                 keep,
             );
-            if field == 0 {
-                set.stores.model_services.push((r.clone(), store));
-            } else {
-                set.stores.http_routes.push((r.clone(), store));
+            match plural {
+                "modelservices" => set.stores.model_services.push((r.clone(), store)),
+                "inferenceservices" => set.stores.inference_services.push((r.clone(), store)),
+                _ => set.stores.http_routes.push((r.clone(), store)),
             }
             set.tasks.push(handle);
             set.resources.insert(id.clone(), r.clone());
@@ -405,6 +402,7 @@ impl WatchSet {
         sort_by_name(&mut o.deployments);
         sort_by_name(&mut o.leases);
         o.model_services = dynamic(&s.model_services);
+        o.inference_services = dynamic(&s.inference_services);
         o.http_routes = dynamic(&s.http_routes);
         snapshot.gaps = gaps.to_vec();
         snapshot.origin = Origin {

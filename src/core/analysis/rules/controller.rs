@@ -13,7 +13,7 @@ use crate::model::ObjectRef;
 const OBSERVE_GRACE_SECONDS: f64 = 30.0;
 
 pub fn controller_not_converging(ctx: &Ctx) -> Vec<Finding> {
-    let Some(msvc) = ctx.chain.model_service else {
+    let Some(msvc) = ctx.chain.model_service() else {
         return Vec::new();
     };
     let meta = &msvc.metadata;
@@ -154,7 +154,7 @@ fn generation_evidence(object: String, generation: i64, observed: Option<i64>) -
 }
 
 pub fn deployment_missing(ctx: &Ctx) -> Vec<Finding> {
-    let Some(msvc) = ctx.chain.model_service else {
+    let Some(msvc) = ctx.chain.model_service() else {
         return Vec::new();
     };
     if ctx.chain.deployment.is_some() || ctx.hidden("deployments") {
@@ -508,7 +508,7 @@ fn owns_spec(entry: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFiel
 }
 
 pub fn managed_deployment_edited(ctx: &Ctx) -> Vec<Finding> {
-    let (Some(_), Some(d)) = (ctx.chain.model_service, ctx.chain.deployment) else {
+    let (Some(_), Some(d)) = (ctx.chain.model_service(), ctx.chain.deployment) else {
         return Vec::new();
     };
     let controller = ctx

@@ -3,6 +3,8 @@
 
 mod controller;
 mod job_failed;
+mod platform;
+pub(super) use platform::declaration_failure;
 mod pods;
 pub(super) mod replicasets;
 pub(super) mod scaling;
@@ -85,6 +87,7 @@ const RULES: &[(&[FindingId], Rule)] = &[
     (&[FindingId::POD_EVICTED], pods::pod_evicted),
     (&[FindingId::POD_FAILED], pods::pod_failed),
     (&[FindingId::JOB_FAILED], job_failed::job_failed),
+    (&[FindingId::MODEL_NOT_LOADED], platform::model_not_loaded),
     (
         &[
             FindingId::IMAGE_PULL_DENIED,
@@ -248,10 +251,19 @@ pub fn chain_vars(c: &Chain) -> TemplateVars {
     let mut vars = TemplateVars::new();
     vars.insert("namespace".into(), c.namespace.clone());
     vars.insert("resource".into(), "msvc".into());
-    if let Some(m) = c.model_service {
+    if let Some(m) = c.model_service() {
         vars.insert(
             "modelservice".into(),
             m.metadata.name.clone().unwrap_or_default(),
+        );
+    }
+    if let Some(p) = c
+        .platform
+        .filter(|p| p.platform.kind == crate::model::Kind::InferenceService)
+    {
+        vars.insert(
+            "inferenceservice".into(),
+            p.object.metadata.name.clone().unwrap_or_default(),
         );
     }
     if let Some(d) = c.deployment {

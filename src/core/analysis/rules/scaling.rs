@@ -17,8 +17,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 fn related_hpas<'a>(ctx: &Ctx<'a>) -> Vec<&'a HorizontalPodAutoscaler> {
     let c = ctx.chain;
     let deployment = c.deployment.map(|d| facts::name(&d.metadata));
-    let msvc = c.model_service.map(|m| facts::name(&m.metadata));
-    let msvc_uid = c.model_service.map(|m| facts::uid(&m.metadata));
+    let msvc = c.model_service().map(|m| facts::name(&m.metadata));
+    // The HPA KServe writes for a predictor is owned by its InferenceService.
+    let msvc_uid = c.platform.map(|p| facts::uid(&p.object.metadata));
     // An HPA may scale a StatefulSet or a ReplicaSet (a DaemonSet has no
     // replicas to scale).
     let set = c

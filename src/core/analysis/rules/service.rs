@@ -11,7 +11,7 @@ use k8s_openapi::api::discovery::v1::EndpointSlice;
 
 fn workload_ref(ctx: &Ctx) -> Option<ObjectRef> {
     let c = ctx.chain;
-    c.model_service
+    c.model_service()
         .map(|m| ObjectRef::new("ModelService", &m.metadata))
         .or_else(|| {
             c.deployment
@@ -46,7 +46,9 @@ fn labels_evidence(
 
 pub fn service_missing(ctx: &Ctx) -> Vec<Finding> {
     // A ModelService declares a Service; a plain Deployment need not have one.
-    if ctx.chain.model_service.is_none() || !ctx.chain.services.is_empty() || ctx.hidden("services")
+    if ctx.chain.model_service().is_none()
+        || !ctx.chain.services.is_empty()
+        || ctx.hidden("services")
     {
         return Vec::new();
     }

@@ -1,0 +1,179 @@
+//! The serving platforms that sit above a Deployment, one row each: the
+//! custom resource users declare, how the Deployment that serves it is
+//! found among the ones it owns (by owner UID, never by name), and what its
+//! status can be trusted to say. Adding a platform of this shape is one row
+//! here and the rules that read its own status (docs/platforms.md).
+
+use k8s_openapi::api::apps::v1::Deployment;
+use kube_core::DynamicObject;
+
+use crate::model::{Kind, Objects, TargetKind};
+
+/// One serving platform: a custom resource whose controller writes a
+/// Deployment (and its Service) for it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Platform {
+    /// The kind of its object, as the snapshot files it.
+    pub kind: Kind,
+    /// The target that names it (`msvc/NAME`, `isvc/NAME`).
+    pub target: TargetKind,
+    /// Its `status.observedGeneration` is its own generation as its
+    /// controller saw it, so the ladder has an `observed` step. KServe
+    /// copies the Deployment's there instead: comparing it with the
+    /// InferenceService's generation would be comparing two counters.
+    pub observes_own_generation: bool,
+    /// Of the Deployments it owns, the one whose Pods serve, by a label of
+    /// the Deployment: KServe's predictor beside a transformer or explainer.
+    /// `None`: the one it controls.
+    pub serving_label: Option<(&'static str, &'static str)>,
+    /// Where its spec says how many replicas it wants, as a JSON pointer:
+    /// what a chain with no Deployment yet is measured against.
+    pub desired_replicas: &'static str,
+    /// Its controller is mdiag's own subject (the modeldock-controller, its
+    /// Lease and its writes are judged).
+    pub controller_judged: bool,
+}
+
+/// ModelService, reconciled by the modeldock-controller.
+pub const MODEL_SERVICE: Platform = Platform {
+    kind: Kind::ModelService,
+    target: TargetKind::ModelService,
+    observes_own_generation: true,
+    serving_label: None,
+    desired_replicas: "/spec/replicas",
+    controller_judged: true,
+};
+
+/// KServe's InferenceService in Standard (formerly RawDeployment) mode:
+/// the Deployment `NAME-predictor` labelled `component: predictor`.
+pub const INFERENCE_SERVICE: Platform = Platform {
+    kind: Kind::InferenceService,
+    target: TargetKind::InferenceService,
+    observes_own_generation: false,
+    serving_label: Some(("component", "predictor")),
+    desired_replicas: "/spec/predictor/minReplicas",
+    controller_judged: false,
+};
+
+/// Every platform, in the order triage lists them.
+pub const PLATFORMS: &[&Platform] = &[&MODEL_SERVICE, &INFERENCE_SERVICE];
+
+impl Platform {
+    pub fn of_kind(kind: Kind) -> Option<&'static Platform> {
+        PLATFORMS.iter().copied().find(|p| p.kind == kind)
+    }
+
+    pub fn of_target(target: TargetKind) -> Option<&'static Platform> {
+        PLATFORMS.iter().copied().find(|p| p.target == target)
+    }
+
+    /// The platform an owner reference's kind names.
+    pub fn of_owner_kind(kind: &str) -> Option<&'static Platform> {
+        PLATFORMS.iter().copied().find(|p| p.kind.name() == kind)
+    }
+
+    /// Its objects in a snapshot.
+    pub fn objects<'s>(&self, objects: &'s Objects) -> &'s [DynamicObject] {
+        match self.kind {
+            Kind::ModelService => &objects.model_services,
+            Kind::InferenceService => &objects.inference_services,
+            _ => &[],
+        }
+    }
+
+    /// Among the Deployments an object of this platform owns (by UID), the
+    /// one that serves: the one with the serving label, else the one it
+    /// controls, else any.
+    pub fn serving_deployment<'a>(
+        &self,
+        owner_uid: &str,
+        owned: impl Iterator<Item = &'a Deployment>,
+    ) -> Option<&'a Deployment> {
+        let labelled = |d: &Deployment| {
+            self.serving_label.is_some_and(|(k, v)| {
+                d.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(k))
+                    .is_some_and(|x| x == v)
+            })
+        };
+        let controlled = |d: &Deployment| {
+            d.metadata
+                .owner_references
+                .iter()
+                .flatten()
+                .any(|o| o.uid == owner_uid && o.controller == Some(true))
+        };
+        owned.max_by_key(|d| (labelled(d), controlled(d)))
+    }
+}
+
+/// The object of a serving platform at the top of a chain.
+#[derive(Debug, Clone, Copy)]
+pub struct PlatformObject<'a> {
+    pub platform: &'static Platform,
+    pub object: &'a DynamicObject,
+}
+
+impl PlatformObject<'_> {
+    /// Its kind as the API names it (`InferenceService`).
+    pub fn kind(&self) -> &'static str {
+        self.platform.kind.name()
+    }
+
+    /// `msvc/NAME`, `isvc/NAME`.
+    pub fn target_text(&self) -> String {
+        format!(
+            "{}/{}",
+            self.platform.target.short(),
+            super::name(&self.object.metadata)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_platform_is_one_row_of_its_kind_and_target() {
+        for p in PLATFORMS {
+            assert_eq!(Platform::of_kind(p.kind), Some(*p));
+            assert_eq!(Platform::of_target(p.target), Some(*p));
+            assert_eq!(Platform::of_owner_kind(p.kind.name()), Some(*p));
+        }
+        assert_eq!(Platform::of_kind(Kind::Deployment), None);
+    }
+
+    fn deployment(name: &str, component: Option<&str>, controller: bool) -> Deployment {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": name,
+                "labels": component.map(|c| serde_json::json!({"component": c})),
+                "ownerReferences": [{"apiVersion": "serving.kserve.io/v1beta1",
+                    "kind": "InferenceService", "name": "m", "uid": "u1",
+                    "controller": controller}],
+            }
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_predictor_serves_beside_a_transformer() {
+        let owned = [
+            deployment("m-transformer", Some("transformer"), true),
+            deployment("m-predictor", Some("predictor"), true),
+            deployment("m-explainer", Some("explainer"), true),
+        ];
+        let d = INFERENCE_SERVICE.serving_deployment("u1", owned.iter());
+        assert_eq!(
+            d.and_then(|d| d.metadata.name.as_deref()),
+            Some("m-predictor")
+        );
+        // A ModelService has no serving label: the Deployment it controls.
+        let owned = [deployment("a", None, false), deployment("b", None, true)];
+        let d = MODEL_SERVICE.serving_deployment("u1", owned.iter());
+        assert_eq!(d.and_then(|d| d.metadata.name.as_deref()), Some("b"));
+    }
+}
