@@ -379,7 +379,7 @@ pub(super) fn same_as_live(
 }
 
 /// The triage rows as `Kind/name`, in the order given.
-fn rows(report: &Value) -> Vec<String> {
+pub(super) fn rows(report: &Value) -> Vec<String> {
     report["items"]
         .as_array()
         .into_iter()

@@ -22,7 +22,7 @@ use mdiag_harness::helpers::REAL_NODE_LABEL;
 use serde_json::{Value, json};
 
 use super::gate::{gate_on, viewer};
-use super::real_jobs::{in_namespace, kubectl_apply, loud, pretty, triage};
+use super::real_jobs::{in_namespace, kubectl_apply, loud, pretty, rows, triage};
 use super::real_probes::until;
 use super::{finding_ids, world};
 
@@ -166,18 +166,7 @@ fn kserve_standard() -> Result<(), Failed> {
 
         // Triage ranks the InferenceServices, not the predictor Deployment.
         let (_, t) = triage(ns, None)?;
-        let mut rows: Vec<String> = t["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|i| {
-                format!(
-                    "{}/{}",
-                    i["target"]["kind"].as_str().unwrap_or("?"),
-                    i["target"]["name"].as_str().unwrap_or("?")
-                )
-            })
-            .collect();
+        let mut rows = rows(&t);
         rows.sort();
         if rows != ["InferenceService/llama", "InferenceService/mistral"] {
             problems.push(format!("triage rows {rows:?}"));
