@@ -367,6 +367,8 @@ fn state_sentence(d: &Diagnosis, lang: Lang) -> String {
 fn by_status(d: &Diagnosis, st: &StatusReading, lang: Lang) -> String {
     let body = match st.stage {
         _ if st.kind == "Job" => job_status(st),
+        // KServe said its spec gets no Deployment (no runtime serves it).
+        _ if st.kind == "InferenceService" => Message::new("headline.status_no_deployment"),
         Stage::Complete => Message::new("headline.status_complete"),
         Stage::NotObserved => Message::new("headline.status_not_observed"),
         Stage::DeadlineExceeded => Message::new("headline.status_deadline"),

@@ -7,8 +7,10 @@
 //! node.
 //!
 //! - `llama`: a predictor that loads and serves. `trace isvc/llama` walks
-//!   from the InferenceService by owner UID and serves; `triage` lists the
-//!   InferenceService, not its Deployment; `gate` converges.
+//!   from the InferenceService by owner UID and serves; `trace
+//!   deploy/llama-predictor` is read with the InferenceService above it;
+//!   `triage` lists the InferenceService, not its Deployment; `gate`
+//!   converges.
 //! - `mistral`: no runtime supports its model format, so KServe makes no
 //!   Deployment and writes InvalidSpec / NoSupportingRuntime. `trace` says
 //!   `model-not-loaded`, and `gate isvc/mistral` fails on it at once, where
@@ -161,6 +163,16 @@ fn kserve_standard() -> Result<(), Failed> {
                 "isvc/llama: exit {code}, target {}, findings {:?}",
                 r["target"]["kind"],
                 finding_ids(&r)
+            ));
+        }
+
+        // Its Deployment traced by name is read with the InferenceService
+        // above it, as a file holding both is.
+        let (_, d) = super::real_jobs::trace(ns, "deploy/llama-predictor", None)?;
+        if d["target"]["kind"] != "InferenceService" {
+            problems.push(format!(
+                "deploy/llama-predictor: judged as {} {}, not through its InferenceService",
+                d["target"]["kind"], d["target"]["name"]
             ));
         }
 

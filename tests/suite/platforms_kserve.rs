@@ -213,3 +213,37 @@ fn a_missing_inference_service_names_the_ones_there() {
     assert_eq!(out.status.code(), Some(5), "{err}");
     assert!(err.contains("isvc/llama"), "{err}");
 }
+
+/// `kubectl get isvc llama -o yaml` alone: the verdict rests on its own
+/// status only where that status can carry it.
+#[test]
+fn a_lone_inference_service_is_judged_from_its_own_status_where_it_can_be() {
+    let traced = |file: &str| {
+        let out = mdiag()
+            .args([
+                "-n",
+                "serving",
+                "trace",
+                "isvc/llama",
+                "-o",
+                "json",
+                "--snapshot",
+            ])
+            .arg(format!("fixtures/lone/{file}.yaml"))
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), report)
+    };
+    // No runtime: KServe says no Deployment will come. Nothing serves.
+    let (code, r) = traced("inferenceservice-no-runtime");
+    assert_eq!(code, Some(1));
+    assert_eq!(r["verdict"]["state"], "not-serving", "{r:#}");
+    assert_eq!(r["verdict"]["basis"], "workload-status", "{r:#}");
+    assert_eq!(r["verdict"]["lead"], "model-not-loaded", "{r:#}");
+    // Ready=True is its Deployment's Available: true also while a new
+    // revision is stuck. Unknown, with the command that completes it.
+    let (code, r) = traced("inferenceservice-ready");
+    assert_eq!(code, Some(4));
+    assert_eq!(r["verdict"]["state"], "unknown", "{r:#}");
+}

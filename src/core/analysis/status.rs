@@ -57,7 +57,8 @@ pub enum Stage {
 /// A workload's status, as its verdict is decided on it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StatusReading {
-    /// `Deployment`, `StatefulSet`, `DaemonSet`, `ReplicaSet` or `Job`.
+    /// `Deployment`, `StatefulSet`, `DaemonSet`, `ReplicaSet`, `Job`, or
+    /// `InferenceService` when KServe says its spec gets no Deployment.
     pub kind: &'static str,
     pub stage: Stage,
     /// Desired replicas; a Job's required completions.
@@ -94,6 +95,19 @@ pub fn read(chain: &Chain) -> Option<StatusReading> {
     }
     if let Some(run) = &chain.job {
         return run.job.map(job);
+    }
+    // KServe's word that no Deployment will be made for this spec (no
+    // runtime serves it): nothing below it to read, nothing serving.
+    if chain.platform.is_some() && super::rules::declaration_failure(chain) {
+        return Some(StatusReading {
+            kind: "InferenceService",
+            stage: Stage::Failed,
+            desired: chain.desired_replicas(),
+            updated: 0,
+            available: 0,
+            old: 0,
+            paused: false,
+        });
     }
     chain.lone_replica_set().and_then(replica_set)
 }
@@ -322,10 +336,12 @@ pub fn decide(
         "services",
         "endpointslices",
     ];
+    // An InferenceService that gets no Deployment stands for that too.
+    let platform_below = status.kind == "InferenceService";
     let unreadable = serving
         .unread
         .iter()
-        .any(|(r, _)| !below.contains(&r.as_str()));
+        .any(|(r, _)| !(below.contains(&r.as_str()) || platform_below && r == "deployments"));
     // The steps above the workload: declared and observed (a ModelService).
     let above_observed = steps
         .iter()

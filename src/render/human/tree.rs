@@ -89,12 +89,31 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
                     Message::new("tree.platform_ready")
                         .arg("generation", generation)
                         .arg("status", if status.is_empty() { "?" } else { &status })
-                        .arg("reason", reason.as_str()),
+                        .arg(
+                            "reason",
+                            if reason.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" {reason}")
+                            },
+                        ),
                 );
-                match status.as_str() {
-                    "True" => style.good(&said),
+                // Counts over a summary condition (docs/contract.md#findings):
+                // when the Pods and endpoints say otherwise, say so.
+                let serving = d.verdict.state == mdiag_core::analysis::State::Serving;
+                let disagrees = (status == "True" && !serving) || (status == "False" && serving);
+                let said = match status.as_str() {
+                    "True" if !disagrees => style.good(&said),
                     "False" => style.bad(&said),
                     _ => style.warn(&said),
+                };
+                if disagrees {
+                    format!(
+                        "{said} {}",
+                        style.warn(&tr(style, Message::new("tree.platform_disagrees")))
+                    )
+                } else {
+                    said
                 }
             }
             Some(o) if o >= generation => style.good(&tr(

@@ -407,17 +407,33 @@ async fn read_chain(
     let hpas = c.take(hpas, "horizontalpodautoscalers", Some(ns), "list", None);
     let pdbs = c.take(pdbs, "poddisruptionbudgets", Some(ns), "list", None);
 
-    // The ModelService: the target, or the one that owns a Deployment target.
-    let owner_name = match target.kind {
-        TargetKind::ModelService => Some(name.to_string()),
+    // The platform object: the ModelService target, or the ModelService or
+    // InferenceService that controls a Deployment target (when its
+    // resource is served), with its resource and kind.
+    let owner: Option<(&ApiResource, &'static str, String)> = match target.kind {
+        TargetKind::ModelService => common
+            .model_service
+            .as_ref()
+            .map(|r| (r, "ModelService", name.to_string())),
         _ => workload
             .meta()
             .owner_references
             .iter()
             .flatten()
-            .find(|o| o.kind == "ModelService" && o.controller == Some(true))
-            .map(|o| o.name.clone()),
+            .filter(|o| o.controller == Some(true))
+            .find_map(|o| match o.kind.as_str() {
+                "ModelService" => common
+                    .model_service
+                    .as_ref()
+                    .map(|r| (r, "ModelService", o.name.clone())),
+                "InferenceService" => common
+                    .inference_services
+                    .as_ref()
+                    .map(|r| (r, "InferenceService", o.name.clone())),
+                _ => None,
+            }),
     };
+    let owner_name = owner.as_ref().map(|(_, _, n)| n.clone());
     let workload_kind = match target.kind {
         TargetKind::StatefulSet => "StatefulSet",
         TargetKind::DaemonSet => "DaemonSet",
@@ -426,10 +442,8 @@ async fn read_chain(
     let workload_name = workload.meta().name.clone().unwrap_or_default();
     // What Events are read about, by kind and name, as objects become known.
     let mut about: BTreeSet<(&'static str, String)> = BTreeSet::new();
-    if common.model_service.is_some()
-        && let Some(owner) = &owner_name
-    {
-        about.insert(("ModelService", owner.clone()));
+    if let Some((_, kind, owner)) = &owner {
+        about.insert((kind, owner.clone()));
     }
     about.insert((workload_kind, workload_name.clone()));
     for s in &serving {
@@ -451,14 +465,14 @@ async fn read_chain(
     // Wave 2: the ModelService, the routes, the slices, the Events of what
     // is known, and the selector's lists when no guess held them.
     let model_service = async {
-        match (&common.model_service, &owner_name) {
-            (Some(r), Some(owner)) => {
+        match &owner {
+            Some((r, _, owner)) => {
                 let api = Api::<DynamicObject>::namespaced_with(client.clone(), ns, r);
                 let _permit = conn.limiter.acquire().await.expect("never closed");
                 conn.count();
                 Some(api.get_opt(owner).await)
             }
-            _ => None,
+            None => None,
         }
     };
     let routes = async {
@@ -535,10 +549,10 @@ async fn read_chain(
 
     let mut snapshot = Snapshot::default();
     let o = &mut snapshot.objects;
-    let msvc = match (model_service, &common.model_service) {
-        (Some(result), Some(r)) => c
+    let msvc = match (model_service, &owner) {
+        (Some(result), Some((r, kind, _))) => c
             .take(result, &r.plural, Some(ns), "get", owner_name.as_deref())
-            .map(|m| (r, m)),
+            .map(|m| (r, *kind, m)),
         _ => None,
     };
     let owned = |m: &DynamicObject| {
@@ -550,16 +564,20 @@ async fn read_chain(
             .any(|o| Some(o.uid.as_str()) == m.metadata.uid.as_deref())
     };
     // A ModelService target must own the Deployment named after it.
-    if target.kind == TargetKind::ModelService && !msvc.as_ref().is_some_and(|(_, m)| owned(m)) {
+    if target.kind == TargetKind::ModelService && !msvc.as_ref().is_some_and(|(_, _, m)| owned(m)) {
         return Ok(None);
     }
-    if let Some((r, mut m)) = msvc {
+    if let Some((r, kind, mut m)) = msvc {
         trim_meta(&mut m.metadata, ManagedFields::Writes);
         m.types = Some(kube::api::TypeMeta {
             api_version: r.api_version.clone(),
             kind: r.kind.clone(),
         });
-        o.model_services.push(m);
+        if kind == "InferenceService" {
+            o.inference_services.push(m);
+        } else {
+            o.model_services.push(m);
+        }
     }
     workload.land(o);
     o.services = services;
