@@ -49,6 +49,8 @@ pub(crate) struct ChainScope {
     pub selector: String,
     /// The ModelService that owns it.
     pub model_service: Option<String>,
+    /// The InferenceService that owns it (KServe's predictor).
+    pub inference_service: Option<String>,
 }
 
 /// The longest base the apiserver keeps of a `generateName`: a generated
@@ -63,6 +65,7 @@ impl ChainScope {
             "deployments" | "statefulsets" | "daemonsets" => (Some(&self.workload), None),
             "replicasets" | "pods" | "controllerrevisions" => (None, Some(&self.selector)),
             "modelservices" => (self.model_service.as_deref(), None),
+            "inferenceservices" => (self.inference_service.as_deref(), None),
             _ => (None, None),
         }
     }
@@ -83,6 +86,7 @@ impl ChainScope {
             }
             "Deployment" | "StatefulSet" | "DaemonSet" => name == self.workload,
             "ModelService" => self.model_service.as_deref().is_none_or(|m| m == name),
+            "InferenceService" => self.inference_service.as_deref().is_none_or(|m| m == name),
             _ => true,
         }
     }
@@ -91,7 +95,8 @@ impl ChainScope {
 /// The chain a gate on `target` watches: its workload's, when the workload
 /// is there with a selector the API can take; else the namespace (a
 /// workload not created yet, a Pod or ReplicaSet target). A ModelService's
-/// Deployment is named after it by its controller, and must be owned by it.
+/// Deployment is named after it by its controller, an InferenceService's
+/// predictor `NAME-predictor` by KServe; either must be controlled by it.
 /// One request, before the watches start.
 pub(crate) async fn chain_scope(
     conn: &Connection,
@@ -101,7 +106,15 @@ pub(crate) async fn chain_scope(
     use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
     let client = || conn.client.clone();
     let name = target.name.as_str();
+    let predictor = format!("{name}-predictor");
     let read = match target.kind {
+        TargetKind::InferenceService => conn
+            .get_opt(
+                Api::<Deployment>::namespaced(client(), namespace),
+                &predictor,
+            )
+            .await
+            .map(|d| d.map(|d| (d.metadata, d.spec.map(|s| s.selector)))),
         TargetKind::ModelService | TargetKind::Deployment => conn
             .get_opt(Api::<Deployment>::namespaced(client(), namespace), name)
             .await
@@ -119,20 +132,27 @@ pub(crate) async fn chain_scope(
     let Ok(Some((meta, Some(selector)))) = read else {
         return WatchScope::Namespace;
     };
-    let owner = meta
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.kind == "ModelService" && o.controller == Some(true))
-        .map(|o| o.name.clone());
+    let controlled_by = |kind: &str| {
+        meta.owner_references
+            .iter()
+            .flatten()
+            .find(|o| o.kind == kind && o.controller == Some(true))
+            .map(|o| o.name.clone())
+    };
+    let owner = controlled_by("ModelService");
+    let inference_service = controlled_by("InferenceService");
     if target.kind == TargetKind::ModelService && owner.as_deref() != Some(name) {
+        return WatchScope::Namespace;
+    }
+    if target.kind == TargetKind::InferenceService && inference_service.as_deref() != Some(name) {
         return WatchScope::Namespace;
     }
     match live::selector_query(&selector) {
         Some(selector) => WatchScope::Chain(ChainScope {
-            workload: name.to_string(),
+            workload: meta.name.clone().unwrap_or_else(|| name.to_string()),
             selector,
             model_service: owner,
+            inference_service,
         }),
         None => WatchScope::Namespace,
     }
@@ -147,6 +167,7 @@ mod tests {
             workload: workload.into(),
             selector: format!("app={workload}"),
             model_service: Some(workload.into()),
+            inference_service: None,
         }
     }
 
@@ -167,6 +188,24 @@ mod tests {
             ..chain("web")
         };
         assert_eq!(plain.selects("modelservices"), (None, None));
+        // KServe's predictor: the Deployment by its own name, the
+        // InferenceService above it by its.
+        let predictor = ChainScope {
+            model_service: None,
+            inference_service: Some("llama".into()),
+            ..chain("llama-predictor")
+        };
+        assert_eq!(
+            predictor.selects("deployments"),
+            (Some("llama-predictor"), None)
+        );
+        assert_eq!(
+            predictor.selects("inferenceservices"),
+            (Some("llama"), None)
+        );
+        assert!(predictor.keeps_events_about("InferenceService", "llama"));
+        assert!(!predictor.keeps_events_about("InferenceService", "mistral"));
+        assert!(predictor.keeps_events_about("Pod", "llama-predictor-7d4b9c-x2x9z"));
     }
 
     #[test]
