@@ -228,8 +228,9 @@ pub struct Workload {
     pub labels: std::collections::BTreeMap<String, String>,
 }
 
-/// Every workload of a namespace (or of all): each ModelService, each
-/// Deployment, StatefulSet and DaemonSet that no ModelService owns, each
+/// Every workload of a namespace (or of all): each platform object
+/// (ModelService, InferenceService), each Deployment no platform object
+/// owns, each StatefulSet and DaemonSet that no ModelService owns, each
 /// ReplicaSet no Deployment owns (see [`lone_replica_sets`]), and each Pod
 /// with no owner.
 pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> {
@@ -251,8 +252,11 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
                 .map(|m| target(p.target, &m.metadata))
         })
         .collect();
-    // A Deployment a platform object of the snapshot owns is traced
-    // through that object.
+    // A Deployment a platform object owns is traced through that object:
+    // a ModelService's always (as before the table: its Deployment is its
+    // own, read or not), another platform's when the object is in the
+    // input, since a dump without KServe's kinds still holds the predictor
+    // Deployment, which must not vanish from triage.
     let platform_uids: std::collections::HashSet<&str> = super::PLATFORMS
         .iter()
         .flat_map(|p| p.objects(&snapshot.objects))
