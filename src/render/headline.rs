@@ -458,6 +458,9 @@ fn reason_id(reason: &str) -> &'static str {
     if reason == mdiag_core::model::Gap::NOT_IN_DUMP {
         return "headline.reason_not_in_file";
     }
+    if reason == mdiag_core::model::Gap::NOT_WALKED {
+        return "headline.reason_not_walked";
+    }
     let lower = reason.to_ascii_lowercase();
     if lower.contains("forbidden") || lower.contains("cannot list") {
         "headline.reason_forbidden"

@@ -582,6 +582,17 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
             out.push((r.to_string(), g.reason.clone()));
         }
     }
+    // KServe's Knative mode: the predictor's Deployment belongs to a
+    // Knative Revision, which the table has no row for yet. Unknown, not
+    // "no Deployment" (docs/platforms.md#kserve).
+    if chain
+        .platform
+        .is_some_and(|p| crate::chain::kserve_knative_mode(p.object))
+        && chain.deployment.is_none()
+        && !out.iter().any(|(r, _)| r == "deployments")
+    {
+        out.push(("deployments".to_string(), Gap::NOT_WALKED.to_string()));
+    }
     out
 }
 

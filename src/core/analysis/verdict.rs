@@ -225,7 +225,26 @@ fn next_command(
         }
     }
     let ns = &chain.namespace;
-    if let Some((resource, _)) = serving.unread.first() {
+    if let Some((resource, reason)) = serving.unread.first() {
+        // KServe's Knative mode: the Deployments its predictor's Revisions
+        // own carry the InferenceService's label.
+        if reason == Gap::NOT_WALKED
+            && let Some(p) = chain.platform
+        {
+            let selector = format!(
+                "serving.kserve.io/inferenceservice={}",
+                facts::name(&p.object.metadata)
+            );
+            return Some(Command::new([
+                "kubectl",
+                "-n",
+                ns,
+                "get",
+                "deployments",
+                "-l",
+                &selector,
+            ]));
+        }
         // A kind the dump was not asked for: the `kubectl get` that adds
         // this workload's share of it.
         if gaps

@@ -32,7 +32,9 @@ pub use owners::{
     SERVICE_NAME_LABEL, generation_observed, label_selector_matches, observed_generation,
     revision_matches, selector_matches,
 };
-pub use platforms::{INFERENCE_SERVICE, MODEL_SERVICE, PLATFORMS, Platform, PlatformObject};
+pub use platforms::{
+    INFERENCE_SERVICE, MODEL_SERVICE, PLATFORMS, Platform, PlatformObject, kserve_knative_mode,
+};
 pub use types::{
     CONTROLLER_NAME, CONTROLLER_NAMESPACE, Chain, ChainPod, ControllerLocation, ControllerParts,
     NotFoundHints, PodSet, RevisionSet, SetRevision, SetStrategy, TargetNotFound,

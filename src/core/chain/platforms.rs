@@ -109,6 +109,31 @@ impl Platform {
     }
 }
 
+/// An InferenceService in KServe's Knative mode (formerly Serverless): its
+/// predictor is a Knative Service, whose Revision owns the Deployment. The
+/// mode its controller resolved (`status.deploymentMode`) comes first,
+/// then the annotation; the cluster default (a ConfigMap) is not read, so
+/// with neither the mode is not assumed.
+pub fn kserve_knative_mode(object: &DynamicObject) -> bool {
+    if object
+        .types
+        .as_ref()
+        .is_some_and(|t| t.kind != "InferenceService")
+    {
+        return false;
+    }
+    let knative = |mode: &str| matches!(mode, "Knative" | "Serverless");
+    match object.data["status"]["deploymentMode"].as_str() {
+        Some(mode) if !mode.is_empty() => knative(mode),
+        _ => object
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("serving.kserve.io/deploymentMode"))
+            .is_some_and(|m| knative(m)),
+    }
+}
+
 /// The object of a serving platform at the top of a chain.
 #[derive(Debug, Clone, Copy)]
 pub struct PlatformObject<'a> {

@@ -97,6 +97,11 @@ impl Gap {
     pub const NOT_IN_DUMP: &'static str =
         "not in the file (a kubectl dump holds only the kinds it was asked for)";
 
+    /// Why the objects below a platform mdiag has no row for yet are not
+    /// judged (KServe's Knative mode).
+    pub const NOT_WALKED: &'static str =
+        "behind a Knative Revision, which mdiag does not walk yet (KServe's Knative mode)";
+
     /// This gap as it bears on `namespace` alone: a kind a dump holds in
     /// other namespaces only is a gap of `namespace`, completed by the
     /// `kubectl get` of that namespace. Other gaps are returned unchanged.

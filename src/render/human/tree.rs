@@ -100,8 +100,11 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
                 );
                 // Counts over a summary condition (docs/contract.md#findings):
                 // when the Pods and endpoints say otherwise, say so.
-                let serving = d.verdict.state == mdiag_core::analysis::State::Serving;
-                let disagrees = (status == "True" && !serving) || (status == "False" && serving);
+                let state = d.verdict.state;
+                let serving = state == mdiag_core::analysis::State::Serving;
+                let known = state != mdiag_core::analysis::State::Unknown;
+                let disagrees =
+                    known && ((status == "True" && !serving) || (status == "False" && serving));
                 let said = match status.as_str() {
                     "True" if !disagrees => style.good(&said),
                     "False" => style.bad(&said),
