@@ -44,6 +44,17 @@ pub fn trials() -> Vec<Trial> {
             "--min=2",
             "--max=3",
         ])?;
+        // What the InferenceService commands are about: KServe's resource
+        // (this project's CRD for it) and one named like the workload.
+        super::real_platforms::install_crd()?;
+        super::real_jobs::kubectl_apply(
+            &ns,
+            vec![super::real_platforms::inference_service(
+                &ns,
+                "chart-demo",
+                "huggingface",
+            )],
+        )?;
         let vars = real_names(&ns)?;
         let mut ran = 0;
         let mut failed = Vec::new();
@@ -97,6 +108,7 @@ fn real_names(ns: &str) -> Result<BTreeMap<String, String>, Failed> {
     for (key, value) in [
         ("namespace", ns.to_string()),
         ("modelservice", "chart-demo".to_string()),
+        ("inferenceservice", "chart-demo".to_string()),
         ("resource", "msvc".to_string()),
         ("deployment", first("deployments", "metadata.name")?),
         // `{workload}` names a StatefulSet or DaemonSet as kind/NAME; the

@@ -32,7 +32,7 @@ pub fn trials() -> Vec<Trial> {
     vec![Trial::test("real-node-kserve-standard", kserve_standard)]
 }
 
-fn install_crd() -> Result<(), Failed> {
+pub(super) fn install_crd() -> Result<(), Failed> {
     let w = world();
     w.kubectl(&["apply", "-f", "fixtures/crd/inferenceservice.yaml"])?;
     w.kubectl(&[
@@ -44,7 +44,7 @@ fn install_crd() -> Result<(), Failed> {
     Ok(())
 }
 
-fn inference_service(ns: &str, name: &str, format: &str) -> Value {
+pub(super) fn inference_service(ns: &str, name: &str, format: &str) -> Value {
     json!({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
         "metadata": {"name": name, "namespace": ns,
             "annotations": {"serving.kserve.io/deploymentMode": "Standard"}},
