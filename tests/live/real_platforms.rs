@@ -13,7 +13,8 @@
 //!   converges.
 //! - `mistral`: no runtime supports its model format, so KServe makes no
 //!   Deployment and writes InvalidSpec / NoSupportingRuntime. `trace` says
-//!   `model-not-loaded`, and `gate isvc/mistral` fails on it at once, where
+//!   `model-not-loaded` (live, and from `mdiag snapshot isvc/mistral`
+//!   replayed), and `gate isvc/mistral` fails on it at once, where
 //!   `kubectl wait --for=condition=Ready` can only time out: Ready=False is
 //!   also what KServe says while a model loads.
 
@@ -24,9 +25,9 @@ use mdiag_harness::helpers::REAL_NODE_LABEL;
 use serde_json::{Value, json};
 
 use super::gate::{gate_on, viewer};
-use super::real_jobs::{in_namespace, kubectl_apply, loud, pretty, rows, triage};
+use super::real_jobs::{in_namespace, kubectl_apply, loud, pretty, rows, same_as_live, triage};
 use super::real_probes::until;
-use super::{finding_ids, world};
+use super::{finding_ids, snapshot_file, world};
 
 pub fn trials() -> Vec<Trial> {
     vec![Trial::test("real-node-kserve-standard", kserve_standard)]
@@ -192,6 +193,13 @@ fn kserve_standard() -> Result<(), Failed> {
                 r["verdict"]["lead"],
                 pretty(&r)
             ));
+        }
+        // The evidence a user keeps, replayed: the same judgement.
+        let file = snapshot_file(ns, &["isvc/mistral"], &viewer())?;
+        let replay = super::real_jobs::trace(ns, "isvc/mistral", Some(&file))?;
+        let _ = std::fs::remove_file(file);
+        if let Err(e) = same_as_live("isvc/mistral replayed", &(code, r.clone()), &replay) {
+            problems.push(e.message().unwrap_or_default().to_string());
         }
         let t0 = Instant::now();
         let (code, g, err) = gate_on(&viewer(), ns, "isvc/mistral", &["--timeout", "60s"])?;
