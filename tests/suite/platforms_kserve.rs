@@ -5,13 +5,19 @@
 //! still loading.
 
 use crate::common::{self, diagnose_target, failed_on, gate_view_of, ids, mdiag};
+use mdiag_core::analysis::Diagnosis;
 use mdiag_core::analysis::crashes::CrashHistory;
-use mdiag_core::analysis::gate::{GatePolicy, Judgement};
+use mdiag_core::analysis::gate::{GatePolicy, GateView, Judgement};
 use mdiag_core::chain::walk;
 use mdiag_core::model::{Snapshot, TargetSpec};
 
 fn case(name: &str) -> Snapshot {
     common::load_file(&format!("fixtures/cases/{name}.yaml"))
+}
+
+/// The gate's judgement of `isvc/llama` in `s`, with no crash history.
+fn gate(s: &Snapshot, policy: &GatePolicy) -> (Diagnosis, GateView) {
+    gate_view_of(s, "isvc/llama", &CrashHistory::default(), policy)
 }
 
 fn predictor(s: &Snapshot) -> Option<String> {
@@ -108,12 +114,7 @@ fn the_pods_own_cause_leads_the_models_account() {
 #[test]
 fn the_gate_fails_fast_on_a_model_no_runtime_serves() {
     let s = case("kserve-no-runtime");
-    let (d, view) = gate_view_of(
-        &s,
-        "isvc/llama",
-        &CrashHistory::default(),
-        &GatePolicy::default(),
-    );
+    let (d, view) = gate(&s, &GatePolicy::default());
     assert_eq!(
         failed_on(&d, &view).map(|(id, _)| id),
         Some("model-not-loaded")
@@ -123,12 +124,7 @@ fn the_gate_fails_fast_on_a_model_no_runtime_serves() {
 #[test]
 fn the_gate_fails_on_a_failing_download_by_the_pods_own_finding() {
     let s = case("kserve-download-failing");
-    let (d, view) = gate_view_of(
-        &s,
-        "isvc/llama",
-        &CrashHistory::default(),
-        &GatePolicy::default(),
-    );
+    let (d, view) = gate(&s, &GatePolicy::default());
     assert_eq!(
         failed_on(&d, &view).map(|(id, _)| id),
         Some("init-container-failing"),
@@ -141,19 +137,14 @@ fn the_gate_fails_on_a_failing_download_by_the_pods_own_finding() {
         max_restarts: 10,
         ..GatePolicy::default()
     };
-    let (d, view) = gate_view_of(&s, "isvc/llama", &CrashHistory::default(), &policy);
+    let (d, view) = gate(&s, &policy);
     assert_eq!(failed_on(&d, &view), None, "{:?}", view.judgement);
 }
 
 #[test]
 fn the_gate_waits_on_a_model_still_loading_and_says_so() {
     let s = case("kserve-loading-quiet");
-    let (d, view) = gate_view_of(
-        &s,
-        "isvc/llama",
-        &CrashHistory::default(),
-        &GatePolicy::default(),
-    );
+    let (d, view) = gate(&s, &GatePolicy::default());
     assert_eq!(failed_on(&d, &view), None);
     match &view.judgement {
         Judgement::Waiting { check, detail } => {
@@ -162,12 +153,7 @@ fn the_gate_waits_on_a_model_still_loading_and_says_so() {
         }
         other => panic!("{other:?}"),
     }
-    let (_, view) = gate_view_of(
-        &case("kserve-healthy"),
-        "isvc/llama",
-        &CrashHistory::default(),
-        &GatePolicy::default(),
-    );
+    let (_, view) = gate(&case("kserve-healthy"), &GatePolicy::default());
     assert!(
         matches!(view.judgement, Judgement::Converged),
         "{:?}",

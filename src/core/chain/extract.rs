@@ -18,10 +18,7 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
     let mut out = crate::model::Objects::default();
     if let Some(p) = chain.platform {
         uids.insert(uid(&p.object.metadata));
-        match p.platform.kind {
-            crate::model::Kind::InferenceService => out.inference_services.push(p.object.clone()),
-            _ => out.model_services.push(p.object.clone()),
-        }
+        p.platform.objects_mut(&mut out).push(p.object.clone());
     }
     let mut deployments: Vec<&Deployment> = chain.deployment.into_iter().collect();
     if let Some(d) = chain.controller.as_ref().and_then(|c| c.deployment) {

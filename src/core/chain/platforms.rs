@@ -75,9 +75,16 @@ impl Platform {
     /// Its objects in a snapshot.
     pub fn objects<'s>(&self, objects: &'s Objects) -> &'s [DynamicObject] {
         match self.kind {
-            Kind::ModelService => &objects.model_services,
             Kind::InferenceService => &objects.inference_services,
-            _ => &[],
+            _ => &objects.model_services,
+        }
+    }
+
+    /// Where its objects are filed in a snapshot.
+    pub fn objects_mut<'s>(&self, objects: &'s mut Objects) -> &'s mut Vec<DynamicObject> {
+        match self.kind {
+            Kind::InferenceService => &mut objects.inference_services,
+            _ => &mut objects.model_services,
         }
     }
 

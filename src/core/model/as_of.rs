@@ -218,7 +218,12 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
             spec.renew_time = Some(MicroTime(at));
         }
     }
-    for d in o.model_services.iter_mut().chain(o.http_routes.iter_mut()) {
+    for d in o
+        .model_services
+        .iter_mut()
+        .chain(o.inference_services.iter_mut())
+        .chain(o.http_routes.iter_mut())
+    {
         if let Some(status) = d.data.get_mut("status") {
             keep_json_conditions(status, at);
         }
@@ -502,6 +507,28 @@ mod tests {
             count: Some(5),
             ..Event::default()
         }))
+    }
+
+    #[test]
+    fn a_platform_objects_conditions_after_the_time_are_left_out() {
+        let mut s = Snapshot::default();
+        let isvc: kube_core::DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+            "metadata": {"name": "llama", "creationTimestamp": "2026-11-28T10:00:00Z"},
+            "status": {"conditions": [
+                {"type": "PredictorReady", "status": "False", "lastTransitionTime": "2026-11-28T10:01:00Z"},
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-28T10:08:00Z"}]}
+        }))
+        .unwrap();
+        s.objects.inference_services.push(isvc);
+        as_of(&mut s, t("2026-11-28T10:05:00Z"));
+        let kept: Vec<&str> = s.objects.inference_services[0].data["status"]["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(kept, ["PredictorReady"]);
     }
 
     #[test]

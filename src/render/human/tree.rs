@@ -112,7 +112,7 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
                 };
                 if disagrees {
                     format!(
-                        "{said} {}",
+                        "{said}{}",
                         style.warn(&tr(style, Message::new("tree.platform_disagrees")))
                     )
                 } else {

@@ -573,10 +573,8 @@ async fn read_chain(
             api_version: r.api_version.clone(),
             kind: r.kind.clone(),
         });
-        if kind == "InferenceService" {
-            o.inference_services.push(m);
-        } else {
-            o.model_services.push(m);
+        if let Some(platform) = mdiag_core::chain::Platform::of_owner_kind(kind) {
+            platform.objects_mut(o).push(m);
         }
     }
     workload.land(o);
