@@ -163,6 +163,7 @@ fn all_targets(snapshot: &Snapshot) -> Vec<String> {
         .model_services
         .iter()
         .chain(&snapshot.objects.inference_services)
+        .chain(snapshot.objects.rollouts.iter().map(|r| r.object()))
         .filter_map(|m| m.metadata.namespace.clone())
         .chain(
             snapshot
@@ -209,6 +210,7 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
     let resource = match not_found.kind {
         mdiag_core::model::TargetKind::ModelService => "modelservices",
         mdiag_core::model::TargetKind::InferenceService => "inferenceservices",
+        mdiag_core::model::TargetKind::Rollout => "rollouts",
         mdiag_core::model::TargetKind::Deployment => "deployments",
         mdiag_core::model::TargetKind::StatefulSet => "statefulsets",
         mdiag_core::model::TargetKind::DaemonSet => "daemonsets",
@@ -223,7 +225,8 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
             .namespace
             .as_deref()
             .map_or(g.resource == resource, |ns| g.hides(resource, ns))
-            || (matches!(resource, "modelservices" | "inferenceservices") && g.resource == "apis")
+            || (matches!(resource, "modelservices" | "inferenceservices" | "rollouts")
+                && g.resource == "apis")
     });
     match hidden {
         Some(gap) if gap.reason == mdiag_core::model::Gap::NOT_IN_DUMP => {

@@ -215,7 +215,14 @@ fn state_sentence(d: &Diagnosis, lang: Lang) -> String {
                 } else {
                     "headline.what_serving"
                 };
-                Message::new("headline.serving_held")
+                // An Argo Rollout holds its stable Pods while it waits at a
+                // step of its plan: the rollout is not complete.
+                let id = if d.target.kind == "Rollout" {
+                    "headline.serving_held_step"
+                } else {
+                    "headline.serving_held"
+                };
+                Message::new(id)
                     .arg("what", Message::new(what))
                     .arg("updated", updated)
                     .arg("held", held)

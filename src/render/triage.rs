@@ -91,6 +91,7 @@ fn short_kind(kind: &str) -> &str {
     match kind {
         "ModelService" => "msvc",
         "InferenceService" => "isvc",
+        "Rollout" => "rollout",
         "Deployment" => "deploy",
         "StatefulSet" => "sts",
         "DaemonSet" => "ds",

@@ -118,6 +118,14 @@ pub fn sort_object_kept(
                 .inference_services
                 .push(typed(trimmed(value, trim, ManagedFields::Drop))?)
         }
+        // Its writers are kept as a Deployment's are: the same rules read them.
+        Kind::Rollout => objects
+            .rollouts
+            .push(mdiag_core::model::Rollout::new(typed(trimmed(
+                value,
+                trim,
+                ManagedFields::Writes,
+            ))?)),
         Kind::Deployment => objects.deployments.extend(planned(value, trim)?),
         Kind::ReplicaSet => objects.replica_sets.extend(planned(value, trim)?),
         Kind::StatefulSet => objects.stateful_sets.extend(planned(value, trim)?),
@@ -207,6 +215,7 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
     let Objects {
         model_services,
         inference_services,
+        rollouts,
         deployments,
         replica_sets,
         stateful_sets,
@@ -230,6 +239,11 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
         match kind {
             Kind::ModelService => push(&mut out, model_services),
             Kind::InferenceService => push(&mut out, inference_services),
+            Kind::Rollout => out.extend(
+                rollouts
+                    .iter()
+                    .filter_map(|r| serde_json::to_value(r.object()).ok()),
+            ),
             Kind::Deployment => push(&mut out, deployments),
             Kind::ReplicaSet => push(&mut out, replica_sets),
             Kind::StatefulSet => push(&mut out, stateful_sets),

@@ -100,6 +100,46 @@ pub fn failed_on(
     }
 }
 
+/// The workloads `triage -A --all` lists from a fixture, as `Kind/name`.
+pub fn triage_workloads(fixture: &str) -> Vec<String> {
+    let out = mdiag()
+        .args(["triage", "-A", "--all", "--snapshot", fixture, "-o", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            format!(
+                "{}/{}",
+                i["target"]["kind"].as_str().unwrap_or("?"),
+                i["target"]["name"].as_str().unwrap_or("?")
+            )
+        })
+        .collect()
+}
+
+/// `trace TARGET -n NAMESPACE -o json --snapshot FILE`: its exit code and report.
+pub fn trace_json(target: &str, namespace: &str, file: &str) -> (Option<i32>, serde_json::Value) {
+    let out = mdiag()
+        .args([
+            "-n",
+            namespace,
+            "trace",
+            target,
+            "-o",
+            "json",
+            "--snapshot",
+            file,
+        ])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (out.status.code(), report)
+}
+
 pub fn ids(d: &Diagnosis) -> Vec<&'static str> {
     d.findings.iter().map(|f| f.id.as_str()).collect()
 }

@@ -205,6 +205,7 @@ fn a_target_without_a_model_service_gets_no_model_service_command() {
     let mut values = every_value();
     values.remove("modelservice");
     values.remove("inferenceservice");
+    values.remove("rollout");
     values.remove("target");
     let mut wrong = Vec::new();
     for e in &catalogue().entries {

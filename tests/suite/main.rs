@@ -36,6 +36,7 @@ mod mcp;
 mod neighbours;
 mod next_views;
 mod partial_dumps;
+mod platforms_argo;
 mod platforms_kserve;
 mod pod_sets;
 mod pods_not_created;

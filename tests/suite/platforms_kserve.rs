@@ -163,26 +163,10 @@ fn the_gate_waits_on_a_model_still_loading_and_says_so() {
 
 #[test]
 fn triage_lists_the_inference_service_not_its_deployment() {
-    let out = mdiag()
-        .args(["triage", "-A", "--all", "--snapshot"])
-        .arg("fixtures/cases/kserve-rollout-old-serves.yaml")
-        .args(["-o", "json"])
-        .output()
-        .unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let workloads: Vec<String> = report["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            format!(
-                "{}/{}",
-                i["target"]["kind"].as_str().unwrap_or("?"),
-                i["target"]["name"].as_str().unwrap_or("?")
-            )
-        })
-        .collect();
-    assert_eq!(workloads, ["InferenceService/llama"], "{report:#}");
+    assert_eq!(
+        common::triage_workloads("fixtures/cases/kserve-rollout-old-serves.yaml"),
+        ["InferenceService/llama"]
+    );
 }
 
 #[test]
@@ -205,21 +189,11 @@ fn a_missing_inference_service_names_the_ones_there() {
 #[test]
 fn a_lone_inference_service_is_judged_from_its_own_status_where_it_can_be() {
     let traced = |file: &str| {
-        let out = mdiag()
-            .args([
-                "-n",
-                "serving",
-                "trace",
-                "isvc/llama",
-                "-o",
-                "json",
-                "--snapshot",
-            ])
-            .arg(format!("fixtures/lone/{file}.yaml"))
-            .output()
-            .unwrap();
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        (out.status.code(), report)
+        common::trace_json(
+            "isvc/llama",
+            "serving",
+            &format!("fixtures/lone/{file}.yaml"),
+        )
     };
     // No runtime: KServe says no Deployment will come. Nothing serves.
     let (code, r) = traced("inferenceservice-no-runtime");

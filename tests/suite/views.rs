@@ -301,6 +301,7 @@ fn report_rows(report: &Value) -> Vec<(String, String)> {
         match kind {
             "ModelService" => "msvc",
             "InferenceService" => "isvc",
+            "Rollout" => "rollout",
             "Deployment" => "deploy",
             "StatefulSet" => "sts",
             "DaemonSet" => "ds",

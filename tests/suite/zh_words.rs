@@ -32,6 +32,12 @@ const ALLOWED: &[&str] = &[
     "Loading",
     "Loaded",
     "predictor",
+    // Argo Rollouts: the project's name, its kind and the status field an
+    // abort sets.
+    "Argo",
+    "Rollout",
+    "Rollouts",
+    "abort",
     // Kinds and objects.
     "ModelService",
     "ModelServices",

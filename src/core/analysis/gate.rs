@@ -410,6 +410,23 @@ pub fn checks(chain: &Chain, d: &Diagnosis) -> Vec<Check> {
         },
     });
     let updated = status.and_then(|s| s.updated_replicas).unwrap_or(0);
+    // A paused rollout (`spec.paused`, an Argo Rollout at a pause step or
+    // aborted) moves no further until someone resumes or promotes it: the
+    // gate waits on that, and says so, rather than on replica counts that
+    // cannot change. Once every replica is updated the pause holds back
+    // only the next change.
+    if let Some(paused) = d
+        .findings
+        .iter()
+        .find(|f| f.id == FindingId::ROLLOUT_PAUSED)
+        .filter(|_| updated < desired)
+    {
+        out.push(Check {
+            name: "rollout-resumed",
+            passed: false,
+            detail: paused.detail.clone(),
+        });
+    }
     out.push(Check {
         name: "replicas-updated",
         passed: deployment.is_some() && updated >= desired,

@@ -473,6 +473,12 @@ fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
                     .platform
                     .is_some_and(|p| p.platform.kind == crate::model::Kind::InferenceService)
         }
+        "rollouts" => {
+            chain.target.kind == crate::model::TargetKind::Rollout
+                || chain.workload_platform().is_some()
+        }
+        // A Rollout stands where a Deployment would: there is none to hide.
+        "deployments" if chain.workload_platform().is_some() => false,
         // A lone ReplicaSet has a Deployment to hide only when it names one.
         "deployments" if chain.lone_replica_set().is_some() => {
             chain.lone_replica_set().is_some_and(|rs| {
@@ -560,6 +566,7 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
         // A lone ReplicaSet is judged on itself: an unread Deployment is
         // reported beside it, not a part of its own chain that is hidden.
         None if chain.lone_replica_set().is_some() => &["replicasets"],
+        None if chain.workload_platform().is_some() => &["rollouts", "replicasets"],
         None => &["deployments", "replicasets"],
     };
     let mut wanted: Vec<&str> = own.iter().chain(shared).copied().collect();
@@ -568,6 +575,9 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
     }
     if chain.target.kind == crate::model::TargetKind::InferenceService {
         wanted.extend(["inferenceservices", "apis"]);
+    }
+    if chain.target.kind == crate::model::TargetKind::Rollout {
+        wanted.push("apis");
     }
     let mut out: Vec<(String, String)> = Vec::new();
     for r in wanted {

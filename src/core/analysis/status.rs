@@ -86,7 +86,12 @@ impl StatusReading {
 /// The target's own status, when it has a workload object with one.
 pub fn read(chain: &Chain) -> Option<StatusReading> {
     if let Some(d) = chain.deployment {
-        return deployment(d);
+        return deployment(d).map(|r| StatusReading {
+            // An Argo Rollout's status is read as a Deployment's, and named
+            // as what it is.
+            kind: chain.deployment_kind(),
+            ..r
+        });
     }
     match chain.pod_set {
         Some(PodSet::StatefulSet(s)) => return stateful_set(s),

@@ -40,6 +40,12 @@ pub struct PlatformFacts {
     pub observes_generation: bool,
     /// Its `Ready` condition as written: status and reason.
     pub ready: Option<(String, String)>,
+    /// It is itself the workload (an Argo Rollout): the Deployment facts
+    /// are its own, not a Deployment's.
+    pub is_workload: bool,
+    /// The phase its controller writes, with its message (Argo's
+    /// `status.phase`: Healthy, Progressing, Paused, Degraded).
+    pub phase: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -136,6 +142,14 @@ pub fn summarize(chain: &Chain, now: Timestamp) -> ChainSummary {
             observes_generation: own,
             ready: facts::condition_of(m, "Ready")
                 .map(|c| (c.status.to_string(), c.reason.to_string())),
+            is_workload: p.workload.is_some(),
+            phase: m.data["status"]["phase"]
+                .as_str()
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let message = m.data["status"]["message"].as_str().unwrap_or("");
+                    (p.to_string(), message.to_string())
+                }),
         }
     });
     let deployment = chain.deployment.map(|d| {

@@ -260,6 +260,20 @@ fn next_command(
             r => Command::new(["kubectl", "-n", ns, "auth", "can-i", "list", r]),
         });
     }
+    // `kubectl rollout status` knows no Rollout (Argo's plugin does, and
+    // may not be installed): its phase and step, read plainly.
+    if let Some(p) = chain.workload_platform() {
+        return Some(Command::new([
+            "kubectl",
+            "-n",
+            ns,
+            "get",
+            "rollout",
+            facts::name(&p.object.metadata),
+            "-o",
+            ROLLOUT_PHASE_JSONPATH,
+        ]));
+    }
     if let Some(d) = chain.deployment {
         return Some(Command::new([
             "kubectl".to_string(),
@@ -358,6 +372,10 @@ const MORE_SPECIFIC: &[(FindingId, FindingId)] = &[
     ),
 ];
 
+/// What an Argo Rollout says of itself, in one line.
+const ROLLOUT_PHASE_JSONPATH: &str = "jsonpath=phase={.status.phase} step={.status.currentStepIndex} \
+     {.status.message}{\"\\n\"}";
+
 fn outranked(id: FindingId, present: &[FindingId]) -> bool {
     MORE_SPECIFIC
         .iter()
@@ -442,24 +460,26 @@ fn rollout_in_progress(
     let name = facts::name(&d.metadata);
     let mut f = Finding::new(
         FindingId::ROLLOUT_IN_PROGRESS,
-        ObjectRef::new("Deployment", &d.metadata),
+        ObjectRef::new(chain.deployment_kind(), &d.metadata),
         missing.unwrap_or(Step::Serving),
         detail,
     )
     .evidence(Evidence::new(
-        format!("deployment/{name}"),
+        chain.deployment_ref(name),
         "metadata.generation / status.observedGeneration",
         format!("{generation} / {observed}"),
     ))
     .evidence(Evidence::new(
-        format!("deployment/{name}"),
+        chain.deployment_ref(name),
         "status.updatedReplicas / availableReplicas",
         format!("{updated} / {available} of {}", replicas.desired),
     ));
     f.vars.insert("namespace".into(), chain.namespace.clone());
-    f.vars.insert("deployment".into(), name.to_string());
-    f.vars
-        .insert("workload".into(), format!("deployment/{name}"));
+    f.vars.insert(
+        chain.deployment_kind().to_ascii_lowercase(),
+        name.to_string(),
+    );
+    f.vars.insert("workload".into(), chain.deployment_ref(name));
     if let Some(m) = chain.model_service() {
         f.vars
             .insert("modelservice".into(), facts::name(&m.metadata).to_string());

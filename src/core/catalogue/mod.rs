@@ -133,6 +133,7 @@ pub const PLACEHOLDERS: &[&str] = &[
     "namespace",
     "modelservice",
     "inferenceservice",
+    "rollout",
     "deployment",
     "replicaset",
     "statefulset",
@@ -314,6 +315,7 @@ fn target_of(vars: &BTreeMap<String, String>) -> Option<String> {
         vars.get("modelservice")
             .cloned()
             .or_else(|| vars.get("inferenceservice").map(|n| format!("isvc/{n}")))
+            .or_else(|| vars.get("rollout").map(|n| format!("rollout/{n}")))
             .or_else(|| vars.get("deployment").map(|d| format!("deploy/{d}")))
     })
 }
@@ -454,10 +456,15 @@ impl Entry {
             // A finding with no Pod (a model no runtime serves: no Pod will
             // come) gets no command about one.
             .filter(|c| vars.contains_key("pod") || !placeholders_in(c).iter().any(|p| p == "pod"))
-            // Nor one about an InferenceService a chain does not have.
+            // Nor one about an InferenceService or a Rollout a chain does
+            // not have; a Rollout stands where a Deployment would, so a
+            // command about its Deployment would name none.
             .filter(|c| {
-                vars.contains_key("inferenceservice")
-                    || !placeholders_in(c).iter().any(|p| p == "inferenceservice")
+                let used = placeholders_in(c);
+                let uses = |name: &str| used.iter().any(|p| p == name);
+                (vars.contains_key("inferenceservice") || !uses("inferenceservice"))
+                    && (vars.contains_key("rollout") || !uses("rollout"))
+                    && !(vars.contains_key("rollout") && uses("deployment"))
             })
             // A container that never restarted has no previous log: its
             // failed run is its current one.
@@ -612,7 +619,14 @@ mod tests {
         let mut msvc = deploy.clone();
         msvc.insert("modelservice".into(), "chart".into());
         let checks: Vec<String> = e.checks_for(&msvc).iter().map(Command::shell).collect();
-        assert_eq!(checks.len(), e.check.len());
+        // Every command but the Argo Rollout's.
+        let not_rollout = e
+            .check
+            .iter()
+            .filter(|c| !placeholders_in(c).iter().any(|p| p == "rollout"))
+            .count();
+        assert!(not_rollout < e.check.len());
+        assert_eq!(checks.len(), not_rollout);
         assert!(
             checks[0].starts_with("kubectl -n lab get msvc chart "),
             "{checks:?}"

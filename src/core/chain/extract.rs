@@ -18,9 +18,14 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
     let mut out = crate::model::Objects::default();
     if let Some(p) = chain.platform {
         uids.insert(uid(&p.object.metadata));
-        p.platform.objects_mut(&mut out).push(p.object.clone());
+        p.platform.file(&mut out, p.object.clone());
     }
-    let mut deployments: Vec<&Deployment> = chain.deployment.into_iter().collect();
+    // A Rollout's Deployment is the Rollout itself, filed above.
+    let mut deployments: Vec<&Deployment> = chain
+        .deployment
+        .filter(|_| chain.platform.is_none_or(|p| p.workload.is_none()))
+        .into_iter()
+        .collect();
     if let Some(d) = chain.controller.as_ref().and_then(|c| c.deployment) {
         deployments.push(d);
     }

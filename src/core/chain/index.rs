@@ -87,9 +87,8 @@ impl<'a> Index<'a> {
         };
         // The first of equals wins, as `find` over the lists would.
         for platform in PLATFORMS {
-            for object in platform.objects(o) {
-                let meta = &object.metadata;
-                let found = PlatformObject { platform, object };
+            for found in platform.objects(o) {
+                let meta = &found.object.metadata;
                 ix.platform_by_uid.entry(uid(meta)).or_insert(found);
                 ix.platform_by_name
                     .entry((platform.kind, ns_of(meta), name(meta)))

@@ -111,10 +111,14 @@ pub fn observed_generation(msvc: &DynamicObject) -> Option<i64> {
     })
 }
 
+/// The revision a Deployment's (or a Rollout's) controller wrote on a
+/// ReplicaSet: `deployment.kubernetes.io/revision`, or Argo's
+/// `rollout.argoproj.io/revision`.
 pub(crate) fn revision_of(meta: &ObjectMeta) -> Option<i64> {
-    meta.annotations
-        .as_ref()?
-        .get(REVISION_ANNOTATION)?
+    let annotations = meta.annotations.as_ref()?;
+    annotations
+        .get(REVISION_ANNOTATION)
+        .or_else(|| annotations.get(crate::model::ROLLOUT_REVISION_ANNOTATION))?
         .parse()
         .ok()
 }
@@ -135,6 +139,7 @@ pub(super) fn runs_template(rs: &ReplicaSet, deployment: &Deployment) -> bool {
         .and_then(|m| m.labels.as_mut())
     {
         labels.remove(POD_TEMPLATE_HASH);
+        labels.remove(crate::model::ROLLOUT_HASH_LABEL);
     }
     let normalise = |t: &k8s_openapi::api::core::v1::PodTemplateSpec| {
         let mut v = serde_json::to_value(t).unwrap_or_default();

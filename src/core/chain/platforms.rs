@@ -1,13 +1,14 @@
-//! The serving platforms that sit above a Deployment, one row each: the
-//! custom resource users declare, how the Deployment that serves it is
-//! found among the ones it owns (by owner UID, never by name), and what its
-//! status can be trusted to say. Adding a platform of this shape is one row
-//! here and the rules that read its own status (docs/platforms.md).
+//! The serving platforms, one row each: the custom resource users declare,
+//! how the Deployment that serves it is found among the ones it owns (by
+//! owner UID, never by name) or whether it is that Deployment itself (an
+//! Argo Rollout owns its ReplicaSets), and what its status can be trusted
+//! to say. Adding a platform of this shape is one row here and the rules
+//! that read its own status (docs/platforms.md).
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube_core::DynamicObject;
 
-use crate::model::{Kind, Objects, TargetKind};
+use crate::model::{Kind, Objects, Rollout, TargetKind};
 
 /// One serving platform: a custom resource whose controller writes a
 /// Deployment (and its Service) for it.
@@ -32,6 +33,9 @@ pub struct Platform {
     /// Its controller is mdiag's own subject (the modeldock-controller, its
     /// Lease and its writes are judged).
     pub controller_judged: bool,
+    /// Its object is itself the workload: it owns its ReplicaSets, and the
+    /// chain walks it as the Deployment it stands in for (an Argo Rollout).
+    pub is_workload: bool,
 }
 
 /// ModelService, reconciled by the modeldock-controller.
@@ -42,6 +46,7 @@ pub const MODEL_SERVICE: Platform = Platform {
     serving_label: None,
     desired_replicas: "/spec/replicas",
     controller_judged: true,
+    is_workload: false,
 };
 
 /// KServe's InferenceService in Standard (formerly RawDeployment) mode:
@@ -53,10 +58,24 @@ pub const INFERENCE_SERVICE: Platform = Platform {
     serving_label: Some(("component", "predictor")),
     desired_replicas: "/spec/predictor/minReplicas",
     controller_judged: false,
+    is_workload: false,
+};
+
+/// Argo Rollouts' Rollout: a Deployment in all but name, whose controller
+/// steps the new revision in (canary) or switches to it (blue-green). Its
+/// `observedGeneration` is its own, and is read as the Deployment step's.
+pub const ROLLOUT: Platform = Platform {
+    kind: Kind::Rollout,
+    target: TargetKind::Rollout,
+    observes_own_generation: false,
+    serving_label: None,
+    desired_replicas: "/spec/replicas",
+    controller_judged: false,
+    is_workload: true,
 };
 
 /// Every platform, in the order triage lists them.
-pub const PLATFORMS: &[&Platform] = &[&MODEL_SERVICE, &INFERENCE_SERVICE];
+pub const PLATFORMS: &[&Platform] = &[&MODEL_SERVICE, &INFERENCE_SERVICE, &ROLLOUT];
 
 impl Platform {
     pub fn of_kind(kind: Kind) -> Option<&'static Platform> {
@@ -72,19 +91,38 @@ impl Platform {
         PLATFORMS.iter().copied().find(|p| p.kind.name() == kind)
     }
 
-    /// Its objects in a snapshot.
-    pub fn objects<'s>(&self, objects: &'s Objects) -> &'s [DynamicObject] {
+    /// Its objects in a snapshot, in the snapshot's order.
+    pub fn objects<'s>(&'static self, objects: &'s Objects) -> Vec<PlatformObject<'s>> {
+        let plain = |list: &'s [DynamicObject]| {
+            list.iter()
+                .map(|object| PlatformObject {
+                    platform: self,
+                    object,
+                    workload: None,
+                })
+                .collect()
+        };
         match self.kind {
-            Kind::InferenceService => &objects.inference_services,
-            _ => &objects.model_services,
+            Kind::InferenceService => plain(&objects.inference_services),
+            Kind::Rollout => objects
+                .rollouts
+                .iter()
+                .map(|r| PlatformObject {
+                    platform: self,
+                    object: r.object(),
+                    workload: Some(r.workload()),
+                })
+                .collect(),
+            _ => plain(&objects.model_services),
         }
     }
 
-    /// Where its objects are filed in a snapshot.
-    pub fn objects_mut<'s>(&self, objects: &'s mut Objects) -> &'s mut Vec<DynamicObject> {
+    /// Files one of its objects in a snapshot.
+    pub fn file(&self, objects: &mut Objects, object: DynamicObject) {
         match self.kind {
-            Kind::InferenceService => &mut objects.inference_services,
-            _ => &mut objects.model_services,
+            Kind::InferenceService => objects.inference_services.push(object),
+            Kind::Rollout => objects.rollouts.push(Rollout::new(object)),
+            _ => objects.model_services.push(object),
         }
     }
 
@@ -146,6 +184,8 @@ pub fn kserve_knative_mode(object: &DynamicObject) -> bool {
 pub struct PlatformObject<'a> {
     pub platform: &'static Platform,
     pub object: &'a DynamicObject,
+    /// The Deployment it stands in for, when it is itself the workload.
+    pub workload: Option<&'a Deployment>,
 }
 
 impl PlatformObject<'_> {

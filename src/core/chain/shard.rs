@@ -56,8 +56,8 @@ pub enum Part {
 #[derive(Debug, Clone)]
 pub struct Shards {
     count: usize,
-    /// A ReplicaSet's UID -> its Deployment's (when exactly one of the
-    /// skeleton's Deployments owns it).
+    /// A ReplicaSet's UID -> its Deployment's or Rollout's (when exactly
+    /// one of the skeleton's owns it).
     replica_set_root: HashMap<String, String>,
 }
 
@@ -65,10 +65,12 @@ impl Shards {
     /// `count` shards (at least one) of the namespace whose small kinds
     /// `skeleton` holds.
     pub fn new(skeleton: &Objects, count: usize) -> Shards {
+        // A Rollout owns its ReplicaSets as a Deployment does.
         let deployments: HashSet<&str> = skeleton
             .deployments
             .iter()
             .map(|d| uid(&d.metadata))
+            .chain(skeleton.rollouts.iter().map(|r| uid(&r.object().metadata)))
             .filter(|u| !u.is_empty())
             .collect();
         let mut replica_set_root = HashMap::new();

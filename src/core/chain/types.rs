@@ -346,6 +346,45 @@ impl<'a> Chain<'a> {
             .map(|p| p.object)
     }
 
+    /// The platform object that is itself the workload in the Deployment
+    /// slot (an Argo Rollout), when there is one.
+    pub fn workload_platform(&self) -> Option<super::PlatformObject<'a>> {
+        self.platform.filter(|p| p.workload.is_some())
+    }
+
+    /// The kind of what stands in the Deployment slot, as the API names it
+    /// (`Deployment`, `Rollout`): what findings about it name.
+    pub fn deployment_kind(&self) -> &'static str {
+        self.workload_platform().map_or("Deployment", |p| p.kind())
+    }
+
+    /// How kubectl names it in a reference (`deployment/NAME`, `rollout/NAME`).
+    pub fn deployment_ref(&self, name: &str) -> String {
+        format!("{}/{name}", self.deployment_kind().to_ascii_lowercase())
+    }
+
+    /// Whether a Service of the chain selects the labels as the workload's:
+    /// a Rollout's Services are matched with the hash Argo switches in
+    /// their selectors set aside, since a stable Service selects the stable
+    /// revision's Pods on purpose while a canary runs.
+    pub fn service_selects(
+        &self,
+        service: &Service,
+        labels: Option<&std::collections::BTreeMap<String, String>>,
+    ) -> bool {
+        if self.workload_platform().is_none() {
+            return super::selector_matches(service, labels);
+        }
+        let Some(selector) = service.spec.as_ref().and_then(|s| s.selector.as_ref()) else {
+            return false;
+        };
+        let mut rest = selector
+            .iter()
+            .filter(|(k, _)| *k != crate::model::ROLLOUT_HASH_LABEL)
+            .peekable();
+        rest.peek().is_some() && labels.is_some_and(|l| rest.all(|(k, v)| l.get(k) == Some(v)))
+    }
+
     pub fn current_pods(&self) -> impl Iterator<Item = &ChainPod<'a>> {
         self.pods.iter().filter(|p| p.current && !p.terminating())
     }
@@ -412,7 +451,9 @@ impl<'a> Chain<'a> {
         if let Some(p) = self.platform {
             out.push((p.platform.kind.resource(), &p.object.metadata));
         }
-        if let Some(d) = self.deployment {
+        if let Some(d) = self.deployment
+            && self.workload_platform().is_none()
+        {
             out.push(("deployments", &d.metadata));
         }
         match self.pod_set {

@@ -93,9 +93,9 @@ pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<Strin
         .iter()
         .flat_map(|p| {
             p.objects(&snapshot.objects)
-                .iter()
-                .filter(|m| ns_of(&m.metadata) == namespace_name)
-                .map(|m| format!("{}/{}", p.target.short(), name(&m.metadata)))
+                .into_iter()
+                .filter(|m| ns_of(&m.object.metadata) == namespace_name)
+                .map(|m| m.target_text())
         })
         .collect();
     out.extend(
@@ -137,12 +137,12 @@ pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<Strin
 /// The namespaces a file holds the named target in (to default `-n`).
 pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<String> {
     let metas: Vec<&ObjectMeta> = match target.kind {
-        TargetKind::ModelService | TargetKind::InferenceService => {
+        TargetKind::ModelService | TargetKind::InferenceService | TargetKind::Rollout => {
             super::Platform::of_target(target.kind)
                 .map(|p| p.objects(&snapshot.objects))
                 .unwrap_or_default()
-                .iter()
-                .map(|m| &m.metadata)
+                .into_iter()
+                .map(|m| &m.object.metadata)
                 .collect()
         }
         TargetKind::Deployment => snapshot
@@ -247,9 +247,9 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
         .iter()
         .flat_map(|p| {
             p.objects(&snapshot.objects)
-                .iter()
-                .filter(|m| wanted(&m.metadata))
-                .map(|m| target(p.target, &m.metadata))
+                .into_iter()
+                .filter(|m| wanted(&m.object.metadata))
+                .map(|m| target(p.target, &m.object.metadata))
         })
         .collect();
     // A Deployment a platform object owns is traced through that object:
@@ -260,7 +260,7 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
     let platform_uids: std::collections::HashSet<&str> = super::PLATFORMS
         .iter()
         .flat_map(|p| p.objects(&snapshot.objects))
-        .map(|m| uid(&m.metadata))
+        .map(|m| uid(&m.object.metadata))
         .collect();
     let under_platform = |meta: &ObjectMeta| {
         meta.owner_references.iter().flatten().any(|o| {

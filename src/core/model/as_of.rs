@@ -40,11 +40,12 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
         .map(|p| pod_key(&p.metadata))
         .collect();
     // Taken apart field by field, with no `..`: a new kind does not build
-    // until it is cut back here too. Events and the untyped objects have
-    // rules of their own below.
+    // until it is cut back here too. Events, Rollouts and the untyped
+    // objects have rules of their own below.
     let Objects {
         model_services,
         inference_services,
+        rollouts: _,
         deployments,
         replica_sets,
         stateful_sets,
@@ -217,6 +218,16 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
         {
             spec.renew_time = Some(MicroTime(at));
         }
+    }
+    // A Rollout's view is made again from the object cut back.
+    o.rollouts.retain(|r| !created_later(&r.object().metadata));
+    for r in o.rollouts.iter_mut() {
+        r.update(|object| {
+            undelete(&mut object.metadata, at);
+            if let Some(status) = object.data.get_mut("status") {
+                keep_json_conditions(status, at);
+            }
+        });
     }
     for d in o
         .model_services

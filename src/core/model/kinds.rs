@@ -47,6 +47,7 @@ macro_rules! kinds {
 kinds! {
     ModelService => "ModelService", "modeldock.io", "modelservices";
     InferenceService => "InferenceService", "serving.kserve.io", "inferenceservices";
+    Rollout => "Rollout", "argoproj.io", "rollouts";
     Deployment => "Deployment", "apps", "deployments";
     ReplicaSet => "ReplicaSet", "apps", "replicasets";
     StatefulSet => "StatefulSet", "apps", "statefulsets";
@@ -71,6 +72,7 @@ impl Objects {
         match kind {
             Kind::ModelService => self.model_services.len(),
             Kind::InferenceService => self.inference_services.len(),
+            Kind::Rollout => self.rollouts.len(),
             Kind::Deployment => self.deployments.len(),
             Kind::ReplicaSet => self.replica_sets.len(),
             Kind::StatefulSet => self.stateful_sets.len(),
@@ -107,6 +109,11 @@ impl Objects {
         let found = match kind {
             Kind::ModelService => dynamic(&self.model_services),
             Kind::InferenceService => dynamic(&self.inference_services),
+            Kind::Rollout => self
+                .rollouts
+                .iter()
+                .map(|r| r.object().metadata.namespace.clone())
+                .collect(),
             Kind::Deployment => of(&self.deployments),
             Kind::ReplicaSet => of(&self.replica_sets),
             Kind::StatefulSet => of(&self.stateful_sets),
@@ -152,6 +159,7 @@ impl Objects {
         let Objects {
             model_services,
             inference_services,
+            rollouts,
             deployments,
             replica_sets,
             stateful_sets,
@@ -172,6 +180,7 @@ impl Objects {
         } = more;
         self.model_services.extend(model_services);
         self.inference_services.extend(inference_services);
+        self.rollouts.extend(rollouts);
         self.deployments.extend(deployments);
         self.replica_sets.extend(replica_sets);
         self.stateful_sets.extend(stateful_sets);

@@ -14,6 +14,7 @@ mod as_of;
 mod events;
 mod gaps;
 mod kinds;
+mod rollout;
 mod selectors;
 mod snapshot;
 mod targets;
@@ -22,6 +23,9 @@ pub use as_of::as_of;
 pub use events::{BriefEvent, EventRecord, EventSubject};
 pub use gaps::{Gap, Redaction};
 pub use kinds::Kind;
+pub use rollout::{
+    ROLLOUT_HASH_LABEL, ROLLOUT_MANAGED_BY_ANNOTATION, ROLLOUT_REVISION_ANNOTATION, Rollout,
+};
 pub use selectors::{LabelFilter, SelectorError};
 pub use snapshot::{
     Clock, ClockSource, HelmRelease, LogRecord, Objects, Origin, OriginKind, STDIN_LOCATION,

@@ -67,6 +67,8 @@ pub struct Objects {
     pub model_services: Vec<DynamicObject>,
     /// KServe InferenceServices (any served version of serving.kserve.io).
     pub inference_services: Vec<DynamicObject>,
+    /// Argo Rollouts (argoproj.io), each with the Deployment it stands in for.
+    pub rollouts: Vec<super::Rollout>,
     pub deployments: Vec<Deployment>,
     pub replica_sets: Vec<ReplicaSet>,
     pub stateful_sets: Vec<StatefulSet>,

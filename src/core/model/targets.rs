@@ -19,6 +19,8 @@ pub enum TargetKind {
     ModelService,
     /// KServe's InferenceService: its predictor Deployment is traced.
     InferenceService,
+    /// An Argo Rollout: walked as the Deployment it stands in for.
+    Rollout,
     Deployment,
     StatefulSet,
     DaemonSet,
@@ -39,6 +41,7 @@ impl TargetKind {
     pub const ALL: &[TargetKind] = &[
         TargetKind::ModelService,
         TargetKind::InferenceService,
+        TargetKind::Rollout,
         TargetKind::Deployment,
         TargetKind::StatefulSet,
         TargetKind::DaemonSet,
@@ -53,6 +56,7 @@ impl TargetKind {
         match self {
             TargetKind::ModelService => "ModelService",
             TargetKind::InferenceService => "InferenceService",
+            TargetKind::Rollout => "Rollout",
             TargetKind::Deployment => "Deployment",
             TargetKind::StatefulSet => "StatefulSet",
             TargetKind::DaemonSet => "DaemonSet",
@@ -69,6 +73,7 @@ impl TargetKind {
         match self {
             TargetKind::ModelService => "msvc",
             TargetKind::InferenceService => "isvc",
+            TargetKind::Rollout => "rollout",
             TargetKind::Deployment => "deploy",
             TargetKind::StatefulSet => "sts",
             TargetKind::DaemonSet => "ds",
@@ -116,7 +121,7 @@ impl crate::catalogue::Localized for TargetParseError {
 }
 
 impl TargetSpec {
-    /// Parses `NAME`, `msvc/NAME`, `isvc/NAME`, `deploy/NAME`, `sts/NAME`, `ds/NAME`,
+    /// Parses `NAME`, `msvc/NAME`, `isvc/NAME`, `rollout/NAME`, `deploy/NAME`, `sts/NAME`, `ds/NAME`,
     /// `rs/NAME`, `pod/NAME` (and the long kind names kubectl accepts).
     pub fn parse(text: &str, namespace: Option<&str>) -> Result<Self, TargetParseError> {
         let err = |why| TargetParseError {
@@ -133,6 +138,11 @@ impl TargetSpec {
                     | "inferenceservices"
                     | "inferenceservice.serving.kserve.io"
                     | "inferenceservices.serving.kserve.io" => TargetKind::InferenceService,
+                    "ro"
+                    | "rollout"
+                    | "rollouts"
+                    | "rollout.argoproj.io"
+                    | "rollouts.argoproj.io" => TargetKind::Rollout,
                     "deploy" | "deployment" | "deployments" | "deployment.apps"
                     | "deployments.apps" => TargetKind::Deployment,
                     "sts" | "statefulset" | "statefulsets" | "statefulset.apps"
@@ -222,6 +232,8 @@ mod tests {
         for (text, kind) in [
             ("msvc/a", TargetKind::ModelService),
             ("isvc/a", TargetKind::InferenceService),
+            ("ro/a", TargetKind::Rollout),
+            ("rollouts.argoproj.io/a", TargetKind::Rollout),
             (
                 "InferenceServices.serving.kserve.io/a",
                 TargetKind::InferenceService,

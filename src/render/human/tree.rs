@@ -70,6 +70,14 @@ pub(super) fn lead_pod(d: &Diagnosis) -> Option<&str> {
         .map(|f| f.subject.name.as_str())
 }
 
+/// A Deployment's (or a Rollout's) Progressing condition, as a suffix.
+fn progressing(dep: &mdiag_core::analysis::summary::DeploymentFacts) -> String {
+    dep.progressing
+        .as_ref()
+        .map(|(status, reason)| format!(" · Progressing={status} {reason}"))
+        .unwrap_or_default()
+}
+
 pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
     let l = style.labels();
     let c = &d.chain;
@@ -77,7 +85,38 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
     let lead = lead_pod(d);
     let mut lines: Vec<(usize, String)> = Vec::new();
     let mut depth = 0;
-    if let Some(m) = &c.platform {
+    // A platform that is itself the workload (an Argo Rollout) is one line:
+    // its counts and the phase its controller writes.
+    let workload_platform = c.platform.as_ref().filter(|p| p.is_workload);
+    if let (Some(m), Some(dep)) = (workload_platform, &c.deployment) {
+        let phase = m
+            .phase
+            .as_ref()
+            .map(|(phase, message)| {
+                let said = if message.is_empty() {
+                    format!(" · phase {phase}")
+                } else {
+                    format!(" · phase {phase} ({message})")
+                };
+                match phase.as_str() {
+                    "Healthy" => style.good(&said),
+                    "Degraded" => style.bad(&said),
+                    _ => style.warn(&said),
+                }
+            })
+            .unwrap_or_default();
+        let progressing = progressing(dep);
+        lines.push((
+            depth,
+            format!(
+                "{} {}  {}{phase}{progressing}",
+                m.kind,
+                m.name,
+                workload_counts(style, dep.ready, dep.desired, dep.updated, dep.available),
+            ),
+        ));
+        depth += 1;
+    } else if let Some(m) = &c.platform {
         let generation = m.generation;
         let state = match m.observed {
             // A platform whose status does not observe its own generation
@@ -137,12 +176,12 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
         lines.push((depth, format!("{} {}  {state}", m.kind, m.name)));
         depth += 1;
     }
-    if let Some(dep) = &c.deployment {
-        let progressing = dep
-            .progressing
-            .as_ref()
-            .map(|(status, reason)| format!(" · Progressing={status} {reason}"))
-            .unwrap_or_default();
+    if let Some(dep) = c
+        .deployment
+        .as_ref()
+        .filter(|_| workload_platform.is_none())
+    {
+        let progressing = progressing(dep);
         lines.push((
             depth,
             format!(
@@ -224,7 +263,19 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
         .serving
         .ready_endpoints
         .map_or("?".to_string(), |n| n.to_string());
+    let several = c.services.len() > 1;
     for svc in &c.services {
+        // Beside another Service (a Rollout's stable and canary), each
+        // counts its own slices.
+        let endpoints = if several && d.verdict.serving.ready_endpoints.is_some() {
+            svc.slices
+                .iter()
+                .map(|s| s.ready)
+                .sum::<usize>()
+                .to_string()
+        } else {
+            endpoints.clone()
+        };
         lines.push((
             depth,
             format!(

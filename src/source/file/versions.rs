@@ -57,10 +57,11 @@ const CONVERSIONS: &[(&str, &str, Convert)] = &[
 
 /// The versions read as they are, by kind. A ModelService (found in any
 /// group by discovery), an InferenceService (v1beta1 and v1alpha1 hold the
-/// status fields read) and an HTTPRoute (read untyped) are read in any.
+/// status fields read), a Rollout (v1alpha1 is the only one Argo serves)
+/// and an HTTPRoute (read untyped) are read in any.
 fn current(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::ModelService | Kind::InferenceService | Kind::HttpRoute => &[],
+        Kind::ModelService | Kind::InferenceService | Kind::Rollout | Kind::HttpRoute => &[],
         Kind::Deployment
         | Kind::ReplicaSet
         | Kind::StatefulSet
@@ -82,7 +83,9 @@ fn current(kind: Kind) -> &'static [&'static str] {
 fn judged_kind(group: &str, kind: &str) -> Option<Kind> {
     let found = Kind::ALL.iter().copied().find(|k| k.name() == kind)?;
     let groups: &[&str] = match found {
-        Kind::ModelService | Kind::InferenceService | Kind::HttpRoute => return None,
+        Kind::ModelService | Kind::InferenceService | Kind::Rollout | Kind::HttpRoute => {
+            return None;
+        }
         Kind::Deployment | Kind::ReplicaSet | Kind::DaemonSet => &["apps", "extensions"],
         Kind::Event => &["", "events.k8s.io"],
         other => &[other.group()],

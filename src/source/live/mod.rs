@@ -79,7 +79,7 @@ impl Localized for LiveError {
                 .arg("detail", detail.clone()),
             // A serving platform's kind: its CRD is not installed.
             LiveError::NoResource { wanted }
-                if wanted.contains('.') && PLATFORM_RESOURCES.contains(&wanted.as_str()) =>
+                if wanted.contains('.') && is_platform_resource(wanted) =>
             {
                 Message::new("error.live.no_platform").arg("wanted", format!("{wanted:?}"))
             }
@@ -90,9 +90,50 @@ impl Localized for LiveError {
     }
 }
 
-/// The serving platforms' resources other than the ModelService, as
-/// `plural.group`.
-pub(crate) const PLATFORM_RESOURCES: &[&str] = &["inferenceservices.serving.kserve.io"];
+/// The serving platforms' resources other than the ModelService (found by
+/// the name the user gives), as `plural.group`: what a target of one of
+/// them needs served.
+pub(crate) fn platform_resource(kind: mdiag_core::model::Kind) -> String {
+    format!("{}.{}", kind.resource(), kind.group())
+}
+
+fn is_platform_resource(wanted: &str) -> bool {
+    mdiag_core::chain::PLATFORMS
+        .iter()
+        .filter(|p| p.kind != mdiag_core::model::Kind::ModelService)
+        .any(|p| platform_resource(p.kind) == wanted)
+}
+
+/// The resources discovery found for the serving platforms other than the
+/// ModelService (KServe's InferenceServices, Argo's Rollouts), each in its
+/// preferred version: a platform that is not installed is simply absent,
+/// never an error.
+#[derive(Debug, Clone, Default)]
+pub struct PlatformResources(Vec<(mdiag_core::model::Kind, ApiResource)>);
+
+impl PlatformResources {
+    pub fn get(&self, kind: mdiag_core::model::Kind) -> Option<&ApiResource> {
+        self.0.iter().find(|(k, _)| *k == kind).map(|(_, r)| r)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &(mdiag_core::model::Kind, ApiResource)> {
+        self.0.iter()
+    }
+
+    /// Keeps the first version a group offers of a platform's resource.
+    fn offer(&mut self, group: &str, plural: &str, resource: impl FnOnce() -> ApiResource) {
+        let Some(p) = mdiag_core::chain::PLATFORMS.iter().find(|p| {
+            p.kind != mdiag_core::model::Kind::ModelService
+                && p.kind.group() == group
+                && p.kind.resource() == plural
+        }) else {
+            return;
+        };
+        if self.get(p.kind).is_none() {
+            self.0.push((p.kind, resource()));
+        }
+    }
+}
 
 /// A request that got no answer in time, carried through kube's error so
 /// that it is said in the user's language when it stops the command.
@@ -529,12 +570,7 @@ impl Connection {
                     if is_wanted && found.model_service.is_none() {
                         found.model_service = Some(resource());
                     }
-                    if group_name == mdiag_core::model::Kind::InferenceService.group()
-                        && plural == mdiag_core::model::Kind::InferenceService.resource()
-                        && found.inference_services.is_none()
-                    {
-                        found.inference_services = Some(resource());
-                    }
+                    found.platforms.offer(&group_name, &plural, resource);
                     if group_name == "gateway.networking.k8s.io"
                         && plural == "httproutes"
                         && found.http_routes.is_none()
@@ -580,9 +616,7 @@ fn api_status(code: u16, body: &[u8]) -> kube::core::Status {
 #[derive(Default)]
 struct Discovered {
     model_service: Option<ApiResource>,
-    /// KServe's InferenceServices, when KServe is installed (its preferred
-    /// version); absent otherwise, never an error.
-    inference_services: Option<ApiResource>,
+    platforms: PlatformResources,
     http_routes: Option<ApiResource>,
 }
 
@@ -656,7 +690,7 @@ impl Collector<'_> {
 /// The resources discovery found, for commands that watch instead of list.
 pub struct Served {
     pub model_service: Option<ApiResource>,
-    pub inference_services: Option<ApiResource>,
+    pub platforms: PlatformResources,
     pub http_routes: Option<ApiResource>,
 }
 
@@ -666,7 +700,7 @@ pub async fn discover_served(conn: &Connection, wanted: &str) -> Result<Served, 
     match conn.discover(wanted).await {
         Ok(found) => Ok(Served {
             model_service: found.model_service,
-            inference_services: found.inference_services,
+            platforms: found.platforms,
             http_routes: found.http_routes,
         }),
         Err(e) => Err(match conn.classify(&e) {

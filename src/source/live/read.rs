@@ -131,7 +131,7 @@ fn land(landings: Vec<Landing>, c: &mut Collector, o: &mut mdiag_core::model::Ob
 /// Nodes, the kube-system Leases and the controller's Deployment and Lease.
 pub struct Common {
     pub(super) model_service: Option<ApiResource>,
-    pub(super) inference_services: Option<ApiResource>,
+    pub(super) platforms: super::PlatformResources,
     pub(super) http_routes: Option<ApiResource>,
     /// The Nodes, the Leases and the controller's Deployment.
     pub(super) objects: mdiag_core::model::Objects,
@@ -203,9 +203,9 @@ pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Comm
     };
     let mut objects = mdiag_core::model::Objects::default();
     let discovered = c.take(discovered.map(Some), "apis", None, "discover", None);
-    let (model_service, inference_services, http_routes) = match discovered {
-        Some(d) => (d.model_service, d.inference_services, d.http_routes),
-        None => (None, None, None),
+    let (model_service, platforms, http_routes) = match discovered {
+        Some(d) => (d.model_service, d.platforms, d.http_routes),
+        None => (None, super::PlatformResources::default(), None),
     };
     land(shared, &mut c, &mut objects);
     for (spot, deployment, lease) in controllers {
@@ -232,7 +232,7 @@ pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Comm
     }
     Ok(Common {
         model_service,
-        inference_services,
+        platforms,
         http_routes,
         objects,
         gaps: c.gaps,
@@ -306,12 +306,15 @@ pub(super) async fn read_lists_wanted(
             }
         }
     };
-    let (lists, model_services, inference_services, routes) = tokio::join!(
+    let (lists, model_services, platforms, routes) = tokio::join!(
         Lists::of_wanted(conn, scope, true, wanted).run(),
         list_dynamic(common.model_service.as_ref(), &selected),
         // Triage's `-l` selects the serving objects, as it does the
         // ModelServices.
-        list_dynamic(common.inference_services.as_ref(), &selected),
+        futures::future::join_all(common.platforms.iter().map(|(kind, r)| {
+            let listed = list_dynamic(Some(r), &selected);
+            async move { (*kind, listed.await) }
+        })),
         list_dynamic(common.http_routes.as_ref(), &all),
     );
     let mut c = Collector {
@@ -338,9 +341,16 @@ pub(super) async fn read_lists_wanted(
         let items = c.take_listed(listed, &r.plural);
         o.model_services = typed(&r, items);
     }
-    if let Some((r, listed)) = inference_services {
+    for (kind, listed) in platforms {
+        let (Some(platform), Some((r, listed))) =
+            (mdiag_core::chain::Platform::of_kind(kind), listed)
+        else {
+            continue;
+        };
         let items = c.take_listed(listed, &r.plural);
-        o.inference_services = typed(&r, items);
+        for item in typed(&r, items) {
+            platform.file(o, item);
+        }
     }
     if let Some((r, listed)) = routes {
         let items = c.take_listed(listed, &r.plural);
@@ -370,6 +380,7 @@ pub(super) fn keep_events_about_read_objects(o: &mut mdiag_core::model::Objects)
                 .iter()
                 .map(|m| ("InferenceService", &m.metadata)),
         )
+        .chain(o.rollouts.iter().map(|r| ("Rollout", &r.object().metadata)))
         .chain(o.deployments.iter().map(|d| ("Deployment", &d.metadata)))
         .chain(o.replica_sets.iter().map(|r| ("ReplicaSet", &r.metadata)))
         .chain(o.stateful_sets.iter().map(|s| ("StatefulSet", &s.metadata)))

@@ -426,11 +426,13 @@ async fn read_chain(
                     .model_service
                     .as_ref()
                     .map(|r| (r, "ModelService", o.name.clone())),
-                "InferenceService" => common
-                    .inference_services
-                    .as_ref()
-                    .map(|r| (r, "InferenceService", o.name.clone())),
-                _ => None,
+                kind => {
+                    let platform = mdiag_core::chain::Platform::of_owner_kind(kind)?;
+                    common
+                        .platforms
+                        .get(platform.kind)
+                        .map(|r| (r, platform.kind.name(), o.name.clone()))
+                }
             }),
     };
     let owner_name = owner.as_ref().map(|(_, _, n)| n.clone());
@@ -574,7 +576,7 @@ async fn read_chain(
             kind: r.kind.clone(),
         });
         if let Some(platform) = mdiag_core::chain::Platform::of_owner_kind(kind) {
-            platform.objects_mut(o).push(m);
+            platform.file(o, m);
         }
     }
     workload.land(o);

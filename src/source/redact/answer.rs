@@ -274,12 +274,19 @@ impl Scrub<'_> {
             observed: _,
             observes_generation: _,
             ready,
+            is_workload: _,
+            phase,
         }) = platform
         {
             self.s(kind);
             self.s(name);
             if let Some((_, reason)) = ready {
                 self.s(reason);
+            }
+            // Argo's message names ReplicaSets and quotes analyses.
+            if let Some((phase, message)) = phase {
+                self.s(phase);
+                self.s(message);
             }
         }
         if let Some(DeploymentFacts {

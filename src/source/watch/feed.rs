@@ -54,8 +54,8 @@ pub struct Feed {
     connection: Connection,
     /// The ModelService resource as served, to get one again.
     model_service: Option<kube::api::ApiResource>,
-    /// KServe's InferenceService resource as served.
-    inference_services: Option<kube::api::ApiResource>,
+    /// The other serving platforms' resources as served.
+    platforms: live::PlatformResources,
     tick: tokio::time::Interval,
     /// When the API answered again after failing watches.
     answered_again: Option<Instant>,
@@ -84,10 +84,14 @@ impl Feed {
                 wanted: wanted.to_string(),
             });
         }
-        // KServe not installed: there is nothing to wait for.
-        if kind == TargetKind::InferenceService && served.inference_services.is_none() {
+        // The platform not installed (KServe, Argo Rollouts): there is
+        // nothing to wait for.
+        if let Some(platform) = mdiag_core::chain::Platform::of_target(kind)
+            .filter(|p| p.kind != mdiag_core::model::Kind::ModelService)
+            && served.platforms.get(platform.kind).is_none()
+        {
             return Err(LiveError::NoResource {
-                wanted: live::PLATFORM_RESOURCES[0].to_string(),
+                wanted: live::platform_resource(platform.kind),
             });
         }
         let origin = Origin {
@@ -126,7 +130,7 @@ impl Feed {
             named_outside: BTreeMap::new(),
             connection: conn.clone(),
             model_service: served.model_service.clone(),
-            inference_services: served.inference_services.clone(),
+            platforms: served.platforms.clone(),
             tick,
             answered_again: None,
             relists_shown: 0,
@@ -230,11 +234,14 @@ impl Feed {
             let ns = ns.unwrap_or(&self.namespace);
             let client = self.connection.client.clone();
             let now = match *resource {
-                "modelservices" | "inferenceservices" => {
+                "modelservices" | "inferenceservices" | "rollouts" => {
                     let served = if *resource == "modelservices" {
-                        &self.model_service
+                        self.model_service.as_ref()
                     } else {
-                        &self.inference_services
+                        self.platforms
+                            .iter()
+                            .find(|(k, _)| k.resource() == *resource)
+                            .map(|(_, r)| r)
                     };
                     match served {
                         Some(ar) => {

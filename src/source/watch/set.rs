@@ -77,7 +77,8 @@ fn sort_by_name<K: kube::Resource>(items: &mut Vec<K>) {
 struct Stores {
     typed: Vec<Box<dyn Dump>>,
     model_services: Vec<(ApiResource, Store<DynamicObject>)>,
-    inference_services: Vec<(ApiResource, Store<DynamicObject>)>,
+    /// The other serving platforms' objects (InferenceServices, Rollouts).
+    platforms: Vec<(mdiag_core::model::Kind, ApiResource, Store<DynamicObject>)>,
     http_routes: Vec<(ApiResource, Store<DynamicObject>)>,
 }
 
@@ -305,11 +306,18 @@ impl WatchSet {
                 starter.watch::<Lease>(Some(spot_ns), name, None);
             }
         }
-        for (resource, plural) in [
-            (&plan.served.model_service, "modelservices"),
-            (&plan.served.inference_services, "inferenceservices"),
-            (&plan.served.http_routes, "httproutes"),
-        ] {
+        let platforms = plan
+            .served
+            .platforms
+            .iter()
+            .map(|(k, r)| (Some(r), k.resource(), Some(*k)));
+        for (resource, plural, platform) in [
+            (plan.served.model_service.as_ref(), "modelservices", None),
+            (plan.served.http_routes.as_ref(), "httproutes", None),
+        ]
+        .into_iter()
+        .chain(platforms)
+        {
             let Some(r) = resource else { continue };
             let name = match plan.scope {
                 WatchScope::Chain(c) => c.selects(plural).0,
@@ -331,10 +339,10 @@ impl WatchSet {
                 tx.clone(),
                 keep,
             );
-            match plural {
-                "modelservices" => set.stores.model_services.push((r.clone(), store)),
-                "inferenceservices" => set.stores.inference_services.push((r.clone(), store)),
-                _ => set.stores.http_routes.push((r.clone(), store)),
+            match platform {
+                Some(kind) => set.stores.platforms.push((kind, r.clone(), store)),
+                None if plural == "httproutes" => set.stores.http_routes.push((r.clone(), store)),
+                None => set.stores.model_services.push((r.clone(), store)),
             }
             set.tasks.push(handle);
             set.resources.insert(id.clone(), r.clone());
@@ -402,7 +410,14 @@ impl WatchSet {
         sort_by_name(&mut o.deployments);
         sort_by_name(&mut o.leases);
         o.model_services = dynamic(&s.model_services);
-        o.inference_services = dynamic(&s.inference_services);
+        for (kind, r, store) in &s.platforms {
+            let Some(platform) = mdiag_core::chain::Platform::of_kind(*kind) else {
+                continue;
+            };
+            for item in dynamic(&[(r.clone(), store.clone())]) {
+                platform.file(o, item);
+            }
+        }
         o.http_routes = dynamic(&s.http_routes);
         snapshot.gaps = gaps.to_vec();
         snapshot.origin = Origin {

@@ -220,11 +220,13 @@ pub fn deployment_not_observed(ctx: &Ctx) -> Vec<Finding> {
         .arg("stale", "");
     let mut f = Finding::new(
         FindingId::DEPLOYMENT_NOT_OBSERVED,
-        ObjectRef::new("Deployment", &d.metadata),
+        ObjectRef::new(ctx.chain.deployment_kind(), &d.metadata),
         Step::Deployment,
         Message::new("quote"),
     )
-    .evidence(generation_evidence(format!("deployment/{name}"), generation, observed).at(written));
+    .evidence(
+        generation_evidence(ctx.chain.deployment_ref(name), generation, observed).at(written),
+    );
     if let Some(l) = &kcm {
         if l.stale {
             detail = detail.arg("stale", Message::new("deployment-not-observed.lease_stale"));
@@ -275,13 +277,13 @@ pub fn progress_deadline_exceeded(ctx: &Ctx) -> Vec<Finding> {
     let total = status.and_then(|s| s.replicas).unwrap_or(0);
     let mut f = Finding::new(
         FindingId::PROGRESS_DEADLINE_EXCEEDED,
-        ObjectRef::new("Deployment", &d.metadata),
+        ObjectRef::new(ctx.chain.deployment_kind(), &d.metadata),
         Step::Serving,
         quote(c.message.clone().unwrap_or_default()),
     )
     .evidence(
         Evidence::new(
-            format!("deployment/{name}"),
+            ctx.chain.deployment_ref(name),
             "status.conditions[Progressing]",
             format!(
                 "False ProgressDeadlineExceeded: {}",
@@ -294,7 +296,13 @@ pub fn progress_deadline_exceeded(ctx: &Ctx) -> Vec<Finding> {
             .or(c.last_transition_time.as_ref())
             .map(|t| t.0)),
     )
-    .evidence(replica_counts(name, updated, available, total, desired));
+    .evidence(replica_counts(
+        ctx.chain.deployment_ref(name),
+        updated,
+        available,
+        total,
+        desired,
+    ));
     // Counts win over a stale summary condition; say that they disagree.
     if updated >= desired && available >= desired && total == desired {
         f.severity = crate::catalogue::Severity::Info;
@@ -308,9 +316,15 @@ pub fn progress_deadline_exceeded(ctx: &Ctx) -> Vec<Finding> {
 }
 
 /// A Deployment's updated, available and total replicas against desired.
-fn replica_counts(name: &str, updated: i32, available: i32, total: i32, desired: i32) -> Evidence {
+fn replica_counts(
+    object: String,
+    updated: i32,
+    available: i32,
+    total: i32,
+    desired: i32,
+) -> Evidence {
     Evidence::said(
-        format!("deployment/{name}"),
+        object,
         "status.updatedReplicas / availableReplicas / replicas",
         Message::new("progress-deadline.counts")
             .arg("updated", updated)
@@ -325,6 +339,9 @@ fn replica_counts(name: &str, updated: i32, available: i32, total: i32, desired:
 /// deadline meanwhile. A warning while the current template is not on
 /// every desired replica (nothing moves until then), info once it is.
 pub fn rollout_paused(ctx: &Ctx) -> Vec<Finding> {
+    if let Some(p) = ctx.chain.workload_platform() {
+        return super::platform::argo_rollout_paused(ctx, p.object);
+    }
     let Some(d) = ctx.chain.deployment else {
         return Vec::new();
     };
@@ -343,7 +360,7 @@ pub fn rollout_paused(ctx: &Ctx) -> Vec<Finding> {
     let rolled_out = observed && updated >= desired && available >= desired;
     let mut f = Finding::new(
         FindingId::ROLLOUT_PAUSED,
-        ObjectRef::new("Deployment", &d.metadata),
+        ObjectRef::new(ctx.chain.deployment_kind(), &d.metadata),
         Step::Deployment,
         Message::new(if rolled_out {
             "rollout-paused.complete"
@@ -355,12 +372,12 @@ pub fn rollout_paused(ctx: &Ctx) -> Vec<Finding> {
         .arg("desired", desired),
     )
     .evidence(Evidence::new(
-        format!("deployment/{name}"),
+        ctx.chain.deployment_ref(name),
         "spec.paused",
         "true",
     ))
     .evidence(replica_counts(
-        name,
+        ctx.chain.deployment_ref(name),
         updated,
         available,
         status.and_then(|s| s.replicas).unwrap_or(0),
@@ -454,7 +471,7 @@ pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
     let name = facts::name(&d.metadata);
     let mut f = Finding::new(
         FindingId::ROLLOUT_SURGE_BLOCKED,
-        ObjectRef::new("Deployment", &d.metadata),
+        ObjectRef::new(ctx.chain.deployment_kind(), &d.metadata),
         Step::Bound,
         Message::new("surge.detail")
             .arg("pod", facts::name(&p.pod.metadata))
@@ -464,7 +481,7 @@ pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
             .arg("unavailable", unavailable),
     )
     .evidence(Evidence::said(
-        format!("deployment/{name}"),
+        ctx.chain.deployment_ref(name),
         "spec.strategy.rollingUpdate",
         Message::new("surge.limits")
             .arg("surge", surge)
@@ -478,7 +495,7 @@ pub fn rollout_surge_blocked(ctx: &Ctx) -> Vec<Finding> {
     ))
     .evidence(
         Evidence::said(
-            format!("deployment/{name}"),
+            ctx.chain.deployment_ref(name),
             "",
             Message::new("surge.old_ready").arg("n", old_running),
         )
@@ -539,7 +556,7 @@ pub fn managed_deployment_edited(ctx: &Ctx) -> Vec<Finding> {
         .collect();
     let mut f = Finding::new(
         FindingId::MANAGED_DEPLOYMENT_EDITED,
-        ObjectRef::new("Deployment", &d.metadata),
+        ObjectRef::new(ctx.chain.deployment_kind(), &d.metadata),
         Step::Deployment,
         Message::new("edited.detail")
             .arg("name", name)
@@ -554,7 +571,7 @@ pub fn managed_deployment_edited(ctx: &Ctx) -> Vec<Finding> {
             .unwrap_or_default();
         f = f.evidence(
             Evidence::new(
-                format!("deployment/{name}"),
+                ctx.chain.deployment_ref(name),
                 format!(
                     "metadata.managedFields[{}]",
                     m.manager.as_deref().unwrap_or("?")
@@ -649,7 +666,7 @@ pub fn field_conflict(ctx: &Ctx) -> Vec<Finding> {
     let name = facts::name(&d.metadata);
     let mut f = Finding::new(
         FindingId::FIELD_CONFLICT,
-        ObjectRef::new("Deployment", &d.metadata),
+        ObjectRef::new(ctx.chain.deployment_kind(), &d.metadata),
         Step::Deployment,
         Message::new("quote").arg(
             "text",
@@ -665,7 +682,7 @@ pub fn field_conflict(ctx: &Ctx) -> Vec<Finding> {
     );
     for (path, managers) in shared.iter().take(8) {
         f = f.evidence(Evidence::said(
-            format!("deployment/{name}"),
+            ctx.chain.deployment_ref(name),
             format!("metadata.managedFields: {path}"),
             Message::new("quote").arg("text", Arg::list(managers.clone(), "sep.comma")),
         ));

@@ -266,7 +266,11 @@ pub fn chain_vars(c: &Chain) -> TemplateVars {
             p.object.metadata.name.clone().unwrap_or_default(),
         );
     }
-    if let Some(d) = c.deployment {
+    if let Some(p) = c.workload_platform() {
+        let name = p.object.metadata.name.clone().unwrap_or_default();
+        vars.insert("target".into(), p.target_text());
+        vars.insert("rollout".into(), name);
+    } else if let Some(d) = c.deployment {
         vars.insert(
             "deployment".into(),
             d.metadata.name.clone().unwrap_or_default(),
@@ -283,7 +287,7 @@ pub fn chain_vars(c: &Chain) -> TemplateVars {
     } else if let Some(d) = c.deployment {
         vars.insert(
             "workload".into(),
-            format!("deployment/{}", d.metadata.name.as_deref().unwrap_or("")),
+            c.deployment_ref(d.metadata.name.as_deref().unwrap_or("")),
         );
     } else if let Some(rs) = c.lone_replica_set() {
         let name = rs.metadata.name.as_deref().unwrap_or("");

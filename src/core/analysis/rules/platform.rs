@@ -158,3 +158,132 @@ pub fn model_not_loaded(ctx: &Ctx) -> Vec<Finding> {
     }
     vec![f]
 }
+
+/// The pause reasons a Rollout's own steps write: the canary reached a
+/// `pause` step, or a blue-green waits for promotion. They are the plan,
+/// not a fault.
+const STEP_PAUSES: &[&str] = &["CanaryPauseStep", "BlueGreenPause"];
+
+/// `rollout-paused` for an Argo Rollout: `spec.paused`, its
+/// `status.pauseConditions` (a step's pause, an inconclusive analysis) or
+/// an abort (`status.abort`). Nothing rolls out until someone promotes,
+/// resumes or retries it, and Argo applies no progress deadline meanwhile.
+/// Info while it waits at a step of its own plan; a warning otherwise
+/// (docs/platforms.md#argo-rollouts).
+pub fn argo_rollout_paused(ctx: &Ctx, rollout: &kube_core::DynamicObject) -> Vec<Finding> {
+    let spec = &rollout.data["spec"];
+    let status = &rollout.data["status"];
+    let by_spec = spec["paused"].as_bool() == Some(true);
+    let aborted = status["abort"].as_bool() == Some(true);
+    let pauses: Vec<(&str, Option<jiff::Timestamp>)> = status["pauseConditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            let reason = c["reason"].as_str().filter(|r| !r.is_empty())?;
+            Some((reason, c["startTime"].as_str().and_then(|t| t.parse().ok())))
+        })
+        .collect();
+    if !by_spec && !aborted && pauses.is_empty() {
+        return Vec::new();
+    }
+    let name = facts::name(&rollout.metadata);
+    let object = ctx.chain.deployment_ref(name);
+    let desired = ctx.chain.desired_replicas();
+    let updated = ctx
+        .chain
+        .deployment
+        .and_then(|d| d.status.as_ref())
+        .and_then(|s| s.updated_replicas)
+        .unwrap_or(0);
+    let steps = spec["strategy"]["canary"]["steps"]
+        .as_array()
+        .map_or(0, Vec::len);
+    let step = status["currentStepIndex"].as_u64();
+    let reasons = pauses
+        .iter()
+        .map(|(r, _)| *r)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let since = pauses.iter().filter_map(|(_, t)| *t).min();
+    let at_a_step = !by_spec
+        && !aborted
+        && !pauses.is_empty()
+        && pauses.iter().all(|(r, _)| STEP_PAUSES.contains(r));
+    let detail = if aborted {
+        let aborted_at = status["abortedAt"]
+            .as_str()
+            .and_then(|t| t.parse::<jiff::Timestamp>().ok());
+        let revision = ctx
+            .chain
+            .current_replica_set()
+            .and_then(|r| r.revision)
+            .map_or_else(|| "?".to_string(), |r| r.to_string());
+        let stable = status["stableRS"].as_str();
+        let no_fallback = stable.is_some() && stable == status["currentPodHash"].as_str();
+        Message::new(if no_fallback {
+            "rollout-paused.argo_aborted_alone"
+        } else {
+            "rollout-paused.argo_aborted"
+        })
+        .arg("name", name)
+        .arg("revision", revision)
+        .arg(
+            "ago",
+            aborted_at.map_or_else(|| "?".to_string(), |t| facts::age(t, ctx.now)),
+        )
+    } else if at_a_step
+        && steps > 0
+        && let Some(i) = step
+    {
+        Message::new("rollout-paused.argo_step")
+            .arg("name", name)
+            .arg("step", (i + 1).to_string())
+            .arg("steps", steps.to_string())
+            .arg("reason", reasons.as_str())
+            .arg("updated", updated)
+            .arg("desired", desired)
+    } else {
+        Message::new("rollout-paused.argo_paused")
+            .arg("name", name)
+            .arg(
+                "reasons",
+                if by_spec && reasons.is_empty() {
+                    "spec.paused".to_string()
+                } else {
+                    reasons.clone()
+                },
+            )
+            .arg("updated", updated)
+            .arg("desired", desired)
+    };
+    let mut f = Finding::new(
+        FindingId::ROLLOUT_PAUSED,
+        ObjectRef::new(ctx.chain.deployment_kind(), &rollout.metadata),
+        Step::Deployment,
+        detail,
+    );
+    if by_spec {
+        f = f.evidence(Evidence::new(&object, "spec.paused", "true"));
+    }
+    if !pauses.is_empty() {
+        f = f
+            .evidence(Evidence::new(&object, "status.pauseConditions", reasons.as_str()).at(since));
+    }
+    if let Some(i) = step.filter(|_| steps > 0) {
+        f = f.evidence(Evidence::new(
+            &object,
+            "status.currentStepIndex",
+            format!("{i} of {steps}"),
+        ));
+    }
+    if aborted {
+        let at = status["abortedAt"].as_str().and_then(|t| t.parse().ok());
+        f = f.evidence(Evidence::new(&object, "status.abort", "true").at(at));
+    }
+    if at_a_step {
+        f.severity = crate::catalogue::Severity::Info;
+    }
+    f.vars = ctx.base_vars();
+    vec![f]
+}

@@ -287,11 +287,11 @@ fn condition_evidence(label: &str, field: &str, reason: &str, message: &str) -> 
     Evidence::new(label, field, format!("True {reason}: {message}"))
 }
 
-fn deployment_evidence(d: &Deployment) -> Option<Evidence> {
+fn deployment_evidence(chain: &crate::chain::Chain, d: &Deployment) -> Option<Evidence> {
     let c = deployment_condition(d, "ReplicaFailure").filter(|c| c.status == "True")?;
     Some(
         condition_evidence(
-            &format!("deployment/{}", facts::name(&d.metadata)),
+            &chain.deployment_ref(facts::name(&d.metadata)),
             "status.conditions[ReplicaFailure]",
             c.reason.as_deref().unwrap_or(""),
             c.message.as_deref().unwrap_or(""),
@@ -363,7 +363,7 @@ fn finding_for(ctx: &Ctx, r: &Refused) -> Finding {
         f = f.evidence(evidence.at(e.last_seen()));
     }
     if let Some(d) = ctx.chain.deployment
-        && let Some(e) = deployment_evidence(d)
+        && let Some(e) = deployment_evidence(ctx.chain, d)
     {
         f = f.evidence(e);
     }
@@ -404,7 +404,7 @@ fn from_deployment(ctx: &Ctx) -> Option<Finding> {
     let refusal = Refusal::of(&message);
     let mut f = Finding::new(
         FindingId::PODS_NOT_CREATED,
-        ObjectRef::new("Deployment", &d.metadata),
+        ObjectRef::new(ctx.chain.deployment_kind(), &d.metadata),
         Step::Stored,
         Message::new("pods-not-created.deployment")
             .arg("name", name)
@@ -413,9 +413,9 @@ fn from_deployment(ctx: &Ctx) -> Option<Finding> {
             .arg("refusal", refusal.message())
             .arg("message", message.as_str()),
     );
-    f = f.evidence(deployment_evidence(d)?);
+    f = f.evidence(deployment_evidence(ctx.chain, d)?);
     f = f.evidence(Evidence::said(
-        format!("deployment/{name}"),
+        ctx.chain.deployment_ref(name),
         "status.updatedReplicas / availableReplicas",
         Message::new("counts.of_desired")
             .arg("a", updated)

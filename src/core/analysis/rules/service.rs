@@ -15,7 +15,7 @@ fn workload_ref(ctx: &Ctx) -> Option<ObjectRef> {
         .map(|m| ObjectRef::new("ModelService", &m.metadata))
         .or_else(|| {
             c.deployment
-                .map(|d| ObjectRef::new("Deployment", &d.metadata))
+                .map(|d| ObjectRef::new(c.deployment_kind(), &d.metadata))
         })
 }
 
@@ -88,10 +88,10 @@ pub fn selector_mismatch(ctx: &Ctx) -> Vec<Finding> {
     if pods.is_empty() || selector.is_empty() || ctx.hidden("pods") {
         return Vec::new();
     }
-    if pods
-        .iter()
-        .any(|p| selector_matches(service, p.metadata.labels.as_ref()))
-    {
+    if pods.iter().any(|p| {
+        ctx.chain
+            .service_selects(service, p.metadata.labels.as_ref())
+    }) {
         return Vec::new();
     }
     let first = pods[0];
@@ -135,7 +135,23 @@ pub fn endpoints_not_ready(ctx: &Ctx) -> Vec<Finding> {
         // Nothing selected: that is selector-mismatch (or no Pods yet).
         return Vec::new();
     }
-    no_ready_endpoint(service, &ctx.chain.endpoint_slices, &ctx.base_vars())
+    // Its own slices: a chain with two Services (a Rollout's stable and
+    // canary) holds the other's too.
+    let name = facts::name(&service.metadata);
+    let own: Vec<&EndpointSlice> = ctx
+        .chain
+        .endpoint_slices
+        .iter()
+        .copied()
+        .filter(|s| {
+            s.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(crate::chain::SERVICE_NAME_LABEL))
+                .is_some_and(|n| n == name)
+        })
+        .collect();
+    no_ready_endpoint(service, &own, &ctx.base_vars())
         .into_iter()
         .collect()
 }
@@ -301,7 +317,10 @@ pub fn port_mismatch(ctx: &Ctx) -> Vec<Finding> {
     let pods: Vec<_> = ctx
         .current_pods()
         .map(|(p, _)| p.pod)
-        .filter(|p| selector_matches(service, p.metadata.labels.as_ref()))
+        .filter(|p| {
+            ctx.chain
+                .service_selects(service, p.metadata.labels.as_ref())
+        })
         .collect();
     let Some(pod) = pods.first() else {
         return Vec::new();
