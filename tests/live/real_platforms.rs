@@ -17,6 +17,18 @@
 //!   replayed), and `gate isvc/mistral` fails on it at once, where
 //!   `kubectl wait --for=condition=Ready` can only time out: Ready=False is
 //!   also what KServe says while a model loads.
+//!
+//! Argo Rollouts' Rollout (docs/platforms.md#argo-rollouts), in
+//! `real-node-argo-canary`: Argo's own Rollout CRD, from the Go module the
+//! live ring's prebuild fetches (its controller cannot be built here), and
+//! what its controller writes: the ReplicaSets it owns, the stable and
+//! canary Services with its hash in their selectors, and its status. The
+//! ReplicaSet controller makes real Pods of those ReplicaSets on the real
+//! node. A first revision serves; a canary whose Pod cannot start (a
+//! missing Secret) leaves the stable revision serving: `trace` says so
+//! (degraded, `container-config-error`), live and replayed from `mdiag
+//! snapshot rollout/llama`, `triage` lists the Rollout and not its
+//! ReplicaSets, and `gate` fails on the canary's own finding.
 
 use std::time::{Duration, Instant};
 
@@ -30,19 +42,38 @@ use super::real_probes::until;
 use super::{finding_ids, snapshot_file, world};
 
 pub fn trials() -> Vec<Trial> {
-    vec![Trial::test("real-node-kserve-standard", kserve_standard)]
+    vec![
+        Trial::test("real-node-kserve-standard", kserve_standard),
+        Trial::test("real-node-argo-canary", argo_canary),
+    ]
 }
+
+/// Argo's Rollout CRD, in its module's `manifests/crds`.
+pub(super) const ROLLOUT_CRD: &str = "rollout-crd.yaml";
 
 pub(super) fn install_crd() -> Result<(), Failed> {
     let w = world();
     w.kubectl(&["apply", "-f", "fixtures/crd/inferenceservice.yaml"])?;
-    w.kubectl(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/inferenceservices.serving.kserve.io",
-        "--timeout=60s",
-    ])?;
+    established("crd/inferenceservices.serving.kserve.io")?;
     Ok(())
+}
+
+/// Waits for a CRD to be served. `kubectl wait` refuses a CRD whose status
+/// has no conditions yet (just created), so that answer is asked again.
+fn established(crd: &str) -> Result<(), Failed> {
+    let t0 = Instant::now();
+    loop {
+        match world().kubectl(&["wait", "--for=condition=Established", crd, "--timeout=60s"]) {
+            Ok(_) => return Ok(()),
+            Err(e)
+                if format!("{e:#}").contains(".status.conditions accessor error")
+                    && t0.elapsed() < Duration::from_secs(30) =>
+            {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => return Err(format!("{e:#}").into()),
+        }
+    }
 }
 
 pub(super) fn inference_service(ns: &str, name: &str, format: &str) -> Value {
@@ -241,6 +272,240 @@ fn kserve_standard() -> Result<(), Failed> {
                 pretty(&g)
             ));
         }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n").into())
+        }
+    })
+}
+
+/// Argo's Rollout CRD from its module, and a role that lets `view` read
+/// Rollouts, as Argo's install aggregates one.
+fn install_rollout_crd() -> Result<(), Failed> {
+    let dir = super::recipes::module_dir(super::recipes::ARGO_ROLLOUTS, false)
+        .map_err(|e| format!("{e:#} (the live ring's prebuild downloads it)"))?;
+    let crd = dir.join("manifests/crds").join(ROLLOUT_CRD);
+    let w = world();
+    // Server-side: the CRD is larger than the last-applied annotation allows.
+    w.kubectl(&[
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "-f",
+        crd.to_str().unwrap_or_default(),
+    ])?;
+    established("crd/rollouts.argoproj.io")?;
+    let view = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "mdiag-test-rollouts-view",
+            "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}},
+        "rules": [{"apiGroups": ["argoproj.io"], "resources": ["rollouts", "rollouts/status"],
+            "verbs": ["get", "list", "watch"]}]});
+    let file = w.layout.dir().join("rollouts-view.json");
+    std::fs::write(&file, view.to_string()).map_err(|e| e.to_string())?;
+    w.kubectl(&["apply", "-f", file.to_str().unwrap_or_default()])?;
+    Ok(())
+}
+
+const STABLE_HASH: &str = "67b6767cf7";
+const CANARY_HASH: &str = "5c4b6c4bd5";
+
+/// The Pod template of the Rollout; the canary's asks for a Secret that is
+/// not there.
+fn rollout_template(hash: Option<&str>, broken: bool) -> Value {
+    let (k, v) = REAL_NODE_LABEL;
+    let mut labels = json!({"app": "llama"});
+    if let Some(h) = hash {
+        labels["rollouts-pod-template-hash"] = h.into();
+    }
+    let mut container = json!({
+        "name": "server",
+        "image": world().images.model_server("v1.4.0"),
+        "args": ["--ready-after=2"],
+        "ports": [{"containerPort": 8080, "name": "http"}],
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080},
+            "periodSeconds": 1, "failureThreshold": 1}});
+    if broken {
+        container["env"] = json!([{"name": "HF_TOKEN",
+            "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}}]);
+    }
+    json!({"metadata": {"labels": labels}, "spec": {
+        "nodeSelector": {k: v},
+        "tolerations": [{"key": k, "operator": "Equal", "value": v, "effect": "NoSchedule"}],
+        "terminationGracePeriodSeconds": 2,
+        "containers": [container]}})
+}
+
+fn rollout(ns: &str, broken: bool) -> Value {
+    json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+        "metadata": {"name": "llama", "namespace": ns},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "llama"}},
+            "template": rollout_template(None, broken),
+            "strategy": {"canary": {"stableService": "llama-stable",
+                "canaryService": "llama-canary",
+                "steps": [{"setWeight": 50}, {"pause": {}}]}}}})
+}
+
+/// A ReplicaSet as Argo's controller makes it: owned by the Rollout, its
+/// hash on the labels, the selector and the template.
+fn rollout_replica_set(ns: &str, uid: &str, hash: &str, revision: u32, broken: bool) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": format!("llama-{hash}"), "namespace": ns,
+            "labels": {"app": "llama", "rollouts-pod-template-hash": hash},
+            "annotations": {"rollout.argoproj.io/revision": revision.to_string()},
+            "ownerReferences": [{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+                "name": "llama", "uid": uid, "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"replicas": 1,
+            "selector": {"matchLabels": {"app": "llama", "rollouts-pod-template-hash": hash}},
+            "template": rollout_template(Some(hash), broken)}})
+}
+
+fn rollout_service(ns: &str, name: &str, hash: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "namespace": ns,
+            "annotations": {"argo-rollouts.argoproj.io/managed-by-rollouts": "llama"}},
+        "spec": {"selector": {"app": "llama", "rollouts-pod-template-hash": hash},
+            "ports": [{"port": 80, "targetPort": "http"}]}})
+}
+
+fn rollout_condition(kind: &str, status: &str, reason: &str, message: &str, at: &str) -> Value {
+    json!({"type": kind, "status": status, "reason": reason, "message": message,
+        "lastTransitionTime": at, "lastUpdateTime": at})
+}
+
+fn set_rollout_status(ns: &str, status: Value) -> Result<(), Failed> {
+    let patch = json!({"status": status}).to_string();
+    world().kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        "rollout",
+        "llama",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &patch,
+    ])?;
+    Ok(())
+}
+
+fn argo_canary() -> Result<(), Failed> {
+    in_namespace("real-node-argo-canary", "argo-canary", |ns| {
+        install_rollout_crd()?;
+        kubectl_apply(ns, vec![rollout(ns, false)])?;
+        let out = world().kubectl(&["-n", ns, "get", "rollout", "llama", "-o", "json"])?;
+        let uid =
+            serde_json::from_str::<Value>(&out).map_err(|e| e.to_string())?["metadata"]["uid"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+        kubectl_apply(
+            ns,
+            vec![
+                rollout_replica_set(ns, &uid, STABLE_HASH, 1, false),
+                rollout_service(ns, "llama-stable", STABLE_HASH),
+                rollout_service(ns, "llama-canary", STABLE_HASH),
+            ],
+        )?;
+        let now = jiff::Timestamp::now().to_string();
+        set_rollout_status(
+            ns,
+            json!({"phase": "Healthy", "observedGeneration": "1",
+                "currentPodHash": STABLE_HASH, "stableRS": STABLE_HASH,
+                "currentStepIndex": 2, "replicas": 1, "updatedReplicas": 1,
+                "readyReplicas": 1, "availableReplicas": 1, "HPAReplicas": 1,
+                "selector": "app=llama", "canary": {}, "blueGreen": {},
+                "conditions": [
+                    rollout_condition("Available", "True", "AvailableReason",
+                        "Rollout has minimum availability", &now),
+                    rollout_condition("Progressing", "True", "NewReplicaSetAvailable",
+                        &format!("ReplicaSet \"llama-{STABLE_HASH}\" has successfully progressed."), &now),
+                    rollout_condition("Completed", "True", "RolloutCompleted", "RolloutCompleted", &now),
+                    rollout_condition("Healthy", "True", "RolloutHealthy", "Rollout is healthy", &now)]}),
+        )?;
+
+        // The first revision serves, walked from the Rollout.
+        let mut problems = Vec::new();
+        let (code, r) = until(ns, "rollout/llama", |r| r["healthy"] == true)?;
+        if code != 0 || r["target"]["kind"] != "Rollout" || !loud(&r).is_empty() {
+            problems.push(format!(
+                "rollout/llama healthy: exit {code}, target {}, findings {:?}",
+                r["target"]["kind"],
+                finding_ids(&r)
+            ));
+        }
+
+        // `helm upgrade` of a template whose Secret is missing: Argo makes
+        // the canary ReplicaSet of revision 2 and steps to 50 %.
+        kubectl_apply(ns, vec![rollout(ns, true)])?;
+        kubectl_apply(
+            ns,
+            vec![rollout_replica_set(ns, &uid, CANARY_HASH, 2, true)],
+        )?;
+        let now = jiff::Timestamp::now().to_string();
+        set_rollout_status(
+            ns,
+            json!({"phase": "Progressing", "message": "more replicas need to be updated",
+                "observedGeneration": "2", "currentPodHash": CANARY_HASH,
+                "stableRS": STABLE_HASH, "currentStepIndex": 0, "replicas": 2,
+                "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1,
+                "HPAReplicas": 2,
+                "conditions": [
+                    rollout_condition("Available", "True", "AvailableReason",
+                        "Rollout has minimum availability", &now),
+                    rollout_condition("Progressing", "True", "ReplicaSetUpdated",
+                        &format!("ReplicaSet \"llama-{CANARY_HASH}\" is progressing."), &now),
+                    rollout_condition("Completed", "False", "RolloutCompleted", "RolloutCompleted", &now),
+                    rollout_condition("Healthy", "False", "RolloutHealthy", "Rollout is not healthy", &now)]}),
+        )?;
+        let (code, r) = until(ns, "rollout/llama", |r| {
+            finding_ids(r).contains(&"container-config-error".to_string())
+        })?;
+        if code != 1
+            || r["verdict"]["state"] != "degraded"
+            || r["verdict"]["lead"] != "container-config-error"
+        {
+            problems.push(format!(
+                "rollout/llama canary: exit {code}, state {}, lead {}\n{}",
+                r["verdict"]["state"],
+                r["verdict"]["lead"],
+                pretty(&r)
+            ));
+        }
+        let mentions_deployment = finding_ids(&r)
+            .iter()
+            .any(|id| id.starts_with("deployment"));
+        if mentions_deployment {
+            problems.push(format!("rollout/llama: findings {:?}", finding_ids(&r)));
+        }
+
+        // Triage lists the Rollout, not its ReplicaSets.
+        let (_, t) = triage(ns, None)?;
+        if rows(&t) != ["Rollout/llama"] {
+            problems.push(format!("triage rows {:?}", rows(&t)));
+        }
+
+        // The evidence a user keeps, replayed: the same judgement.
+        let file = snapshot_file(ns, &["rollout/llama"], &viewer())?;
+        let replay = super::real_jobs::trace(ns, "rollout/llama", Some(&file))?;
+        let _ = std::fs::remove_file(file);
+        if let Err(e) = same_as_live("rollout/llama replayed", &(code, r.clone()), &replay) {
+            problems.push(e.message().unwrap_or_default().to_string());
+        }
+
+        let t0 = Instant::now();
+        let (code, g, err) = gate_on(&viewer(), ns, "rollout/llama", &["--timeout", "60s"])?;
+        let decided = g["gate"]["decided_by"].as_str().unwrap_or("");
+        if code != 1 || decided != "container-config-error" {
+            problems.push(format!(
+                "gate rollout/llama: exit {code}, decided by {decided:?}\n{err}\n{}",
+                pretty(&g)
+            ));
+        }
+        eprintln!(
+            "  real-node-argo-canary: gate rollout/llama failed in {:.1} s on {decided}",
+            t0.elapsed().as_secs_f64()
+        );
         if problems.is_empty() {
             Ok(())
         } else {

@@ -21,7 +21,7 @@ use super::{HEALTHY, apply, mdiag, namespace, repo, spec, token_kubeconfig, unti
 
 /// The Argo Rollouts release whose CRDs the manifests are checked against
 /// (v1.10.2 asks for go 1.26.10, newer than the harness's Go).
-const ARGO_ROLLOUTS: &str = "github.com/argoproj/argo-rollouts@v1.10.1";
+pub(super) const ARGO_ROLLOUTS: &str = "github.com/argoproj/argo-rollouts@v1.10.1";
 const ARGO_CRDS: [&str; 3] = [
     "analysis-template-crd.yaml",
     "cluster-analysis-template-crd.yaml",
@@ -42,7 +42,7 @@ fn go() -> PathBuf {
 
 /// The directory of a module in the Go module cache; `online` may fetch it
 /// through the module proxy, otherwise only the cache is read.
-fn module_dir(module: &str, online: bool) -> anyhow::Result<PathBuf> {
+pub(super) fn module_dir(module: &str, online: bool) -> anyhow::Result<PathBuf> {
     let mut cmd = Command::new(go());
     cmd.args(["mod", "download", "-json", module])
         .current_dir(std::env::temp_dir())
@@ -67,10 +67,14 @@ fn module_dir(module: &str, online: bool) -> anyhow::Result<PathBuf> {
     Ok(dir.into())
 }
 
-/// Before the network namespace: the module with the CRDs, into the cache.
+/// Before the network namespace: the module with the CRDs, into the cache
+/// (the Rollout's too, for tests/live/real_platforms.rs).
 pub fn prebuild() -> anyhow::Result<()> {
     let dir = module_dir(ARGO_ROLLOUTS, true)?;
-    for crd in ARGO_CRDS {
+    for crd in ARGO_CRDS
+        .iter()
+        .chain(&[super::real_platforms::ROLLOUT_CRD])
+    {
         let path = dir.join("manifests/crds").join(crd);
         anyhow::ensure!(path.is_file(), "{ARGO_ROLLOUTS} has no {}", path.display());
     }
