@@ -62,6 +62,14 @@ fn the_current_revision_is_the_one_argo_names() {
         d["spec"]["strategy"]["canary"]["stableService"] = "llama-canary".into();
     });
     assert_eq!(walked(&s).1, ["llama-canary", "llama-stable"]);
+    // A blue-green Rollout: its active Service first; it has no surge.
+    edit_rollout(&mut s, |d| {
+        d["spec"]["strategy"] = serde_json::json!({"blueGreen": {
+            "activeService": "llama-canary", "previewService": "llama-stable"}});
+    });
+    assert_eq!(walked(&s).1, ["llama-canary", "llama-stable"]);
+    let view = s.objects.rollouts[0].workload();
+    assert!(view.spec.as_ref().unwrap().strategy.is_none());
 }
 
 #[test]
@@ -146,6 +154,22 @@ fn a_canary_waiting_at_its_pause_step_serves_and_says_so() {
     );
     // The stable Pods are held by the plan.
     assert_eq!(d.pods.iter().filter(|p| p.held).count(), 2);
+    // A blue-green waiting for promotion holds its active Pods the same way.
+    let mut s = case("argo-paused-quiet");
+    edit_rollout(&mut s, |d| {
+        d["spec"]["strategy"] = serde_json::json!({"blueGreen": {
+            "activeService": "llama-stable", "previewService": "llama-canary",
+            "autoPromotionEnabled": false}});
+        d["status"]["pauseConditions"][0]["reason"] = "BlueGreenPause".into();
+    });
+    let d = diagnose_target(&s, "rollout/llama");
+    assert_eq!(d.verdict.state.as_str(), "serving");
+    assert_eq!(d.pods.iter().filter(|p| p.held).count(), 2);
+    assert!(
+        d.findings[0].detail.en().contains("waits for promotion"),
+        "{}",
+        d.findings[0].detail.en()
+    );
     // Paused by an inconclusive analysis is not the plan: a warning, and
     // the stable Pods are what is left, not what was declared.
     let mut s = case("argo-paused-quiet");

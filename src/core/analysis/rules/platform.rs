@@ -232,6 +232,11 @@ pub fn argo_rollout_paused(ctx: &Ctx, rollout: &kube_core::DynamicObject) -> Vec
             "ago",
             aborted_at.map_or_else(|| "?".to_string(), |t| facts::age(t, ctx.now)),
         )
+    } else if at_a_step && reasons == "BlueGreenPause" {
+        Message::new("rollout-paused.argo_promotion")
+            .arg("name", name)
+            .arg("updated", updated)
+            .arg("desired", desired)
     } else if at_a_step
         && steps > 0
         && let Some(i) = step
