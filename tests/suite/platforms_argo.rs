@@ -280,3 +280,19 @@ fn replayed_at_an_earlier_time_the_abort_is_not_yet_there() {
         "{status:?}"
     );
 }
+
+#[test]
+fn an_hpa_scaling_the_rollout_is_the_rollouts_whatever_its_name() {
+    // The HPA targets `Rollout llama` through its scale subresource; renamed,
+    // it is still found by its target, and at its maximum it says so.
+    let mut s = case("argo-healthy");
+    let hpa = &mut s.objects.hpas[0];
+    hpa.metadata.name = Some("llama-autoscaler".into());
+    let max = hpa.spec.as_ref().unwrap().max_replicas;
+    let status = hpa.status.as_mut().unwrap();
+    status.current_replicas = Some(max);
+    status.desired_replicas = max;
+    let d = diagnose_target(&s, "rollout/llama");
+    assert!(ids(&d).contains(&"hpa-at-max"), "{:?}", ids(&d));
+    assert!(!ids(&d).contains(&"hpa-target-missing"), "{:?}", ids(&d));
+}

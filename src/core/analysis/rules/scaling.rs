@@ -37,7 +37,8 @@ fn related_hpas<'a>(ctx: &Ctx<'a>) -> Vec<&'a HorizontalPodAutoscaler> {
         .filter(|h| {
             let target = h.spec.as_ref().map(|s| &s.scale_target_ref);
             let targets_us = target.is_some_and(|t| {
-                (t.kind == "Deployment" && Some(t.name.as_str()) == deployment)
+                // An Argo Rollout is scaled as itself (its scale subresource).
+                (t.kind == c.deployment_kind() && Some(t.name.as_str()) == deployment)
                     || (t.kind == "ModelService" && Some(t.name.as_str()) == msvc)
                     || set.is_some_and(|(kind, name)| t.kind == kind && t.name == name)
             });
