@@ -320,8 +320,8 @@ pub struct ExplainArgs {
     #[arg(value_name = "ID|SYMPTOM")]
     pub symptom: Option<String>,
     /// Fill the real names of this target into the check commands: NAME (a
-    /// ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME or pod/NAME,
-    /// read live or from --snapshot.
+    /// ModelService), msvc/NAME, isvc/NAME, rollout/NAME, deploy/NAME, sts/NAME,
+    /// ds/NAME, rs/NAME or pod/NAME, read live or from --snapshot.
     #[arg(value_name = "TARGET", requires = "symptom")]
     pub target: Option<String>,
     /// List every finding id with its title (as with no argument).

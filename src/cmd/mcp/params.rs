@@ -44,8 +44,8 @@ pub struct Source {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct TraceParams {
-    /// NAME (a ModelService), msvc/NAME, isvc/NAME, deploy/NAME, sts/NAME, ds/NAME,
-    /// rs/NAME or pod/NAME.
+    /// NAME (a ModelService), msvc/NAME, isvc/NAME, rollout/NAME, deploy/NAME,
+    /// sts/NAME, ds/NAME, rs/NAME or pod/NAME.
     pub target: String,
     #[serde(flatten)]
     pub source: Source,
@@ -74,8 +74,9 @@ pub struct ExplainParams {
     /// exit code (`137`). Without it, every entry of the catalogue.
     pub query: Option<String>,
     /// Fill the real names of this target into the check commands: NAME (a
-    /// ModelService), msvc/NAME, deploy/NAME, sts/NAME, ds/NAME, rs/NAME or
-    /// pod/NAME, read live or from `snapshot`. Needs `query`.
+    /// ModelService), msvc/NAME, isvc/NAME, rollout/NAME, deploy/NAME,
+    /// sts/NAME, ds/NAME, rs/NAME or pod/NAME, read live or from `snapshot`.
+    /// Needs `query`.
     pub target: Option<String>,
     #[serde(flatten)]
     pub source: Source,

@@ -74,7 +74,11 @@ impl Covered {
             self.services
                 .insert((ns.clone(), name(&s.metadata).to_string()));
         }
-        if let Some(d) = chain.deployment {
+        // A Rollout's view is the Rollout, added below as the platform.
+        if let Some(d) = chain
+            .deployment
+            .filter(|_| chain.workload_platform().is_none())
+        {
             self.targets
                 .insert((ns.clone(), "Deployment".into(), name(&d.metadata).into()));
         }
