@@ -5,8 +5,9 @@
 //!
 //! One file per job: `types.rs` (what a chain is), `owners.rs` (what an
 //! object's metadata says), `index.rs`, `walk.rs` and `pod_sets.rs` (the
-//! walk), `workloads.rs` (finding what to walk), `extract.rs` (a snapshot
-//! of one chain), and [`shard`].
+//! walk), `rollouts.rs` (what of a Rollout's walk is Argo's own),
+//! `workloads.rs` (finding what to walk), `extract.rs` (a snapshot of one
+//! chain), and [`shard`].
 
 mod by_service;
 mod extract;
@@ -15,6 +16,7 @@ mod jobs;
 mod owners;
 mod platforms;
 mod pod_sets;
+mod rollouts;
 mod types;
 mod walk;
 mod workloads;

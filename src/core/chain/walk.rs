@@ -15,9 +15,7 @@ use super::{
     TargetNotFound, available_targets, generation_observed, label_selector_matches, name, ns_of,
     owned_by, owner_uid_of_kind, revision_of, runs_template, selector_matches, uid,
 };
-use crate::model::{
-    ROLLOUT_HASH_LABEL, ROLLOUT_MANAGED_BY_ANNOTATION, Snapshot, TargetKind, TargetSpec,
-};
+use crate::model::{Snapshot, TargetKind, TargetSpec};
 
 /// Finds the target and walks its chain. Indexes the snapshot first; to
 /// walk many workloads of one snapshot, build an [`Index`] once and use
@@ -168,15 +166,8 @@ impl<'a> Index<'a> {
             }
             seen_current |= rs.current;
         }
-        // A Rollout says which hash it rolls out to: that ReplicaSet is current.
-        if let Some(hash) = platform
-            .filter(|p| p.workload.is_some())
-            .and_then(|p| rollout_hash(p.object, "currentPodHash"))
-        {
-            for rs in &mut replica_sets {
-                rs.current = label_of(&rs.replica_set.metadata, ROLLOUT_HASH_LABEL) == Some(hash);
-            }
-            seen_current = replica_sets.iter().any(|r| r.current);
+        if let Some(p) = platform.filter(|p| p.workload.is_some()) {
+            seen_current = super::rollouts::mark_current(p.object, &mut replica_sets);
         }
         if !seen_current && let Some(d) = deployment {
             mark_current_by_revision(&mut replica_sets, d);
@@ -184,7 +175,7 @@ impl<'a> Index<'a> {
 
         let mut pods = self.pods_of_replica_sets(namespace, &replica_sets);
         if let Some(p) = platform.filter(|p| p.workload.is_some()) {
-            hold_stable_pods(p.object, &replica_sets, &mut pods);
+            super::rollouts::hold_stable_pods(p.object, &replica_sets, &mut pods);
         }
         let template_labels = deployment
             .and_then(|d| d.spec.as_ref())
@@ -194,9 +185,11 @@ impl<'a> Index<'a> {
             .map(|p| name(&p.object.metadata))
             .or(deployment.map(|d| name(&d.metadata)));
         let services = match platform.filter(|p| p.workload.is_some()) {
-            Some(rollout) => {
-                rollout_services(self.services_in(namespace), rollout.object, template_labels)
-            }
+            Some(rollout) => super::rollouts::services(
+                self.services_in(namespace),
+                rollout.object,
+                template_labels,
+            ),
             None => related_services(
                 self.services_in(namespace),
                 platform.map(|p| p.object),
@@ -461,103 +454,6 @@ fn adopting_replica_set<'r, 'a>(
 /// The Service(s) of the workload: owned by the ModelService, else those
 /// that select the Pod template's labels (the Deployment's, or a lone
 /// ReplicaSet's), else one of exactly the workload's name.
-/// A Rollout paused at a step of its strategy (a canary's `pause`, a
-/// blue-green's wait for promotion) keeps its stable revision's Pods on
-/// purpose: they are the declaration in effect, as a StatefulSet's Pods
-/// below its partition are, and count as current. Not when it is paused
-/// for another reason (an inconclusive analysis, `spec.paused`) or
-/// aborted: then the stable Pods are what is left, not what was declared.
-fn hold_stable_pods(rollout: &DynamicObject, replica_sets: &[RevisionSet], pods: &mut [ChainPod]) {
-    let status = &rollout.data["status"];
-    let at_a_step = status["pauseConditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| {
-            matches!(
-                c["reason"].as_str(),
-                Some("CanaryPauseStep" | "BlueGreenPause")
-            )
-        });
-    if !at_a_step || status["abort"].as_bool() == Some(true) {
-        return;
-    }
-    let Some(stable) = rollout_hash(rollout, "stableRS") else {
-        return;
-    };
-    let stable_uids: HashSet<&str> = replica_sets
-        .iter()
-        .filter(|r| !r.current)
-        .filter(|r| label_of(&r.replica_set.metadata, ROLLOUT_HASH_LABEL) == Some(stable))
-        .map(|r| uid(&r.replica_set.metadata))
-        .collect();
-    for p in pods.iter_mut().filter(|p| !p.current) {
-        if p.pod
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .any(|o| stable_uids.contains(o.uid.as_str()))
-        {
-            p.current = true;
-            p.held = true;
-        }
-    }
-}
-
-/// A string of a Rollout's status (`currentPodHash`, `stableRS`).
-fn rollout_hash<'o>(object: &'o DynamicObject, field: &str) -> Option<&'o str> {
-    object.data["status"][field]
-        .as_str()
-        .filter(|h| !h.is_empty())
-}
-
-fn label_of<'m>(meta: &'m ObjectMeta, key: &str) -> Option<&'m str> {
-    meta.labels.as_ref()?.get(key).map(String::as_str)
-}
-
-/// The Services of a Rollout: the ones Argo says it manages for it, and
-/// the ones that select its template's labels once the hash Argo adds to
-/// a managed Service's selector is set aside (a stable and a canary
-/// Service each select one revision's Pods).
-fn rollout_services<'a>(
-    in_namespace: &[&'a Service],
-    rollout: &DynamicObject,
-    template_labels: Option<&std::collections::BTreeMap<String, String>>,
-) -> Vec<&'a Service> {
-    let rollout_name = name(&rollout.metadata);
-    let mut services: Vec<&'a Service> = in_namespace
-        .iter()
-        .copied()
-        .filter(|s| {
-            let managed = s
-                .metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(ROLLOUT_MANAGED_BY_ANNOTATION))
-                .is_some_and(|n| n == rollout_name);
-            let selector = s.spec.as_ref().and_then(|sp| sp.selector.as_ref());
-            let selects = selector.is_some_and(|sel| {
-                !sel.is_empty()
-                    && sel.iter().all(|(k, v)| {
-                        k == ROLLOUT_HASH_LABEL
-                            || template_labels.is_some_and(|t| t.get(k) == Some(v))
-                    })
-                    && sel.keys().any(|k| k != ROLLOUT_HASH_LABEL)
-            });
-            managed || selects
-        })
-        .collect();
-    // The stable (canary) or active (blue-green) Service first: the one
-    // users are served through.
-    let strategy = &rollout.data["spec"]["strategy"];
-    let primary = strategy["canary"]["stableService"]
-        .as_str()
-        .or(strategy["blueGreen"]["activeService"].as_str());
-    services.sort_by_key(|s| Some(name(&s.metadata)) != primary);
-    services
-}
-
 fn related_services<'a>(
     in_namespace: &[&'a Service],
     model_service: Option<&DynamicObject>,

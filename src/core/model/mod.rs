@@ -24,7 +24,8 @@ pub use events::{BriefEvent, EventRecord, EventSubject};
 pub use gaps::{Gap, Redaction};
 pub use kinds::Kind;
 pub use rollout::{
-    ROLLOUT_HASH_LABEL, ROLLOUT_MANAGED_BY_ANNOTATION, ROLLOUT_REVISION_ANNOTATION, Rollout,
+    ROLLOUT_HASH_LABEL, ROLLOUT_MANAGED_BY_ANNOTATION, ROLLOUT_REVISION_ANNOTATION,
+    ROLLOUT_STEP_PAUSES, Rollout,
 };
 pub use selectors::{LabelFilter, SelectorError};
 pub use snapshot::{

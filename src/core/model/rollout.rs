@@ -21,6 +21,10 @@ pub const ROLLOUT_HASH_LABEL: &str = "rollouts-pod-template-hash";
 pub const ROLLOUT_REVISION_ANNOTATION: &str = "rollout.argoproj.io/revision";
 /// The annotation Argo adds to a Service it switches between hashes.
 pub const ROLLOUT_MANAGED_BY_ANNOTATION: &str = "argo-rollouts.argoproj.io/managed-by-rollouts";
+/// The pause reasons a Rollout's own plan writes: a canary reached a
+/// `pause` step, or a blue-green waits for promotion. They are the plan,
+/// not a fault.
+pub const ROLLOUT_STEP_PAUSES: &[&str] = &["CanaryPauseStep", "BlueGreenPause"];
 
 /// An Argo Rollout and its Deployment view. The two are made together and
 /// only together, so they cannot drift apart.
@@ -52,26 +56,6 @@ impl Rollout {
         change(&mut self.object);
         self.workload = as_deployment(&self.object);
     }
-
-    pub fn into_object(self) -> DynamicObject {
-        self.object
-    }
-
-    /// `status.currentPodHash`: the hash of the template it rolls out to.
-    pub fn current_pod_hash(&self) -> Option<&str> {
-        status_str(&self.object, "currentPodHash")
-    }
-
-    /// `status.stableRS`: the hash of the revision that is stable.
-    pub fn stable_hash(&self) -> Option<&str> {
-        status_str(&self.object, "stableRS")
-    }
-}
-
-fn status_str<'o>(object: &'o DynamicObject, field: &str) -> Option<&'o str> {
-    object.data["status"][field]
-        .as_str()
-        .filter(|s| !s.is_empty())
 }
 
 /// The Deployment a Rollout stands in for. What does not fit is left out
@@ -223,7 +207,6 @@ mod tests {
             (c.type_.as_str(), c.reason.as_deref()),
             ("Progressing", Some("ProgressDeadlineExceeded"))
         );
-        assert_eq!(r.current_pod_hash(), Some("5c4b6c4bd5"));
     }
 
     #[test]

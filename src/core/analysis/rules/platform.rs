@@ -159,11 +159,6 @@ pub fn model_not_loaded(ctx: &Ctx) -> Vec<Finding> {
     vec![f]
 }
 
-/// The pause reasons a Rollout's own steps write: the canary reached a
-/// `pause` step, or a blue-green waits for promotion. They are the plan,
-/// not a fault.
-const STEP_PAUSES: &[&str] = &["CanaryPauseStep", "BlueGreenPause"];
-
 /// `rollout-paused` for an Argo Rollout: `spec.paused`, its
 /// `status.pauseConditions` (a step's pause, an inconclusive analysis) or
 /// an abort (`status.abort`). Nothing rolls out until someone promotes,
@@ -209,7 +204,9 @@ pub fn argo_rollout_paused(ctx: &Ctx, rollout: &kube_core::DynamicObject) -> Vec
     let at_a_step = !by_spec
         && !aborted
         && !pauses.is_empty()
-        && pauses.iter().all(|(r, _)| STEP_PAUSES.contains(r));
+        && pauses
+            .iter()
+            .all(|(r, _)| crate::model::ROLLOUT_STEP_PAUSES.contains(r));
     let detail = if aborted {
         let aborted_at = status["abortedAt"]
             .as_str()
