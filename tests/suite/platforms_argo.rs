@@ -296,3 +296,27 @@ fn an_hpa_scaling_the_rollout_is_the_rollouts_whatever_its_name() {
     assert!(ids(&d).contains(&"hpa-at-max"), "{:?}", ids(&d));
     assert!(!ids(&d).contains(&"hpa-target-missing"), "{:?}", ids(&d));
 }
+
+#[test]
+fn a_rollout_argo_has_not_observed_is_said_of_argos_controller() {
+    // A spec written long before the clock (generation 2) and never
+    // observed (observedGeneration "1").
+    let mut s = case("argo-healthy");
+    s.objects.rollouts[0].update(|o| o.metadata.generation = Some(2));
+    let d = diagnose_target(&s, "rollout/llama");
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.id.as_str() == "deployment-not-observed")
+        .unwrap_or_else(|| panic!("{:?}", ids(&d)));
+    assert_eq!(f.subject.kind, "Rollout");
+    let detail = f.detail.en();
+    assert!(detail.contains("Argo Rollouts controller"), "{detail}");
+    assert!(
+        f.evidence
+            .iter()
+            .all(|e| !e.object.contains("kube-controller-manager")),
+        "{:?}",
+        f.evidence
+    );
+}

@@ -202,22 +202,30 @@ pub fn deployment_not_observed(ctx: &Ctx) -> Vec<Finding> {
     let written = facts::spec_write_time(&d.metadata, None).or(facts::created(&d.metadata));
     // An object without a time has an unknown age, never an old one.
     let waited = written.map(|w| seconds_between(w, ctx.now));
+    // A Rollout is observed by Argo's controller, not the
+    // kube-controller-manager, whose Lease says nothing of it.
+    let rollout = ctx.chain.workload_platform().is_some();
     let kcm = facts::find_lease(ctx.snapshot, "kube-system", "kube-controller-manager")
+        .filter(|_| !rollout)
         .map(|l| lease_state(l, ctx.now));
     let kcm_stale = kcm.as_ref().is_some_and(|l| l.stale);
     if waited.is_none_or(|w| w < OBSERVE_GRACE_SECONDS) && !kcm_stale {
         return Vec::new();
     }
     let name = facts::name(&d.metadata);
-    let mut detail = Message::new("deployment-not-observed.detail")
-        .arg("name", name)
-        .arg("generation", generation)
-        .arg(
-            "observed",
-            or_none(observed.map(|o| o.to_string()).as_deref()),
-        )
-        .arg("waited", waited_arg(written, ctx.now))
-        .arg("stale", "");
+    let mut detail = Message::new(if rollout {
+        "deployment-not-observed.rollout_detail"
+    } else {
+        "deployment-not-observed.detail"
+    })
+    .arg("name", name)
+    .arg("generation", generation)
+    .arg(
+        "observed",
+        or_none(observed.map(|o| o.to_string()).as_deref()),
+    )
+    .arg("waited", waited_arg(written, ctx.now))
+    .arg("stale", "");
     let mut f = Finding::new(
         FindingId::DEPLOYMENT_NOT_OBSERVED,
         ObjectRef::new(ctx.chain.deployment_kind(), &d.metadata),
