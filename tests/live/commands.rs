@@ -55,6 +55,12 @@ pub fn trials() -> Vec<Trial> {
                 "huggingface",
             )],
         )?;
+        // And the Rollout commands: Argo's CRD, and a Rollout named so.
+        super::real_platforms::install_rollout_crd()?;
+        super::real_jobs::kubectl_apply(
+            &ns,
+            vec![super::real_platforms::rollout(&ns, "chart-demo", false)],
+        )?;
         let vars = real_names(&ns)?;
         let mut ran = 0;
         let mut failed = Vec::new();
@@ -109,6 +115,7 @@ fn real_names(ns: &str) -> Result<BTreeMap<String, String>, Failed> {
         ("namespace", ns.to_string()),
         ("modelservice", "chart-demo".to_string()),
         ("inferenceservice", "chart-demo".to_string()),
+        ("rollout", "chart-demo".to_string()),
         ("resource", "msvc".to_string()),
         ("deployment", first("deployments", "metadata.name")?),
         // `{workload}` names a StatefulSet or DaemonSet as kind/NAME; the

@@ -282,7 +282,7 @@ fn kserve_standard() -> Result<(), Failed> {
 
 /// Argo's Rollout CRD from its module, and a role that lets `view` read
 /// Rollouts, as Argo's install aggregates one.
-fn install_rollout_crd() -> Result<(), Failed> {
+pub(super) fn install_rollout_crd() -> Result<(), Failed> {
     let dir = super::recipes::module_dir(super::recipes::ARGO_ROLLOUTS, false)
         .map_err(|e| format!("{e:#} (the live ring's prebuild downloads it)"))?;
     let crd = dir.join("manifests/crds").join(ROLLOUT_CRD);
@@ -336,9 +336,9 @@ fn rollout_template(hash: Option<&str>, broken: bool) -> Value {
         "containers": [container]}})
 }
 
-fn rollout(ns: &str, broken: bool) -> Value {
+pub(super) fn rollout(ns: &str, name: &str, broken: bool) -> Value {
     json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
-        "metadata": {"name": "llama", "namespace": ns},
+        "metadata": {"name": name, "namespace": ns},
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "llama"}},
             "template": rollout_template(None, broken),
             "strategy": {"canary": {"stableService": "llama-stable",
@@ -392,7 +392,7 @@ fn set_rollout_status(ns: &str, status: Value) -> Result<(), Failed> {
 fn argo_canary() -> Result<(), Failed> {
     in_namespace("real-node-argo-canary", "argo-canary", |ns| {
         install_rollout_crd()?;
-        kubectl_apply(ns, vec![rollout(ns, false)])?;
+        kubectl_apply(ns, vec![rollout(ns, "llama", false)])?;
         let out = world().kubectl(&["-n", ns, "get", "rollout", "llama", "-o", "json"])?;
         let uid =
             serde_json::from_str::<Value>(&out).map_err(|e| e.to_string())?["metadata"]["uid"]
@@ -437,7 +437,7 @@ fn argo_canary() -> Result<(), Failed> {
 
         // `helm upgrade` of a template whose Secret is missing: Argo makes
         // the canary ReplicaSet of revision 2 and steps to 50 %.
-        kubectl_apply(ns, vec![rollout(ns, true)])?;
+        kubectl_apply(ns, vec![rollout(ns, "llama", true)])?;
         kubectl_apply(
             ns,
             vec![rollout_replica_set(ns, &uid, CANARY_HASH, 2, true)],
