@@ -380,19 +380,19 @@ mod tests {
     }
 
     /// Every kind of the model's table is read: by the plan, or (the
-    /// ModelService, InferenceServices and HTTPRoutes, whose group and
-    /// version only the cluster knows)
-    /// through discovery.
+    /// serving platforms' objects and HTTPRoutes, whose group and version
+    /// only the cluster knows) through discovery.
     #[test]
     fn the_plan_and_discovery_read_every_kind_of_the_model() {
         let mut names = Names(Vec::new());
         each_list(&mut names);
         let mut read: Vec<&str> = names.0.iter().map(|(r, _)| *r).collect();
-        read.extend([
-            Kind::ModelService.resource(),
-            Kind::InferenceService.resource(),
-            Kind::HttpRoute.resource(),
-        ]);
+        read.extend(
+            mdiag_core::chain::PLATFORMS
+                .iter()
+                .map(|p| p.kind.resource()),
+        );
+        read.push(Kind::HttpRoute.resource());
         read.sort();
         let mut model: Vec<&str> = Kind::ALL.iter().map(|k| k.resource()).collect();
         model.sort();
