@@ -26,6 +26,7 @@ mod gate;
 mod namespaces;
 mod pages;
 mod parts;
+mod platforms;
 mod retries;
 mod targeted;
 mod times;
