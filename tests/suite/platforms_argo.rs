@@ -320,3 +320,19 @@ fn a_rollout_argo_has_not_observed_is_said_of_argos_controller() {
         f.evidence
     );
 }
+
+#[test]
+fn a_step_pause_with_spec_paused_too_holds_nothing_and_warns() {
+    // Paused by hand as well as at its step: the walk and the rule agree
+    // that this is not the plan waiting.
+    let mut s = case("argo-paused-quiet");
+    edit_rollout(&mut s, |d| d["spec"]["paused"] = true.into());
+    let d = diagnose_target(&s, "rollout/llama");
+    let paused = d
+        .findings
+        .iter()
+        .find(|f| f.id.as_str() == "rollout-paused")
+        .unwrap();
+    assert_eq!(paused.severity, Severity::Warning);
+    assert_eq!(d.pods.iter().filter(|p| p.held).count(), 0);
+}

@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::DynamicObject;
 
 use super::{ChainPod, RevisionSet, name, uid};
-use crate::model::{ROLLOUT_HASH_LABEL, ROLLOUT_MANAGED_BY_ANNOTATION, ROLLOUT_STEP_PAUSES};
+use crate::model::{ROLLOUT_HASH_LABEL, ROLLOUT_MANAGED_BY_ANNOTATION};
 
 /// Marks current the ReplicaSet labelled with the Rollout's
 /// `status.currentPodHash`; whether one is.
@@ -36,17 +36,7 @@ pub(super) fn hold_stable_pods(
     replica_sets: &[RevisionSet],
     pods: &mut [ChainPod],
 ) {
-    let status = &rollout.data["status"];
-    let at_a_step = status["pauseConditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| {
-            c["reason"]
-                .as_str()
-                .is_some_and(|r| ROLLOUT_STEP_PAUSES.contains(&r))
-        });
-    if !at_a_step || status["abort"].as_bool() == Some(true) {
+    if !crate::model::waits_at_a_step(rollout) {
         return;
     }
     let Some(stable) = rollout_hash(rollout, "stableRS") else {

@@ -25,7 +25,7 @@ pub use gaps::{Gap, Redaction};
 pub use kinds::Kind;
 pub use rollout::{
     ROLLOUT_HASH_LABEL, ROLLOUT_MANAGED_BY_ANNOTATION, ROLLOUT_REVISION_ANNOTATION,
-    ROLLOUT_STEP_PAUSES, Rollout,
+    ROLLOUT_STEP_PAUSES, Rollout, waits_at_a_step,
 };
 pub use selectors::{LabelFilter, SelectorError};
 pub use snapshot::{

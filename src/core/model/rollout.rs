@@ -58,6 +58,25 @@ impl Rollout {
     }
 }
 
+/// The Rollout waits at a step of its own plan and for nothing else: every
+/// pause condition is a step's (ROLLOUT_STEP_PAUSES), it is not paused by
+/// hand (`spec.paused`) and not aborted. Then its stable Pods are the
+/// declaration in effect and the pause is a note, not a fault; the walk and
+/// the rollout-paused rule both ask this one question.
+pub fn waits_at_a_step(rollout: &DynamicObject) -> bool {
+    let status = &rollout.data["status"];
+    let reasons: Vec<&str> = status["pauseConditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["reason"].as_str())
+        .collect();
+    !reasons.is_empty()
+        && reasons.iter().all(|r| ROLLOUT_STEP_PAUSES.contains(r))
+        && rollout.data["spec"]["paused"].as_bool() != Some(true)
+        && status["abort"].as_bool() != Some(true)
+}
+
 /// The Deployment a Rollout stands in for. What does not fit is left out
 /// rather than guessed: a blue-green strategy has no surge, a
 /// `workloadRef` Rollout has no template of its own, and an

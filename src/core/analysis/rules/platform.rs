@@ -201,16 +201,11 @@ pub fn argo_rollout_paused(ctx: &Ctx, rollout: &kube_core::DynamicObject) -> Vec
         .collect::<Vec<_>>()
         .join(", ");
     let since = pauses.iter().filter_map(|(_, t)| *t).min();
-    let at_a_step = !by_spec
-        && !aborted
-        && !pauses.is_empty()
-        && pauses
-            .iter()
-            .all(|(r, _)| crate::model::ROLLOUT_STEP_PAUSES.contains(r));
+    let at_a_step = crate::model::waits_at_a_step(rollout);
+    let aborted_at = status["abortedAt"]
+        .as_str()
+        .and_then(|t| t.parse::<jiff::Timestamp>().ok());
     let detail = if aborted {
-        let aborted_at = status["abortedAt"]
-            .as_str()
-            .and_then(|t| t.parse::<jiff::Timestamp>().ok());
         let revision = ctx
             .chain
             .current_replica_set()
@@ -280,8 +275,7 @@ pub fn argo_rollout_paused(ctx: &Ctx, rollout: &kube_core::DynamicObject) -> Vec
         ));
     }
     if aborted {
-        let at = status["abortedAt"].as_str().and_then(|t| t.parse().ok());
-        f = f.evidence(Evidence::new(&object, "status.abort", "true").at(at));
+        f = f.evidence(Evidence::new(&object, "status.abort", "true").at(aborted_at));
     }
     if at_a_step {
         f.severity = crate::catalogue::Severity::Info;
