@@ -200,7 +200,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand help; and not __fish_seen_su
 
 function __fish_mdiag_explain_needs_id
     __fish_mdiag_using_subcommand explain
-    and not __fish_seen_subcommand_from pod-unschedulable resource-claim-pending scheduler-silent pod-not-started init-container-failing crash-loop container-config-error container-cannot-run oom-killed probe-kills-startup image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded rollout-paused managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted pod-failed job-failed model-not-loaded rollout-in-progress update-on-delete
+    and not __fish_seen_subcommand_from pod-unschedulable resource-claim-pending scheduler-silent pod-not-started init-container-failing crash-loop container-config-error container-cannot-run oom-killed probe-kills-startup image-pull-denied image-pull-not-found image-pull-timeout image-pull-failed readiness-failing endpoints-not-ready selector-mismatch port-mismatch service-missing endpoints-stale dns-check controller-not-converging deployment-not-observed deployment-missing pods-not-created rollout-surge-blocked progress-deadline-exceeded rollout-paused managed-deployment-edited field-conflict hpa-metrics-unavailable hpa-at-max hpa-target-missing node-not-ready pdb-blocking pod-evicted pod-failed job-failed group-not-ready model-not-loaded rollout-in-progress update-on-delete
 end
 
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pod-unschedulable' -d 'Pod cannot be placed on any node (FailedScheduling)'
@@ -241,6 +241,7 @@ complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pdb-blocking' -d 'Po
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pod-evicted' -d 'Pod evicted by the kubelet under node pressure'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'pod-failed' -d 'A run-to-completion Pod failed'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'job-failed' -d 'Job failed'
+complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'group-not-ready' -d 'A group of Pods that serve together has a Pod that is not Ready'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'model-not-loaded' -d 'The serving platform says the model failed to load'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'rollout-in-progress' -d 'Rollout or rollback is still moving'
 complete -c mdiag -n "__fish_mdiag_explain_needs_id" -f -a 'update-on-delete' -d 'Pods wait to be deleted before they take the new revision (OnDelete)'

@@ -164,6 +164,7 @@ fn all_targets(snapshot: &Snapshot) -> Vec<String> {
         .iter()
         .chain(&snapshot.objects.inference_services)
         .chain(snapshot.objects.rollouts.iter().map(|r| r.object()))
+        .chain(&snapshot.objects.leader_worker_sets)
         .filter_map(|m| m.metadata.namespace.clone())
         .chain(
             snapshot
@@ -211,6 +212,7 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
         mdiag_core::model::TargetKind::ModelService => "modelservices",
         mdiag_core::model::TargetKind::InferenceService => "inferenceservices",
         mdiag_core::model::TargetKind::Rollout => "rollouts",
+        mdiag_core::model::TargetKind::LeaderWorkerSet => "leaderworkersets",
         mdiag_core::model::TargetKind::Deployment => "deployments",
         mdiag_core::model::TargetKind::StatefulSet => "statefulsets",
         mdiag_core::model::TargetKind::DaemonSet => "daemonsets",
@@ -225,8 +227,10 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
             .namespace
             .as_deref()
             .map_or(g.resource == resource, |ns| g.hides(resource, ns))
-            || (matches!(resource, "modelservices" | "inferenceservices" | "rollouts")
-                && g.resource == "apis")
+            || (matches!(
+                resource,
+                "modelservices" | "inferenceservices" | "rollouts" | "leaderworkersets"
+            ) && g.resource == "apis")
     });
     match hidden {
         Some(gap) if gap.reason == mdiag_core::model::Gap::NOT_IN_DUMP => {

@@ -332,6 +332,8 @@ fn state_sentence(d: &Diagnosis, lang: Lang) -> String {
                 Message::new("headline.none_ready").arg("worker", worker())
             } else if s.counts_ready() {
                 Message::new("headline.none_ready_pods")
+            } else if d.replicas.group_size.is_some() {
+                Message::new("headline.no_groups")
             } else {
                 Message::new("headline.no_endpoints")
             }

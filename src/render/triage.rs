@@ -92,6 +92,7 @@ fn short_kind(kind: &str) -> &str {
         "ModelService" => "msvc",
         "InferenceService" => "isvc",
         "Rollout" => "rollout",
+        "LeaderWorkerSet" => "lws",
         "Deployment" => "deploy",
         "StatefulSet" => "sts",
         "DaemonSet" => "ds",

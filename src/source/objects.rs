@@ -118,6 +118,11 @@ pub fn sort_object_kept(
                 .inference_services
                 .push(typed(trimmed(value, trim, ManagedFields::Drop))?)
         }
+        Kind::LeaderWorkerSet => {
+            objects
+                .leader_worker_sets
+                .push(typed(trimmed(value, trim, ManagedFields::Drop))?)
+        }
         // Its writers are kept as a Deployment's are: the same rules read them.
         Kind::Rollout => objects
             .rollouts
@@ -216,6 +221,7 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
         model_services,
         inference_services,
         rollouts,
+        leader_worker_sets,
         deployments,
         replica_sets,
         stateful_sets,
@@ -244,6 +250,7 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
                     .iter()
                     .filter_map(|r| serde_json::to_value(r.object()).ok()),
             ),
+            Kind::LeaderWorkerSet => push(&mut out, leader_worker_sets),
             Kind::Deployment => push(&mut out, deployments),
             Kind::ReplicaSet => push(&mut out, replica_sets),
             Kind::StatefulSet => push(&mut out, stateful_sets),

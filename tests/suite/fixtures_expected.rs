@@ -305,9 +305,14 @@ fn no_headline_says_not_serving_while_any_replica_serves() {
             assert_ne!(d.verdict.state, State::NotServing, "{name}: {text}");
             assert!(!text.contains("NOT SERVING"), "{name}: {text}");
         }
-        // What the headline counts is what the slices say, per revision.
+        // What the headline counts is what the slices say, per revision;
+        // for a LeaderWorkerSet, the groups all of whose Pods serve.
         if let Some(n) = d.verdict.serving.ready_endpoints {
-            assert_eq!(n as usize, serving, "{name}: {text}");
+            let counted = match d.replicas.group_size {
+                Some(_) => d.chain.groups.iter().filter(|g| g.serving).count(),
+                None => serving,
+            };
+            assert_eq!(n as usize, counted, "{name}: {text}");
         }
     }
     assert!(checked > 20, "only {checked} fixtures with a serving Pod");

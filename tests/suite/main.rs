@@ -38,6 +38,7 @@ mod next_views;
 mod partial_dumps;
 mod platforms_argo;
 mod platforms_kserve;
+mod platforms_lws;
 mod pod_sets;
 mod pods_not_created;
 mod probe_kills;

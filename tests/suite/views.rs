@@ -302,6 +302,7 @@ fn report_rows(report: &Value) -> Vec<(String, String)> {
             "ModelService" => "msvc",
             "InferenceService" => "isvc",
             "Rollout" => "rollout",
+            "LeaderWorkerSet" => "lws",
             "Deployment" => "deploy",
             "StatefulSet" => "sts",
             "DaemonSet" => "ds",

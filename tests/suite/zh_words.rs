@@ -38,6 +38,9 @@ const ALLOWED: &[&str] = &[
     "Rollout",
     "Rollouts",
     "abort",
+    // LeaderWorkerSet: the condition its status writes when every group is
+    // ready.
+    "Available",
     // Kinds and objects.
     "ModelService",
     "ModelServices",

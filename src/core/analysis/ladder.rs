@@ -251,6 +251,20 @@ fn pod_state(p: &ChainPod, serving: &HashSet<String>, draining: &HashSet<String>
 }
 
 pub fn replicas(chain: &Chain, pods: &[PodState]) -> Replicas {
+    if chain.serves_in_groups() {
+        let groups = super::groups::group_states(chain, pods);
+        let count = |f: &dyn Fn(&super::groups::GroupState) -> bool| {
+            groups.iter().filter(|g| f(g)).count() as i32
+        };
+        return Replicas {
+            desired: chain.desired_replicas(),
+            current: count(&|g| g.current && !g.terminating),
+            ready: count(&|g| g.current && !g.terminating && g.ready()),
+            serving: count(&|g| g.current && !g.terminating && g.serving()),
+            old: count(&|g| !g.current),
+            group_size: chain.group_size(),
+        };
+    }
     let current: Vec<&PodState> = pods
         .iter()
         .filter(|p| p.current && !p.terminating)
@@ -262,6 +276,7 @@ pub fn replicas(chain: &Chain, pods: &[PodState]) -> Replicas {
         ready: count(&|p| p.moments.ready.reached),
         serving: count(&|p| p.serving && p.moments.ready.reached),
         old: pods.iter().filter(|p| !p.current).count() as i32,
+        group_size: None,
     }
 }
 
@@ -319,7 +334,10 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         }
     }
 
-    if chain.platform.is_some() || chain.deployment.is_some() {
+    // A LeaderWorkerSet's Pods are its leader StatefulSet's and the
+    // worker sets': it has no Deployment step.
+    let grouped = chain.serves_in_groups();
+    if (chain.platform.is_some() && !grouped) || chain.deployment.is_some() {
         let (reached, at, note) = match chain.deployment {
             None => (false, None, Message::new("note.no_deployment")),
             Some(d) => {
@@ -363,6 +381,15 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
 
     if let Some(set) = chain.pod_set {
         out.push(pod_set_step(chain, set));
+    } else if grouped {
+        out.push(StepState {
+            step: Step::StatefulSet,
+            reached: false,
+            at: None,
+            note: Message::new("note.no_leader_set"),
+            unread: None,
+            restarted: 0,
+        });
     }
 
     if let Some(rs) = chain.lone_replica_set() {
@@ -381,6 +408,10 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         .filter(|p| p.current && (!p.terminating || bare))
         .collect();
     let of = current.len();
+    // Pods are counted against the Pods wanted: a group's size each.
+    let desired_pods = replicas
+        .desired
+        .saturating_mul(chain.group_size().unwrap_or(1));
     let pod_step = |step: Step, pick: fn(&Moments) -> Moment| {
         let moments: Vec<Moment> = current.iter().map(|p| pick(&p.moments)).collect();
         let n = moments.iter().filter(|m| m.reached).count();
@@ -396,7 +427,7 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
             note: Message::new("note.pods")
                 .arg("n", n)
                 .arg("current", of)
-                .arg("desired", replicas.desired),
+                .arg("desired", desired_pods),
             unread: None,
             restarted: 0,
         }
@@ -431,6 +462,10 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
         at: None,
         note: match chain.primary_service() {
             None => Message::new("note.no_service"),
+            Some(s) if grouped => Message::new("note.groups_serving")
+                .arg("serving", replicas.serving)
+                .arg("desired", replicas.desired)
+                .arg("service", facts::name(&s.metadata)),
             Some(s) => Message::new("note.endpoints")
                 .arg("serving", replicas.serving)
                 .arg("desired", replicas.desired)

@@ -5,6 +5,7 @@ mod completion;
 pub mod contents;
 pub mod crashes;
 mod facts;
+pub mod groups;
 pub use facts::{chain_spec_floor, snapshot_spec_floor};
 pub mod gate;
 pub mod jobs;
@@ -283,6 +284,10 @@ pub struct Replicas {
     pub serving: i32,
     /// Pods of older revisions still present.
     pub old: i32,
+    /// A LeaderWorkerSet's: every count above is of groups of this many
+    /// Pods, not of Pods.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_size: Option<i32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -567,6 +572,8 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
         // reported beside it, not a part of its own chain that is hidden.
         None if chain.lone_replica_set().is_some() => &["replicasets"],
         None if chain.workload_platform().is_some() => &["rollouts", "replicasets"],
+        // A LeaderWorkerSet whose leader set was not walked.
+        None if chain.serves_in_groups() => &["statefulsets", "controllerrevisions"],
         None => &["deployments", "replicasets"],
     };
     let mut wanted: Vec<&str> = own.iter().chain(shared).copied().collect();
@@ -576,7 +583,10 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
     if chain.target.kind == crate::model::TargetKind::InferenceService {
         wanted.extend(["inferenceservices", "apis"]);
     }
-    if chain.target.kind == crate::model::TargetKind::Rollout {
+    if matches!(
+        chain.target.kind,
+        crate::model::TargetKind::Rollout | crate::model::TargetKind::LeaderWorkerSet
+    ) {
         wanted.push("apis");
     }
     let mut out: Vec<(String, String)> = Vec::new();

@@ -85,6 +85,11 @@ impl StatusReading {
 
 /// The target's own status, when it has a workload object with one.
 pub fn read(chain: &Chain) -> Option<StatusReading> {
+    // A LeaderWorkerSet's own status counts groups; its leader set's
+    // would count leader Pods, whatever their workers do.
+    if let Some(p) = chain.platform.filter(|p| p.platform.serves_in_groups) {
+        return leader_worker_set(p.object);
+    }
     if let Some(d) = chain.deployment {
         return deployment(d).map(|r| StatusReading {
             // An Argo Rollout's status is read as a Deployment's, and named
@@ -167,6 +172,49 @@ fn deployment(d: &Deployment) -> Option<StatusReading> {
 
 /// kubectl's order: observed (a zero observedGeneration is not); ready <
 /// desired; a partition's share updated; the update revision current.
+/// A LeaderWorkerSet's counts are of groups: `readyReplicas` the groups
+/// whose leader and every worker are Ready, `updatedReplicas` those on the
+/// current revision, `replicas` the leader Pods (surge included). Its
+/// status has `observedGeneration` since v0.9 only: without it, the
+/// generation is not judged. Its conditions are not read: a False one
+/// keeps the reason it had when True.
+fn leader_worker_set(object: &kube_core::DynamicObject) -> Option<StatusReading> {
+    let status = object.data.get("status").filter(|s| s.is_object())?;
+    let int = |v: &serde_json::Value| {
+        v.as_i64()
+            .map_or(0, |n| n.clamp(0, i64::from(i32::MAX)) as i32)
+    };
+    let desired = object.data["spec"]["replicas"]
+        .as_i64()
+        .map_or(1, |n| n.clamp(0, i64::from(i32::MAX)) as i32);
+    let ready = int(&status["readyReplicas"]);
+    let updated = int(&status["updatedReplicas"]);
+    let replicas = int(&status["replicas"]);
+    let seen = status["observedGeneration"]
+        .as_i64()
+        .is_none_or(|o| observed(object.metadata.generation, Some(o)));
+    let stage = if !seen {
+        Stage::NotObserved
+    } else if updated < desired {
+        Stage::Updating
+    } else if replicas > updated {
+        Stage::OldPending
+    } else if ready < desired {
+        Stage::Unavailable
+    } else {
+        Stage::Complete
+    };
+    Some(StatusReading {
+        kind: "LeaderWorkerSet",
+        stage,
+        desired,
+        updated,
+        available: ready,
+        old: (replicas - updated).max(0),
+        paused: false,
+    })
+}
+
 fn stateful_set(s: &StatefulSet) -> Option<StatusReading> {
     let spec = s.spec.as_ref()?;
     let status = s.status.as_ref()?;

@@ -19,8 +19,10 @@ pub struct ChainSummary {
     pub deployment: Option<DeploymentFacts>,
     /// Newest revision first, as the chain holds them.
     pub replica_sets: Vec<ReplicaSetFacts>,
-    /// A StatefulSet or DaemonSet target.
+    /// A StatefulSet or DaemonSet target (a LeaderWorkerSet's leader set).
     pub pod_set: Option<PodSetFacts>,
+    /// A LeaderWorkerSet's groups, in its order.
+    pub groups: Vec<GroupFacts>,
     pub services: Vec<ServiceFacts>,
     /// The workload (a ModelService or a Deployment) should have a Service.
     pub wants_service: bool,
@@ -38,8 +40,11 @@ pub struct PlatformFacts {
     pub observed: Option<i64>,
     /// Its status reports its own generation observed.
     pub observes_generation: bool,
-    /// Its `Ready` condition as written: status and reason.
+    /// Its readiness condition as written (`Ready`; a LeaderWorkerSet's
+    /// `Available`): its type, status and reason.
     pub ready: Option<(String, String)>,
+    /// The type of that condition.
+    pub ready_condition: String,
     /// It is itself the workload (an Argo Rollout): the Deployment facts
     /// are its own, not a Deployment's.
     pub is_workload: bool,
@@ -73,6 +78,18 @@ pub struct PodSetFacts {
     pub update_revision: Option<(i64, String)>,
     /// `RollingUpdate`, `RollingUpdate, partition 2` or `OnDelete`.
     pub strategy: String,
+}
+
+/// One LeaderWorkerSet group: its leader's name, how many of its Pods are
+/// Ready of how many it has when whole, and whether it serves.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupFacts {
+    pub name: String,
+    pub ready: i32,
+    pub size: i32,
+    pub serving: bool,
+    /// The UIDs of its Pods in the chain, leader first.
+    pub pod_uids: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -130,7 +147,7 @@ pub struct RevisionCount {
     pub serving: i32,
 }
 
-pub fn summarize(chain: &Chain, now: Timestamp) -> ChainSummary {
+pub fn summarize(chain: &Chain, pods: &[PodState], now: Timestamp) -> ChainSummary {
     let platform = chain.platform.map(|p| {
         let m = p.object;
         let own = p.platform.observes_own_generation;
@@ -140,8 +157,12 @@ pub fn summarize(chain: &Chain, now: Timestamp) -> ChainSummary {
             generation: m.metadata.generation.unwrap_or(0),
             observed: own.then(|| chain::observed_generation(m)).flatten(),
             observes_generation: own,
-            ready: facts::condition_of(m, "Ready")
-                .map(|c| (c.status.to_string(), c.reason.to_string())),
+            ready: facts::condition_of(m, p.platform.ready_condition).map(|c| {
+                let stale = p.platform.false_keeps_old_reason && c.status == "False";
+                let reason = if stale { "" } else { c.reason };
+                (c.status.to_string(), reason.to_string())
+            }),
+            ready_condition: p.platform.ready_condition.to_string(),
             is_workload: p.workload.is_some(),
             phase: m.data["status"]["phase"]
                 .as_str()
@@ -166,6 +187,16 @@ pub fn summarize(chain: &Chain, now: Timestamp) -> ChainSummary {
                 .map(|c| (c.status.clone(), c.reason.clone().unwrap_or_default())),
         }
     });
+    let groups = super::groups::group_states(chain, pods)
+        .iter()
+        .map(|g| GroupFacts {
+            name: g.name.clone(),
+            ready: g.members.iter().filter(|p| p.moments.ready.reached).count() as i32,
+            size: g.size,
+            serving: g.serving(),
+            pod_uids: g.members.iter().map(|p| p.uid.clone()).collect(),
+        })
+        .collect();
     let replica_sets = chain
         .replica_sets
         .iter()
@@ -300,6 +331,7 @@ pub fn summarize(chain: &Chain, now: Timestamp) -> ChainSummary {
         deployment,
         replica_sets,
         pod_set,
+        groups,
         services,
         wants_service: chain.platform.is_some()
             || chain.deployment.is_some()
@@ -310,19 +342,33 @@ pub fn summarize(chain: &Chain, now: Timestamp) -> ChainSummary {
     }
 }
 
-/// The Pods counted per revision, newest first.
-pub fn revision_counts(pods: &[PodState]) -> Vec<RevisionCount> {
+/// The Pods counted per revision, newest first; a LeaderWorkerSet's
+/// groups instead, each counted once, by its leader's revision.
+pub fn revision_counts(chain: &Chain, pods: &[PodState]) -> Vec<RevisionCount> {
+    // (revision, current, ready, serving) of each unit that counts.
+    let units: Vec<(Option<i64>, bool, bool, bool)> = if chain.serves_in_groups() {
+        super::groups::group_states(chain, pods)
+            .iter()
+            .filter(|g| !g.terminating)
+            .map(|g| (g.revision, g.current, g.ready(), g.serving()))
+            .collect()
+    } else {
+        pods.iter()
+            .filter(|p| !p.terminating)
+            .map(|p| (p.revision, p.current, p.moments.ready.reached, p.serving))
+            .collect()
+    };
     let mut out: Vec<RevisionCount> = Vec::new();
-    for p in pods.iter().filter(|p| !p.terminating) {
+    for (revision, current, ready, serving) in units {
         let i = match out
             .iter()
-            .position(|r| r.revision == p.revision && r.current == p.current)
+            .position(|r| r.revision == revision && r.current == current)
         {
             Some(i) => i,
             None => {
                 out.push(RevisionCount {
-                    revision: p.revision,
-                    current: p.current,
+                    revision,
+                    current,
                     pods: 0,
                     ready: 0,
                     serving: 0,
@@ -332,8 +378,8 @@ pub fn revision_counts(pods: &[PodState]) -> Vec<RevisionCount> {
         };
         let r = &mut out[i];
         r.pods += 1;
-        r.ready += i32::from(p.moments.ready.reached);
-        r.serving += i32::from(p.serving);
+        r.ready += i32::from(ready);
+        r.serving += i32::from(serving);
     }
     out.sort_by(|a, b| b.current.cmp(&a.current).then(b.revision.cmp(&a.revision)));
     out

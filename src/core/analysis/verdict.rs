@@ -76,7 +76,7 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
 
     let target = target_info(chain);
     let problems = findings.iter().any(|f| f.severity != Severity::Info);
-    let revisions = super::summary::revision_counts(&pods);
+    let revisions = super::summary::revision_counts(chain, &pods);
     let serving = serving(chain, &steps, &replicas, &revisions, unread);
     let state = match &serving.status {
         Some(status) => status::decide(status, &serving, &steps, problems),
@@ -127,7 +127,7 @@ pub fn decide(chain: &Chain, now: Timestamp, seen: Observations) -> Diagnosis {
         steps,
         replicas,
         revisions,
-        chain: super::summary::summarize(chain, now),
+        chain: super::summary::summarize(chain, &pods, now),
         pods,
         findings,
         gaps,
@@ -365,6 +365,33 @@ const MORE_SPECIFIC: &[(FindingId, FindingId)] = &[
     (FindingId::OOM_KILLED, FindingId::READINESS_FAILING),
     (FindingId::CRASH_LOOP, FindingId::READINESS_FAILING),
     (FindingId::PROBE_KILLS_STARTUP, FindingId::READINESS_FAILING),
+    // A LeaderWorkerSet group serves nothing while one of its Pods is not
+    // Ready: that Pod's own finding says why.
+    (FindingId::READINESS_FAILING, FindingId::GROUP_NOT_READY),
+    (FindingId::CRASH_LOOP, FindingId::GROUP_NOT_READY),
+    (FindingId::OOM_KILLED, FindingId::GROUP_NOT_READY),
+    (FindingId::PROBE_KILLS_STARTUP, FindingId::GROUP_NOT_READY),
+    (
+        FindingId::INIT_CONTAINER_FAILING,
+        FindingId::GROUP_NOT_READY,
+    ),
+    (
+        FindingId::CONTAINER_CONFIG_ERROR,
+        FindingId::GROUP_NOT_READY,
+    ),
+    (FindingId::CONTAINER_CANNOT_RUN, FindingId::GROUP_NOT_READY),
+    (FindingId::POD_UNSCHEDULABLE, FindingId::GROUP_NOT_READY),
+    (
+        FindingId::RESOURCE_CLAIM_PENDING,
+        FindingId::GROUP_NOT_READY,
+    ),
+    (FindingId::SCHEDULER_SILENT, FindingId::GROUP_NOT_READY),
+    (FindingId::POD_NOT_STARTED, FindingId::GROUP_NOT_READY),
+    (FindingId::NODE_NOT_READY, FindingId::GROUP_NOT_READY),
+    (FindingId::IMAGE_PULL_DENIED, FindingId::GROUP_NOT_READY),
+    (FindingId::IMAGE_PULL_NOT_FOUND, FindingId::GROUP_NOT_READY),
+    (FindingId::IMAGE_PULL_TIMEOUT, FindingId::GROUP_NOT_READY),
+    (FindingId::IMAGE_PULL_FAILED, FindingId::GROUP_NOT_READY),
     // The deadline is a statement about time; the refused create is why.
     (
         FindingId::PODS_NOT_CREATED,
@@ -549,6 +576,13 @@ fn set_rollout(
     };
     let mut vars = super::rules::chain_vars(chain);
     let problems = findings.iter().any(|f| f.severity != Severity::Info);
+    // A LeaderWorkerSet's rollout is its own and counted in groups; its
+    // leader set is evidence.
+    let grouped = chain.platform.filter(|p| p.platform.serves_in_groups);
+    let subject = match grouped {
+        Some(p) => ObjectRef::new(p.kind(), &p.object.metadata),
+        None => ObjectRef::new(kind, meta),
+    };
     let f = if set.strategy() == SetStrategy::OnDelete && !held.is_empty() {
         let names: Vec<&str> = held.iter().map(|p| p.name.as_str()).collect();
         vars.insert("pod".into(), names[0].to_string());
@@ -576,19 +610,27 @@ fn set_rollout(
             return None;
         }
         let detail = if draining {
-            Message::new("rollout.set_draining")
-                .arg("desired", replicas.desired)
-                .arg("old", replicas.old)
+            Message::new(if grouped.is_some() {
+                "rollout.groups_draining"
+            } else {
+                "rollout.set_draining"
+            })
+            .arg("desired", replicas.desired)
+            .arg("old", replicas.old)
         } else {
-            Message::new("rollout.set_moving")
-                .arg("ready", replicas.ready)
-                .arg("desired", replicas.desired)
-                .arg("serving", replicas.serving)
-                .arg("old", replicas.old)
+            Message::new(if grouped.is_some() {
+                "rollout.groups_moving"
+            } else {
+                "rollout.set_moving"
+            })
+            .arg("ready", replicas.ready)
+            .arg("desired", replicas.desired)
+            .arg("serving", replicas.serving)
+            .arg("old", replicas.old)
         };
         Finding::new(
             FindingId::ROLLOUT_IN_PROGRESS,
-            ObjectRef::new(kind, meta),
+            subject,
             missing.unwrap_or(Step::Serving),
             detail,
         )

@@ -58,6 +58,7 @@ finding_ids! {
     POD_EVICTED = "pod-evicted",
     POD_FAILED = "pod-failed",
     JOB_FAILED = "job-failed",
+    GROUP_NOT_READY = "group-not-ready",
     MODEL_NOT_LOADED = "model-not-loaded",
     ROLLOUT_IN_PROGRESS = "rollout-in-progress",
     UPDATE_ON_DELETE = "update-on-delete",

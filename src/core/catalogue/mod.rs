@@ -134,6 +134,7 @@ pub const PLACEHOLDERS: &[&str] = &[
     "modelservice",
     "inferenceservice",
     "rollout",
+    "leaderworkerset",
     "deployment",
     "replicaset",
     "statefulset",
@@ -456,7 +457,7 @@ impl Entry {
             // A finding with no Pod (a model no runtime serves: no Pod will
             // come) gets no command about one.
             .filter(|c| vars.contains_key("pod") || !placeholders_in(c).iter().any(|p| p == "pod"))
-            // Nor one about an InferenceService or a Rollout a chain does
+            // Nor one about an InferenceService, a Rollout or a LeaderWorkerSet a chain does
             // not have; a Rollout stands where a Deployment would, so a
             // command about its Deployment would name none.
             .filter(|c| {
@@ -464,6 +465,7 @@ impl Entry {
                 let uses = |name: &str| used.iter().any(|p| p == name);
                 (vars.contains_key("inferenceservice") || !uses("inferenceservice"))
                     && (vars.contains_key("rollout") || !uses("rollout"))
+                    && (vars.contains_key("leaderworkerset") || !uses("leaderworkerset"))
                     && !(vars.contains_key("rollout") && uses("deployment"))
             })
             // A container that never restarted has no previous log: its
@@ -619,11 +621,15 @@ mod tests {
         let mut msvc = deploy.clone();
         msvc.insert("modelservice".into(), "chart".into());
         let checks: Vec<String> = e.checks_for(&msvc).iter().map(Command::shell).collect();
-        // Every command but the Argo Rollout's.
+        // Every command but the Argo Rollout's and the LeaderWorkerSet's.
         let not_rollout = e
             .check
             .iter()
-            .filter(|c| !placeholders_in(c).iter().any(|p| p == "rollout"))
+            .filter(|c| {
+                !placeholders_in(c)
+                    .iter()
+                    .any(|p| p == "rollout" || p == "leaderworkerset")
+            })
             .count();
         assert!(not_rollout < e.check.len());
         assert_eq!(checks.len(), not_rollout);
@@ -693,6 +699,7 @@ mod tests {
         "node-not-ready",
         "pdb-blocking",
         "rollout-in-progress",
+        "group-not-ready",
         "model-not-loaded",
     ];
 

@@ -42,6 +42,9 @@ pub struct Index<'a> {
     pub(super) pods_by_owner: HashMap<&'a str, Vec<&'a Pod>>,
     pub(super) stateful_set_by_uid: HashMap<&'a str, &'a StatefulSet>,
     pub(super) stateful_set_by_name: HashMap<(&'a str, &'a str), &'a StatefulSet>,
+    /// By owner UID: a LeaderWorkerSet owns its leader set, and each
+    /// leader Pod its group's worker set.
+    pub(super) stateful_sets_by_owner: HashMap<&'a str, Vec<&'a StatefulSet>>,
     pub(super) daemon_set_by_uid: HashMap<&'a str, &'a DaemonSet>,
     pub(super) daemon_set_by_name: HashMap<(&'a str, &'a str), &'a DaemonSet>,
     pub(super) revisions_by_owner: HashMap<&'a str, Vec<&'a ControllerRevision>>,
@@ -71,6 +74,7 @@ impl<'a> Index<'a> {
             pods_by_owner: HashMap::new(),
             stateful_set_by_uid: HashMap::new(),
             stateful_set_by_name: HashMap::new(),
+            stateful_sets_by_owner: HashMap::new(),
             daemon_set_by_uid: HashMap::new(),
             daemon_set_by_name: HashMap::new(),
             revisions_by_owner: HashMap::new(),
@@ -122,6 +126,9 @@ impl<'a> Index<'a> {
             ix.stateful_set_by_name
                 .entry((ns_of(meta), name(meta)))
                 .or_insert(set);
+            for owner in owners(meta) {
+                push_once(ix.stateful_sets_by_owner.entry(owner).or_default(), set);
+            }
         }
         for set in &o.daemon_sets {
             let meta = &set.metadata;

@@ -153,6 +153,7 @@ impl<'a> Index<'a> {
             endpoint_slices: Vec::new(),
             controller: None,
             job: Some(run),
+            groups: Vec::new(),
         }
     }
 }

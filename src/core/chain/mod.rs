@@ -5,12 +5,13 @@
 //!
 //! One file per job: `types.rs` (what a chain is), `owners.rs` (what an
 //! object's metadata says), `index.rs`, `walk.rs` and `pod_sets.rs` (the
-//! walk), `rollouts.rs` (what of a Rollout's walk is Argo's own),
+//! walk), `groups.rs` (a LeaderWorkerSet's groups), `rollouts.rs` (what of a Rollout's walk is Argo's own),
 //! `workloads.rs` (finding what to walk), `extract.rs` (a snapshot of one
 //! chain), and [`shard`].
 
 mod by_service;
 mod extract;
+mod groups;
 mod index;
 mod jobs;
 mod owners;
@@ -35,11 +36,12 @@ pub use owners::{
     revision_matches, selector_matches,
 };
 pub use platforms::{
-    INFERENCE_SERVICE, MODEL_SERVICE, PLATFORMS, Platform, PlatformObject, kserve_knative_mode,
+    INFERENCE_SERVICE, LEADER_WORKER_SET, MODEL_SERVICE, PLATFORMS, Platform, PlatformObject,
+    kserve_knative_mode,
 };
 pub use types::{
     CONTROLLER_NAME, CONTROLLER_NAMESPACE, Chain, ChainPod, ControllerLocation, ControllerParts,
-    NotFoundHints, PodSet, RevisionSet, SetRevision, SetStrategy, TargetNotFound,
+    Group, NotFoundHints, PodSet, RevisionSet, SetRevision, SetStrategy, TargetNotFound,
 };
 pub use walk::walk;
 pub use workloads::{

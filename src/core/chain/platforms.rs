@@ -36,6 +36,14 @@ pub struct Platform {
     /// Its object is itself the workload: it owns its ReplicaSets, and the
     /// chain walks it as the Deployment it stands in for (an Argo Rollout).
     pub is_workload: bool,
+    /// Its Pods serve in groups: it owns a leader StatefulSet, and each
+    /// leader Pod owns its group's worker StatefulSet (a LeaderWorkerSet).
+    pub serves_in_groups: bool,
+    /// The condition of its status that says it serves, as written.
+    pub ready_condition: &'static str,
+    /// Its controller flips that condition to False without rewriting its
+    /// reason (LWS's `setCondition`), so a False one's reason is stale.
+    pub false_keeps_old_reason: bool,
 }
 
 /// ModelService, reconciled by the modeldock-controller.
@@ -47,6 +55,9 @@ pub const MODEL_SERVICE: Platform = Platform {
     desired_replicas: "/spec/replicas",
     controller_judged: true,
     is_workload: false,
+    serves_in_groups: false,
+    ready_condition: "Ready",
+    false_keeps_old_reason: false,
 };
 
 /// KServe's InferenceService in Standard (formerly RawDeployment) mode:
@@ -59,6 +70,9 @@ pub const INFERENCE_SERVICE: Platform = Platform {
     desired_replicas: "/spec/predictor/minReplicas",
     controller_judged: false,
     is_workload: false,
+    serves_in_groups: false,
+    ready_condition: "Ready",
+    false_keeps_old_reason: false,
 };
 
 /// Argo Rollouts' Rollout: a Deployment in all but name, whose controller
@@ -72,10 +86,34 @@ pub const ROLLOUT: Platform = Platform {
     desired_replicas: "/spec/replicas",
     controller_judged: false,
     is_workload: true,
+    serves_in_groups: false,
+    ready_condition: "Ready",
+    false_keeps_old_reason: false,
+};
+
+/// A LeaderWorkerSet: `spec.replicas` groups of `size` Pods each, a group
+/// serving only when all its Pods are Ready. Its status observes its own
+/// generation only since v0.9, so the leader StatefulSet's stands for it.
+pub const LEADER_WORKER_SET: Platform = Platform {
+    kind: Kind::LeaderWorkerSet,
+    target: TargetKind::LeaderWorkerSet,
+    observes_own_generation: false,
+    serving_label: None,
+    desired_replicas: "/spec/replicas",
+    controller_judged: false,
+    is_workload: false,
+    serves_in_groups: true,
+    ready_condition: "Available",
+    false_keeps_old_reason: true,
 };
 
 /// Every platform, in the order triage lists them.
-pub const PLATFORMS: &[&Platform] = &[&MODEL_SERVICE, &INFERENCE_SERVICE, &ROLLOUT];
+pub const PLATFORMS: &[&Platform] = &[
+    &MODEL_SERVICE,
+    &INFERENCE_SERVICE,
+    &ROLLOUT,
+    &LEADER_WORKER_SET,
+];
 
 impl Platform {
     pub fn of_kind(kind: Kind) -> Option<&'static Platform> {
@@ -104,6 +142,7 @@ impl Platform {
         };
         match self.kind {
             Kind::InferenceService => plain(&objects.inference_services),
+            Kind::LeaderWorkerSet => plain(&objects.leader_worker_sets),
             Kind::Rollout => objects
                 .rollouts
                 .iter()
@@ -121,6 +160,7 @@ impl Platform {
     pub fn file(&self, objects: &mut Objects, object: DynamicObject) {
         match self.kind {
             Kind::InferenceService => objects.inference_services.push(object),
+            Kind::LeaderWorkerSet => objects.leader_worker_sets.push(object),
             Kind::Rollout => objects.rollouts.push(Rollout::new(object)),
             _ => objects.model_services.push(object),
         }

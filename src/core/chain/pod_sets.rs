@@ -147,6 +147,7 @@ impl<'a> Index<'a> {
             endpoint_slices,
             controller: None,
             job: None,
+            groups: Vec::new(),
         }
     }
 }

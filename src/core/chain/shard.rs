@@ -57,7 +57,8 @@ pub enum Part {
 pub struct Shards {
     count: usize,
     /// A ReplicaSet's UID -> its Deployment's or Rollout's (when exactly
-    /// one of the skeleton's owns it).
+    /// one of the skeleton's owns it); a Job's -> its CronJob's; a
+    /// LeaderWorkerSet's StatefulSets' -> its own.
     replica_set_root: HashMap<String, String>,
 }
 
@@ -85,6 +86,16 @@ impl Shards {
                 .collect();
             if let [only] = owners.into_iter().collect::<Vec<_>>()[..] {
                 replica_set_root.insert(uid(&rs.metadata).to_string(), only.to_string());
+            }
+        }
+        // A LeaderWorkerSet's sets (and so their Pods) go where it does: its
+        // leader set is its own, and each worker set is its leader Pod's,
+        // which is read only later, so the worker set is known by the
+        // label LWS puts on it.
+        let lws = super::groups::lws_by_name(skeleton);
+        for set in &skeleton.stateful_sets {
+            if let Some(root) = super::groups::lws_of_set(&lws, set) {
+                replica_set_root.insert(uid(&set.metadata).to_string(), root.to_string());
             }
         }
         // A CronJob's Jobs (and so their Pods) go where the CronJob does:
@@ -154,8 +165,10 @@ impl Shards {
             return None;
         }
         let root = chain
-            .deployment
-            .map(|d| uid(&d.metadata))
+            .platform
+            .filter(|_| chain.serves_in_groups())
+            .map(|p| uid(&p.object.metadata))
+            .or_else(|| chain.deployment.map(|d| uid(&d.metadata)))
             .or_else(|| chain.pod_set.map(|s| uid(s.meta())))
             .or_else(|| chain.lone_replica_set().map(|r| uid(&r.metadata)))
             .or_else(|| {

@@ -143,6 +143,43 @@ pub struct Chain<'a> {
     pub controller: Option<ControllerParts<'a>>,
     /// A Job or CronJob target: the Job judged and the CronJob above it.
     pub job: Option<super::JobRun<'a>>,
+    /// A LeaderWorkerSet's groups, in the order of their leaders: the
+    /// unit that serves (docs/platforms.md#leaderworkerset).
+    pub groups: Vec<Group<'a>>,
+}
+
+/// One group of a LeaderWorkerSet: a leader Pod (owned by the leader
+/// StatefulSet) and the worker StatefulSet that leader Pod owns. Its
+/// Pods serve together or not at all.
+#[derive(Debug, Clone)]
+pub struct Group<'a> {
+    pub leader: &'a Pod,
+    /// The worker set: none for a group of one, or before it is created.
+    pub workers: Option<&'a StatefulSet>,
+    /// How many Pods the group has when whole, leader included.
+    pub size: i32,
+}
+
+impl Group<'_> {
+    /// The group's name, as LWS names it: its leader Pod's.
+    pub fn name(&self) -> &str {
+        name(&self.leader.metadata)
+    }
+
+    /// Whether a Pod is this group's: its leader, or owned by its workers.
+    pub fn holds(&self, pod: &Pod) -> bool {
+        std::ptr::eq(pod, self.leader)
+            || self.workers.is_some_and(|w| {
+                let set_uid = w.metadata.uid.as_deref().unwrap_or("");
+                !set_uid.is_empty()
+                    && pod
+                        .metadata
+                        .owner_references
+                        .iter()
+                        .flatten()
+                        .any(|o| o.uid == set_uid && o.controller == Some(true))
+            })
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -344,6 +381,20 @@ impl<'a> Chain<'a> {
         self.platform
             .filter(|p| p.platform.kind == crate::model::Kind::ModelService)
             .map(|p| p.object)
+    }
+
+    /// Its Pods serve in groups (a LeaderWorkerSet): what serves is
+    /// counted in whole groups.
+    pub fn serves_in_groups(&self) -> bool {
+        self.platform.is_some_and(|p| p.platform.serves_in_groups)
+    }
+
+    /// How many Pods each of its groups has when whole, when it serves in
+    /// groups.
+    pub fn group_size(&self) -> Option<i32> {
+        self.platform
+            .filter(|p| p.platform.serves_in_groups)
+            .map(super::groups::group_size)
     }
 
     /// The platform object that is itself the workload in the Deployment

@@ -69,6 +69,17 @@ impl<'a> Index<'a> {
                     .ok_or_else(not_found)?;
                 (Some(top), self.owned_deployment(top, namespace))
             }
+            TargetKind::LeaderWorkerSet => {
+                let top = *self
+                    .platform_by_name
+                    .get(&(
+                        crate::model::Kind::LeaderWorkerSet,
+                        namespace,
+                        target.name.as_str(),
+                    ))
+                    .ok_or_else(not_found)?;
+                return Ok(self.walk_groups(target, namespace, top));
+            }
             TargetKind::Deployment => {
                 let d = *self.deployment_by_name.get(&key).ok_or_else(not_found)?;
                 (self.platform_above(&d.metadata), Some(d))
@@ -214,6 +225,7 @@ impl<'a> Index<'a> {
                 .filter(|p| p.platform.controller_judged)
                 .map(|_| self.find_controller(namespace, controller)),
             job: None,
+            groups: Vec::new(),
         })
     }
 
@@ -274,6 +286,7 @@ impl<'a> Index<'a> {
             endpoint_slices,
             controller: None,
             job: None,
+            groups: Vec::new(),
         }
     }
 
@@ -402,6 +415,7 @@ impl<'a> Index<'a> {
             endpoint_slices,
             controller: None,
             job: None,
+            groups: Vec::new(),
         }
     }
 }

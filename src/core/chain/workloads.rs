@@ -137,14 +137,15 @@ pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<Strin
 /// The namespaces a file holds the named target in (to default `-n`).
 pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<String> {
     let metas: Vec<&ObjectMeta> = match target.kind {
-        TargetKind::ModelService | TargetKind::InferenceService | TargetKind::Rollout => {
-            super::Platform::of_target(target.kind)
-                .map(|p| p.objects(&snapshot.objects))
-                .unwrap_or_default()
-                .into_iter()
-                .map(|m| &m.object.metadata)
-                .collect()
-        }
+        TargetKind::ModelService
+        | TargetKind::InferenceService
+        | TargetKind::Rollout
+        | TargetKind::LeaderWorkerSet => super::Platform::of_target(target.kind)
+            .map(|p| p.objects(&snapshot.objects))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| &m.object.metadata)
+            .collect(),
         TargetKind::Deployment => snapshot
             .objects
             .deployments
@@ -230,7 +231,8 @@ pub struct Workload {
 
 /// Every workload of a namespace (or of all): each platform object
 /// (ModelService, InferenceService), each Deployment no platform object
-/// owns, each StatefulSet and DaemonSet that no ModelService owns, each
+/// owns, each StatefulSet and DaemonSet that no platform object owns
+/// (nor, for a LeaderWorkerSet's worker sets, its leader Pod), each
 /// ReplicaSet no Deployment owns (see [`lone_replica_sets`]), and each Pod
 /// with no owner.
 pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> {
@@ -289,9 +291,20 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
                 .iter()
                 .map(|d| (TargetKind::DaemonSet, &d.metadata)),
         );
+    // A LeaderWorkerSet's sets (its leader set, and the worker sets its
+    // leader Pods own) are traced through it.
+    let lws = super::groups::lws_by_name(&snapshot.objects);
+    let lws_sets: std::collections::HashSet<&str> = snapshot
+        .objects
+        .stateful_sets
+        .iter()
+        .filter(|s| super::groups::lws_of_set(&lws, s).is_some())
+        .map(|s| uid(&s.metadata))
+        .collect();
     out.extend(
         sets.filter(|(_, meta)| wanted(meta))
             .filter(|(_, meta)| owner_uid_of_kind(meta, "ModelService").is_none())
+            .filter(|(_, meta)| !lws_sets.contains(uid(meta)))
             .map(|(kind, meta)| target(kind, meta)),
     );
     out.extend(

@@ -46,6 +46,7 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
         model_services,
         inference_services,
         rollouts: _,
+        leader_worker_sets,
         deployments,
         replica_sets,
         stateful_sets,
@@ -75,6 +76,7 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
     drop_later!(
         model_services,
         inference_services,
+        leader_worker_sets,
         deployments,
         replica_sets,
         stateful_sets,
@@ -233,6 +235,7 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
         .model_services
         .iter_mut()
         .chain(o.inference_services.iter_mut())
+        .chain(o.leader_worker_sets.iter_mut())
         .chain(o.http_routes.iter_mut())
     {
         if let Some(status) = d.data.get_mut("status") {

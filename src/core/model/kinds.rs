@@ -48,6 +48,7 @@ kinds! {
     ModelService => "ModelService", "modeldock.io", "modelservices";
     InferenceService => "InferenceService", "serving.kserve.io", "inferenceservices";
     Rollout => "Rollout", "argoproj.io", "rollouts";
+    LeaderWorkerSet => "LeaderWorkerSet", "leaderworkerset.x-k8s.io", "leaderworkersets";
     Deployment => "Deployment", "apps", "deployments";
     ReplicaSet => "ReplicaSet", "apps", "replicasets";
     StatefulSet => "StatefulSet", "apps", "statefulsets";
@@ -73,6 +74,7 @@ impl Objects {
             Kind::ModelService => self.model_services.len(),
             Kind::InferenceService => self.inference_services.len(),
             Kind::Rollout => self.rollouts.len(),
+            Kind::LeaderWorkerSet => self.leader_worker_sets.len(),
             Kind::Deployment => self.deployments.len(),
             Kind::ReplicaSet => self.replica_sets.len(),
             Kind::StatefulSet => self.stateful_sets.len(),
@@ -114,6 +116,7 @@ impl Objects {
                 .iter()
                 .map(|r| r.object().metadata.namespace.clone())
                 .collect(),
+            Kind::LeaderWorkerSet => dynamic(&self.leader_worker_sets),
             Kind::Deployment => of(&self.deployments),
             Kind::ReplicaSet => of(&self.replica_sets),
             Kind::StatefulSet => of(&self.stateful_sets),
@@ -160,6 +163,7 @@ impl Objects {
             model_services,
             inference_services,
             rollouts,
+            leader_worker_sets,
             deployments,
             replica_sets,
             stateful_sets,
@@ -181,6 +185,7 @@ impl Objects {
         self.model_services.extend(model_services);
         self.inference_services.extend(inference_services);
         self.rollouts.extend(rollouts);
+        self.leader_worker_sets.extend(leader_worker_sets);
         self.deployments.extend(deployments);
         self.replica_sets.extend(replica_sets);
         self.stateful_sets.extend(stateful_sets);

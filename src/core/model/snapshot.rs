@@ -69,6 +69,9 @@ pub struct Objects {
     pub inference_services: Vec<DynamicObject>,
     /// Argo Rollouts (argoproj.io), each with the Deployment it stands in for.
     pub rollouts: Vec<super::Rollout>,
+    /// LeaderWorkerSets (leaderworkerset.x-k8s.io): groups of Pods that
+    /// serve together, a leader StatefulSet and one worker set per group.
+    pub leader_worker_sets: Vec<DynamicObject>,
     pub deployments: Vec<Deployment>,
     pub replica_sets: Vec<ReplicaSet>,
     pub stateful_sets: Vec<StatefulSet>,

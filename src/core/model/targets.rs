@@ -21,6 +21,9 @@ pub enum TargetKind {
     InferenceService,
     /// An Argo Rollout: walked as the Deployment it stands in for.
     Rollout,
+    /// A LeaderWorkerSet: groups of Pods (a leader and its workers) that
+    /// serve together.
+    LeaderWorkerSet,
     Deployment,
     StatefulSet,
     DaemonSet,
@@ -42,6 +45,7 @@ impl TargetKind {
         TargetKind::ModelService,
         TargetKind::InferenceService,
         TargetKind::Rollout,
+        TargetKind::LeaderWorkerSet,
         TargetKind::Deployment,
         TargetKind::StatefulSet,
         TargetKind::DaemonSet,
@@ -57,6 +61,7 @@ impl TargetKind {
             TargetKind::ModelService => "ModelService",
             TargetKind::InferenceService => "InferenceService",
             TargetKind::Rollout => "Rollout",
+            TargetKind::LeaderWorkerSet => "LeaderWorkerSet",
             TargetKind::Deployment => "Deployment",
             TargetKind::StatefulSet => "StatefulSet",
             TargetKind::DaemonSet => "DaemonSet",
@@ -74,6 +79,7 @@ impl TargetKind {
             TargetKind::ModelService => "msvc",
             TargetKind::InferenceService => "isvc",
             TargetKind::Rollout => "rollout",
+            TargetKind::LeaderWorkerSet => "lws",
             TargetKind::Deployment => "deploy",
             TargetKind::StatefulSet => "sts",
             TargetKind::DaemonSet => "ds",
@@ -121,7 +127,7 @@ impl crate::catalogue::Localized for TargetParseError {
 }
 
 impl TargetSpec {
-    /// Parses `NAME`, `msvc/NAME`, `isvc/NAME`, `rollout/NAME`, `deploy/NAME`, `sts/NAME`, `ds/NAME`,
+    /// Parses `NAME`, `msvc/NAME`, `isvc/NAME`, `rollout/NAME`, `lws/NAME`, `deploy/NAME`, `sts/NAME`, `ds/NAME`,
     /// `rs/NAME`, `pod/NAME` (and the long kind names kubectl accepts).
     pub fn parse(text: &str, namespace: Option<&str>) -> Result<Self, TargetParseError> {
         let err = |why| TargetParseError {
@@ -143,6 +149,11 @@ impl TargetSpec {
                     | "rollouts"
                     | "rollout.argoproj.io"
                     | "rollouts.argoproj.io" => TargetKind::Rollout,
+                    "lws"
+                    | "leaderworkerset"
+                    | "leaderworkersets"
+                    | "leaderworkerset.leaderworkerset.x-k8s.io"
+                    | "leaderworkersets.leaderworkerset.x-k8s.io" => TargetKind::LeaderWorkerSet,
                     "deploy" | "deployment" | "deployments" | "deployment.apps"
                     | "deployments.apps" => TargetKind::Deployment,
                     "sts" | "statefulset" | "statefulsets" | "statefulset.apps"
@@ -234,6 +245,11 @@ mod tests {
             ("isvc/a", TargetKind::InferenceService),
             ("ro/a", TargetKind::Rollout),
             ("rollouts.argoproj.io/a", TargetKind::Rollout),
+            ("lws/a", TargetKind::LeaderWorkerSet),
+            (
+                "leaderworkersets.leaderworkerset.x-k8s.io/a",
+                TargetKind::LeaderWorkerSet,
+            ),
             (
                 "InferenceServices.serving.kserve.io/a",
                 TargetKind::InferenceService,

@@ -127,6 +127,7 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
                     style,
                     Message::new("tree.platform_ready")
                         .arg("generation", generation)
+                        .arg("condition", m.ready_condition.as_str())
                         .arg("status", if status.is_empty() { "?" } else { &status })
                         .arg(
                             "reason",
@@ -251,8 +252,43 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
             lines.push((depth + 1, pod_line(&g, d.serving_unread(), style)));
         }
     }
+    // A LeaderWorkerSet's Pods, group by group: the group is what serves.
+    for group in &c.groups {
+        let pods: Vec<&PodState> = d
+            .pods
+            .iter()
+            .filter(|p| group.pod_uids.contains(&p.uid))
+            .collect();
+        let serving = if group.serving {
+            style.good(&tr(style, Message::new("tree.group_serving")))
+        } else {
+            style.bad(&tr(style, Message::new("tree.group_not_serving")))
+        };
+        lines.push((
+            depth,
+            format!(
+                "{} · {serving}",
+                tr(
+                    style,
+                    Message::new("tree.group")
+                        .arg("name", group.name.as_str())
+                        .arg("ready", group.ready)
+                        .arg("size", group.size)
+                ),
+            ),
+        ));
+        for g in fold(&pods, lead) {
+            lines.push((depth + 1, pod_line(&g, d.serving_unread(), style)));
+        }
+    }
     if c.replica_sets.is_empty() {
-        let pods: Vec<&PodState> = d.pods.iter().collect();
+        // Pods of no group: all of them, but for a LeaderWorkerSet's
+        // grouped ones shown above.
+        let pods: Vec<&PodState> = d
+            .pods
+            .iter()
+            .filter(|p| !c.groups.iter().any(|g| g.pod_uids.contains(&p.uid)))
+            .collect();
         for g in fold(&pods, lead) {
             lines.push((depth, pod_line(&g, d.serving_unread(), style)));
         }
@@ -283,10 +319,23 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
                 svc.name,
                 tr(
                     style,
-                    Message::new("tree.service")
-                        .arg("ports", svc.ports.join(","))
-                        .arg("endpoints", endpoints.as_str())
-                        .arg("desired", d.replicas.desired),
+                    if d.replicas.group_size.is_some() {
+                        // Groups serve, not endpoints: a headless Service
+                        // lists every Pod with an IP as ready.
+                        Message::new("tree.service_groups")
+                            .arg("ports", svc.ports.join(","))
+                            .arg("serving", d.replicas.serving)
+                            .arg(
+                                "endpoints",
+                                svc.slices.iter().map(|s| s.ready).sum::<usize>(),
+                            )
+                            .arg("desired", d.replicas.desired)
+                    } else {
+                        Message::new("tree.service")
+                            .arg("ports", svc.ports.join(","))
+                            .arg("endpoints", endpoints.as_str())
+                            .arg("desired", d.replicas.desired)
+                    },
                 ),
             ),
         ));

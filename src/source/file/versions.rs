@@ -57,11 +57,16 @@ const CONVERSIONS: &[(&str, &str, Convert)] = &[
 
 /// The versions read as they are, by kind. A ModelService (found in any
 /// group by discovery), an InferenceService (v1beta1 and v1alpha1 hold the
-/// status fields read), a Rollout (v1alpha1 is the only one Argo serves)
+/// status fields read), a Rollout (v1alpha1 is the only one Argo serves), a
+/// LeaderWorkerSet (v1, the one version LWS serves)
 /// and an HTTPRoute (read untyped) are read in any.
 fn current(kind: Kind) -> &'static [&'static str] {
     match kind {
-        Kind::ModelService | Kind::InferenceService | Kind::Rollout | Kind::HttpRoute => &[],
+        Kind::ModelService
+        | Kind::InferenceService
+        | Kind::Rollout
+        | Kind::LeaderWorkerSet
+        | Kind::HttpRoute => &[],
         Kind::Deployment
         | Kind::ReplicaSet
         | Kind::StatefulSet
@@ -83,7 +88,11 @@ fn current(kind: Kind) -> &'static [&'static str] {
 fn judged_kind(group: &str, kind: &str) -> Option<Kind> {
     let found = Kind::ALL.iter().copied().find(|k| k.name() == kind)?;
     let groups: &[&str] = match found {
-        Kind::ModelService | Kind::InferenceService | Kind::Rollout | Kind::HttpRoute => {
+        Kind::ModelService
+        | Kind::InferenceService
+        | Kind::Rollout
+        | Kind::LeaderWorkerSet
+        | Kind::HttpRoute => {
             return None;
         }
         Kind::Deployment | Kind::ReplicaSet | Kind::DaemonSet => &["apps", "extensions"],

@@ -20,8 +20,8 @@ use mdiag_core::analysis::gate::{Check, Decision, GateView, HelmRelease, Judgeme
 use mdiag_core::analysis::logs::LogTail;
 use mdiag_core::analysis::outside::Outside;
 use mdiag_core::analysis::summary::{
-    ChainSummary, ControllerFacts, DeploymentFacts, LeaseFacts, PlatformFacts, PodSetFacts,
-    ReplicaSetFacts, ServiceFacts, SliceFacts,
+    ChainSummary, ControllerFacts, DeploymentFacts, GroupFacts, LeaseFacts, PlatformFacts,
+    PodSetFacts, ReplicaSetFacts, ServiceFacts, SliceFacts,
 };
 use mdiag_core::analysis::triage::Triage;
 use mdiag_core::analysis::{
@@ -263,6 +263,7 @@ impl Scrub<'_> {
             deployment,
             replica_sets,
             pod_set,
+            groups,
             services,
             wants_service: _,
             controller,
@@ -274,6 +275,7 @@ impl Scrub<'_> {
             observed: _,
             observes_generation: _,
             ready,
+            ready_condition: _,
             is_workload: _,
             phase,
         }) = platform
@@ -334,6 +336,17 @@ impl Scrub<'_> {
                 self.s(name);
             }
             self.s(strategy);
+        }
+        for group in groups {
+            let GroupFacts {
+                name,
+                ready: _,
+                size: _,
+                serving: _,
+                pod_uids,
+            } = group;
+            self.s(name);
+            self.strings(pod_uids);
         }
         for service in services {
             let ServiceFacts {
@@ -620,9 +633,10 @@ mod tests {
         let mut left = Vec::new();
         unmarked(&serde_json::to_value(&d).unwrap(), "", &mut left);
         // mdiag's own: message ids, finding ids, severities, steps,
-        // states and times.
+        // states, times and the condition type a platform row names.
         const OWN: &[&str] = &[
             "id",
+            "ready_condition",
             "basis",
             "severity",
             "step",

@@ -2,6 +2,7 @@
 //! Adding a finding is one function here plus one entry in the catalogue.
 
 mod controller;
+mod groups;
 mod job_failed;
 mod platform;
 pub(super) use platform::declaration_failure;
@@ -88,6 +89,7 @@ const RULES: &[(&[FindingId], Rule)] = &[
     (&[FindingId::POD_FAILED], pods::pod_failed),
     (&[FindingId::JOB_FAILED], job_failed::job_failed),
     (&[FindingId::MODEL_NOT_LOADED], platform::model_not_loaded),
+    (&[FindingId::GROUP_NOT_READY], groups::group_not_ready),
     (
         &[
             FindingId::IMAGE_PULL_DENIED,
@@ -295,6 +297,14 @@ pub fn chain_vars(c: &Chain) -> TemplateVars {
         vars.insert("workload".into(), format!("replicaset/{name}"));
     } else if let Some(run) = &c.job {
         super::jobs::job_vars(run, &mut vars);
+    }
+    // A LeaderWorkerSet is traced as itself; its leader set is its workload.
+    if let Some(p) = c.platform.filter(|p| p.platform.serves_in_groups) {
+        vars.insert("target".into(), p.target_text());
+        vars.insert(
+            "leaderworkerset".into(),
+            p.object.metadata.name.clone().unwrap_or_default(),
+        );
     }
     if let Some(rs) = c.current_replica_set() {
         vars.insert(

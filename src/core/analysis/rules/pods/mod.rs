@@ -24,7 +24,7 @@ pub(super) use failed::pod_failed;
 pub(super) use init::init_container_failing;
 pub(super) use node::{node_not_ready, pod_evicted};
 pub(super) use probes::probe_kills_startup;
-pub(super) use readiness::readiness_failing;
+pub(super) use readiness::{readiness_failing, readiness_initial_delay};
 pub(super) use scheduling::{resource_claim_pending, scheduler_silent, unschedulable};
 pub(super) use starting::{image_pull, pod_not_started};
 

@@ -37,7 +37,9 @@ pub fn readiness_failing(ctx: &Ctx) -> Vec<Finding> {
 
 /// The longest readiness-probe `initialDelaySeconds` of the Pod's
 /// containers, in seconds (0 without one).
-fn readiness_initial_delay(pod: &k8s_openapi::api::core::v1::Pod) -> f64 {
+pub(in crate::analysis::rules) fn readiness_initial_delay(
+    pod: &k8s_openapi::api::core::v1::Pod,
+) -> f64 {
     pod.spec
         .iter()
         .flat_map(|s| s.containers.iter())
