@@ -61,6 +61,17 @@ pub fn trials() -> Vec<Trial> {
             &ns,
             vec![super::real_platforms::rollout(&ns, "chart-demo", false)],
         )?;
+        // And the LeaderWorkerSet commands: this project's CRD, and one so
+        // named.
+        super::real_platforms::install_lws_crd()?;
+        super::real_jobs::kubectl_apply(
+            &ns,
+            vec![super::real_platforms::leader_worker_set(
+                &ns,
+                "chart-demo",
+                1,
+            )],
+        )?;
         let vars = real_names(&ns)?;
         let mut ran = 0;
         let mut failed = Vec::new();
@@ -116,6 +127,7 @@ fn real_names(ns: &str) -> Result<BTreeMap<String, String>, Failed> {
         ("modelservice", "chart-demo".to_string()),
         ("inferenceservice", "chart-demo".to_string()),
         ("rollout", "chart-demo".to_string()),
+        ("leaderworkerset", "chart-demo".to_string()),
         ("resource", "msvc".to_string()),
         ("deployment", first("deployments", "metadata.name")?),
         // `{workload}` names a StatefulSet or DaemonSet as kind/NAME; the

@@ -29,6 +29,21 @@
 //! (degraded, `container-config-error`), live and replayed from `mdiag
 //! snapshot rollout/llama`, `triage` lists the Rollout and not its
 //! ReplicaSets, and `gate` fails on the canary's own finding.
+//!
+//! LeaderWorkerSet (docs/platforms.md#leaderworkerset), in
+//! `real-node-lws-group`: the LWS module is not served here, so the trial
+//! installs this project's CRD (fixtures/crd/leaderworkerset.yaml) and
+//! writes what LWS v0.10's controller writes: the leader StatefulSet owned
+//! by the LeaderWorkerSet and, once the StatefulSet controller has made
+//! each leader Pod, a worker StatefulSet owned by that Pod, beside the
+//! headless Service that publishes not-ready addresses. The StatefulSet
+//! controller makes every Pod on the real node. Group 1's worker never
+//! turns Ready (the stand-in's `--never-ready`, where LWS would run one
+//! template: a worker whose server cannot load its shard): 3 of 4 Pods are
+//! Ready and the slice calls all 4 ready, yet one group of two serves.
+//! `trace` says so (degraded, `readiness-failing` leads, `group-not-ready`
+//! for vllm-1), live and replayed from `mdiag snapshot lws/vllm`, and
+//! `triage` lists the LeaderWorkerSet, not its three StatefulSets.
 
 use std::time::{Duration, Instant};
 
@@ -45,6 +60,7 @@ pub fn trials() -> Vec<Trial> {
     vec![
         Trial::test("real-node-kserve-standard", kserve_standard),
         Trial::test("real-node-argo-canary", argo_canary),
+        Trial::test("real-node-lws-group", lws_group),
     ]
 }
 
@@ -140,15 +156,6 @@ fn set_status(ns: &str, name: &str, status: Value) -> Result<(), Failed> {
     Ok(())
 }
 
-fn uid_of(ns: &str, name: &str) -> Result<String, Failed> {
-    let out = world().kubectl(&["-n", ns, "get", "inferenceservice", name, "-o", "json"])?;
-    let v: Value = serde_json::from_str(&out).map_err(|e| e.to_string())?;
-    Ok(v["metadata"]["uid"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string())
-}
-
 fn kserve_standard() -> Result<(), Failed> {
     in_namespace("real-node-kserve-standard", "kserve-standard", |ns| {
         install_crd()?;
@@ -159,7 +166,7 @@ fn kserve_standard() -> Result<(), Failed> {
                 inference_service(ns, "mistral", "onnx"),
             ],
         )?;
-        let uid = uid_of(ns, "llama")?;
+        let uid = uid_of(ns, "inferenceservice", "llama")?;
         kubectl_apply(ns, predictor(ns, "llama", &uid))?;
         // KServe's answer for a format no runtime supports: no Deployment.
         let now = jiff::Timestamp::now().to_string();
@@ -393,12 +400,7 @@ fn argo_canary() -> Result<(), Failed> {
     in_namespace("real-node-argo-canary", "argo-canary", |ns| {
         install_rollout_crd()?;
         kubectl_apply(ns, vec![rollout(ns, "llama", false)])?;
-        let out = world().kubectl(&["-n", ns, "get", "rollout", "llama", "-o", "json"])?;
-        let uid =
-            serde_json::from_str::<Value>(&out).map_err(|e| e.to_string())?["metadata"]["uid"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
+        let uid = uid_of(ns, "rollout", "llama")?;
         kubectl_apply(
             ns,
             vec![
@@ -506,6 +508,193 @@ fn argo_canary() -> Result<(), Failed> {
             "  real-node-argo-canary: gate rollout/llama failed in {:.1} s on {decided}",
             t0.elapsed().as_secs_f64()
         );
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n").into())
+        }
+    })
+}
+
+pub(super) fn install_lws_crd() -> Result<(), Failed> {
+    world().kubectl(&["apply", "-f", "fixtures/crd/leaderworkerset.yaml"])?;
+    established("crd/leaderworkersets.leaderworkerset.x-k8s.io")
+}
+
+const LWS_NAME: &str = "leaderworkerset.sigs.k8s.io/name";
+const LWS_HASH: &str = "54b8f9ccc8";
+
+/// A LeaderWorkerSet as Helm would apply it: `replicas` groups of two.
+pub(super) fn leader_worker_set(ns: &str, name: &str, replicas: u32) -> Value {
+    json!({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"replicas": replicas, "startupPolicy": "LeaderCreated",
+            "leaderWorkerTemplate": {"size": 2,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "workerTemplate": lws_template(json!({}), "--ready-after=2")}}})
+}
+
+/// The Pod template of a set: the stand-in server with its readiness
+/// probe on the real node, with `labels`.
+fn lws_template(labels: Value, args: &str) -> Value {
+    let (k, v) = REAL_NODE_LABEL;
+    json!({"metadata": {"labels": labels}, "spec": {
+        "nodeSelector": {k: v},
+        "tolerations": [{"key": k, "operator": "Equal", "value": v, "effect": "NoSchedule"}],
+        "terminationGracePeriodSeconds": 2,
+        "containers": [{"name": "server",
+            "image": world().images.model_server("v1.4.0"),
+            "args": [args],
+            "ports": [{"containerPort": 8080, "name": "http"}],
+            "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080},
+                "periodSeconds": 1, "failureThreshold": 1}}]}})
+}
+
+/// The leader set LWS applies: named as the LeaderWorkerSet, controlled by
+/// it, selecting worker-index 0.
+fn leader_set(ns: &str, lws_uid: &str) -> Value {
+    let selector = json!({LWS_NAME: "vllm", "leaderworkerset.sigs.k8s.io/worker-index": "0"});
+    let mut labels = selector.clone();
+    labels["leaderworkerset.sigs.k8s.io/template-revision-hash"] = LWS_HASH.into();
+    json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "vllm", "namespace": ns,
+            "labels": {LWS_NAME: "vllm", "leaderworkerset.sigs.k8s.io/template-revision-hash": LWS_HASH},
+            "ownerReferences": [{"apiVersion": "leaderworkerset.x-k8s.io/v1",
+                "kind": "LeaderWorkerSet", "name": "vllm", "uid": lws_uid,
+                "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"replicas": 2, "serviceName": "vllm", "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": selector},
+            "template": lws_template(labels, "--ready-after=2")}})
+}
+
+/// A group's worker set, as LWS's Pod reconciler creates it: named as its
+/// leader Pod and controlled by it, its ordinals from 1.
+fn worker_set(ns: &str, group: u32, leader_uid: &str, args: &str) -> Value {
+    let leader = format!("vllm-{group}");
+    let selector = json!({LWS_NAME: "vllm",
+        "leaderworkerset.sigs.k8s.io/group-index": group.to_string(),
+        "leaderworkerset.sigs.k8s.io/group-key": format!("group-key-{group}")});
+    let mut labels = selector.clone();
+    labels["leaderworkerset.sigs.k8s.io/template-revision-hash"] = LWS_HASH.into();
+    json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": leader, "namespace": ns, "labels": labels.clone(),
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": leader,
+                "uid": leader_uid, "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"replicas": 1, "ordinals": {"start": 1}, "serviceName": "vllm",
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": selector},
+            "template": lws_template(labels, args)}})
+}
+
+/// The headless Service LWS creates: every Pod of the set, published
+/// whether Ready or not.
+fn lws_service(ns: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "vllm", "namespace": ns},
+        "spec": {"clusterIP": "None", "publishNotReadyAddresses": true,
+            "selector": {LWS_NAME: "vllm"}}})
+}
+
+/// The UID of `kind/name` in `ns`; an error while it has none.
+fn uid_of(ns: &str, kind: &str, name: &str) -> Result<String, Failed> {
+    let out = world().kubectl(&[
+        "-n",
+        ns,
+        "get",
+        kind,
+        name,
+        "-o",
+        "jsonpath={.metadata.uid}",
+    ])?;
+    let uid = out.trim().trim_matches('\'').to_string();
+    if uid.is_empty() {
+        return Err(format!("{kind}/{name} has no uid yet").into());
+    }
+    Ok(uid)
+}
+
+fn lws_group() -> Result<(), Failed> {
+    in_namespace("real-node-lws-group", "lws-group", |ns| {
+        install_lws_crd()?;
+        kubectl_apply(ns, vec![leader_worker_set(ns, "vllm", 2)])?;
+        let lws_uid = uid_of(ns, "leaderworkerset", "vllm")?;
+        kubectl_apply(ns, vec![lws_service(ns), leader_set(ns, &lws_uid)])?;
+        // The StatefulSet controller makes the leaders; LWS then makes
+        // each group's worker set, owned by its leader Pod.
+        let t0 = Instant::now();
+        let leaders = loop {
+            let uids: Result<Vec<String>, Failed> = (0..2)
+                .map(|g| uid_of(ns, "pod", &format!("vllm-{g}")))
+                .collect();
+            match uids {
+                Ok(u) => break u,
+                Err(e) if t0.elapsed() > Duration::from_secs(60) => return Err(e),
+                Err(_) => std::thread::sleep(Duration::from_millis(250)),
+            }
+        };
+        kubectl_apply(
+            ns,
+            vec![
+                worker_set(ns, 0, &leaders[0], "--ready-after=2"),
+                worker_set(ns, 1, &leaders[1], "--never-ready"),
+            ],
+        )?;
+        let patch = json!({"status": {"replicas": 2, "updatedReplicas": 2,
+            "hpaPodSelector": format!("{LWS_NAME}=vllm,leaderworkerset.sigs.k8s.io/worker-index=0"),
+            "observedGeneration": 1}})
+        .to_string();
+        world().kubectl(&[
+            "-n",
+            ns,
+            "patch",
+            "leaderworkerset",
+            "vllm",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &patch,
+        ])?;
+
+        // Group 0 serves, group 1's worker never turns Ready: past the
+        // group's grace it is named, and only one group of two serves.
+        let mut problems = Vec::new();
+        let (code, r) = until(ns, "lws/vllm", |r| {
+            finding_ids(r).contains(&"group-not-ready".to_string()) && r["replicas"]["serving"] == 1
+        })?;
+        let ready_pods = r["pods"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["moments"]["ready"].is_string())
+            .count();
+        if code != 1
+            || r["target"]["kind"] != "LeaderWorkerSet"
+            || r["verdict"]["state"] != "degraded"
+            || r["verdict"]["lead"] != "readiness-failing"
+            || r["replicas"]["group_size"] != 2
+            || ready_pods != 3
+        {
+            problems.push(format!(
+                "lws/vllm: exit {code}, state {}, lead {}, {ready_pods} Pods Ready\n{}",
+                r["verdict"]["state"],
+                r["verdict"]["lead"],
+                pretty(&r)
+            ));
+        }
+
+        // Triage lists the LeaderWorkerSet, not its three StatefulSets.
+        let (_, t) = triage(ns, None)?;
+        if rows(&t) != ["LeaderWorkerSet/vllm"] {
+            problems.push(format!("triage rows {:?}", rows(&t)));
+        }
+
+        // The evidence a user keeps, replayed: the same judgement.
+        let file = snapshot_file(ns, &["lws/vllm"], &viewer())?;
+        let replay = super::real_jobs::trace(ns, "lws/vllm", Some(&file))?;
+        let _ = std::fs::remove_file(file);
+        if let Err(e) = same_as_live("lws/vllm replayed", &(code, r.clone()), &replay) {
+            problems.push(e.message().unwrap_or_default().to_string());
+        }
         if problems.is_empty() {
             Ok(())
         } else {

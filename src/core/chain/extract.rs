@@ -51,6 +51,25 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
     for r in &chain.set_revisions {
         out.controller_revisions.push(r.object.clone());
     }
+    // A LeaderWorkerSet's worker sets, each with its revisions: the walk
+    // finds a group's workers through them.
+    for set in chain.groups.iter().filter_map(|g| g.workers) {
+        let set_uid = uid(&set.metadata);
+        uids.insert(set_uid);
+        out.stateful_sets.push(set.clone());
+        out.controller_revisions.extend(
+            o.controller_revisions
+                .iter()
+                .filter(|r| {
+                    r.metadata
+                        .owner_references
+                        .iter()
+                        .flatten()
+                        .any(|x| x.uid == set_uid)
+                })
+                .cloned(),
+        );
+    }
     // A Job target is judged by its own status, a CronJob by its last
     // run, with the count of its runs beside it: all of them are kept.
     if let Some(run) = &chain.job {
@@ -129,6 +148,11 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
             out.inference_services
                 .iter()
                 .map(|m| ("InferenceService".into(), name(&m.metadata).to_string())),
+        )
+        .chain(
+            out.leader_worker_sets
+                .iter()
+                .map(|m| ("LeaderWorkerSet".into(), name(&m.metadata).to_string())),
         )
         .chain(
             out.jobs
