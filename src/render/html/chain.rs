@@ -64,7 +64,12 @@ pub(super) fn tree(r: &TraceReport, lang: Lang) -> Markup {
                     span.kind { (r.target.kind) } " " strong { (r.target.name) }
                     " "
                     span.dim {
-                        (say(lang, Message::new("html.replicas")
+                        (say(lang, Message::new(if r.replicas.group_size.is_some() {
+                                "html.replicas_groups"
+                            } else {
+                                "html.replicas"
+                            })
+                            .arg("size", r.replicas.group_size.unwrap_or(1))
                             .arg("desired", r.replicas.desired)
                             .arg("current", r.replicas.current)
                             .arg("ready", r.replicas.ready)
@@ -83,7 +88,11 @@ pub(super) fn tree(r: &TraceReport, lang: Lang) -> Markup {
                                 @if let Some(c) = counts {
                                     " "
                                     span.dim {
-                                        (say(lang, Message::new("html.revision_counts")
+                                        (say(lang, Message::new(if r.replicas.group_size.is_some() {
+                                                "html.revision_groups"
+                                            } else {
+                                                "html.revision_counts"
+                                            })
                                             .arg("pods", c.pods)
                                             .arg("ready", c.ready)
                                             .arg("endpoints", c.ready_endpoints.map_or("?".to_string(), |n| n.to_string()))))
