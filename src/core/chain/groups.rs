@@ -72,11 +72,13 @@ impl<'a> Index<'a> {
                 .then_with(|| place(a.pod).cmp(&place(b.pod)))
         });
         chain.pods = pods;
-        if let Some(own) = lws_services(self.services_in(namespace), name(&top.object.metadata))
-            .into_iter()
-            .find(|s| !chain.services.iter().any(|c| std::ptr::eq(*c, *s)))
-        {
-            chain.services.push(own);
+        let more: Vec<&Service> =
+            lws_services(self.services_in(namespace), name(&top.object.metadata))
+                .into_iter()
+                .filter(|s| !chain.services.iter().any(|c| std::ptr::eq(*c, *s)))
+                .collect();
+        if !more.is_empty() {
+            chain.services.extend(more);
             chain.endpoint_slices = self.slices_of(namespace, &chain.services);
         }
         chain
