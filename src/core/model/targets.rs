@@ -120,9 +120,16 @@ pub struct TargetParseError {
 
 impl crate::catalogue::Localized for TargetParseError {
     fn message(&self) -> crate::catalogue::Message {
+        // Every kind a target can name, from the one list, so a new row
+        // is offered here too.
+        let kinds: Vec<String> = TargetKind::ALL
+            .iter()
+            .map(|k| format!("{}/NAME", k.short()))
+            .collect();
         crate::catalogue::Message::new("error.target")
             .arg("given", format!("{:?}", self.given))
             .arg("why", crate::catalogue::Message::new(self.why))
+            .arg("kinds", crate::catalogue::Arg::list(kinds, "sep.comma"))
     }
 }
 
@@ -231,6 +238,17 @@ impl fmt::Display for ObjectRef {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kind_not_known_is_told_every_kind_there_is() {
+        use crate::catalogue::Localized;
+        let err = TargetSpec::parse("foo/x", None).unwrap_err();
+        let text = err.message().en();
+        for kind in TargetKind::ALL {
+            assert!(text.contains(&format!("{}/NAME", kind.short())), "{text}");
+        }
+        assert!(text.contains("lws/NAME"), "{text}");
+    }
 
     #[test]
     fn targets_parse_as_kubectl_names_them() {
