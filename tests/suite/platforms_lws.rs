@@ -301,3 +301,35 @@ fn a_snapshot_of_the_chain_keeps_every_groups_workers() {
         (d.verdict.state, d.replicas.serving, ids(&d))
     );
 }
+
+#[test]
+fn a_leader_worker_set_list_refused_matters_to_its_own_chains_only() {
+    // A read-only identity that may not list leaderworkersets (a Role
+    // written before LWS was installed) still gates a ModelService: that
+    // refusal hides nothing of its chain. An LWS's own chain is unknown.
+    let refused = |s: &mut Snapshot, namespace: &str| {
+        s.gaps.push(mdiag_core::model::Gap {
+            resource: "leaderworkersets".into(),
+            namespace: Some(namespace.into()),
+            verb: "watch".into(),
+            name: None,
+            reason: "leaderworkersets.leaderworkerset.x-k8s.io is forbidden".into(),
+            complete_with: None,
+            read_in: Vec::new(),
+        })
+    };
+    let mut s = common::load_file("fixtures/demo/healthy.yaml");
+    let namespace = s.objects.model_services[0]
+        .metadata
+        .namespace
+        .clone()
+        .unwrap();
+    refused(&mut s, &namespace);
+    let d = diagnose_target(&s, "chart-demo");
+    assert!(d.gaps.is_empty(), "{:?}", d.gaps);
+    assert!(d.healthy);
+    let mut s = case("lws-healthy");
+    refused(&mut s, "serving");
+    let d = diagnose_target(&s, "lws/vllm");
+    assert_eq!(d.gaps.len(), 1, "{:?}", d.gaps);
+}

@@ -470,18 +470,18 @@ fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
         return chain.model_service().is_some();
     }
     let bare_pod = chain.bare_pod();
-    match gap.resource.split('.').next().unwrap_or("") {
+    let resource = gap.resource.split('.').next().unwrap_or("");
+    // Another serving platform's objects matter only to its own chains:
+    // a LeaderWorkerSet list refused says nothing of a Deployment.
+    if let Some(row) = crate::chain::PLATFORMS
+        .iter()
+        .find(|p| p.kind != crate::model::Kind::ModelService && p.kind.resource() == resource)
+    {
+        return chain.target.kind == row.target
+            || chain.platform.is_some_and(|p| p.platform.kind == row.kind);
+    }
+    match resource {
         "modelservices" => wants_model_service(chain),
-        "inferenceservices" => {
-            chain.target.kind == crate::model::TargetKind::InferenceService
-                || chain
-                    .platform
-                    .is_some_and(|p| p.platform.kind == crate::model::Kind::InferenceService)
-        }
-        "rollouts" => {
-            chain.target.kind == crate::model::TargetKind::Rollout
-                || chain.workload_platform().is_some()
-        }
         // A Rollout stands where a Deployment would: there is none to hide.
         "deployments" if chain.workload_platform().is_some() => false,
         // A lone ReplicaSet has a Deployment to hide only when it names one.
