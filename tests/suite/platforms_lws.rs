@@ -333,3 +333,32 @@ fn a_leader_worker_set_list_refused_matters_to_its_own_chains_only() {
     let d = diagnose_target(&s, "lws/vllm");
     assert_eq!(d.gaps.len(), 1, "{:?}", d.gaps);
 }
+
+#[test]
+fn a_group_missing_a_pod_is_not_whole() {
+    // Group 1's worker Pod is gone (deleted, not yet made again): its
+    // leader is Ready, and the group still serves nothing.
+    let mut s = case("lws-healthy");
+    s.objects
+        .pods
+        .retain(|p| p.metadata.name.as_deref() != Some("vllm-1-1"));
+    let d = diagnose_target(&s, "lws/vllm");
+    assert_eq!((d.replicas.serving, d.replicas.desired), (1, 2));
+    let group = d
+        .findings
+        .iter()
+        .find(|f| f.id.as_str() == "group-not-ready")
+        .unwrap_or_else(|| panic!("{:?}", ids(&d)));
+    assert_eq!(
+        group.detail.en(),
+        "1 of 2 groups cannot serve: vllm-1 has 1 of 2 Pods Ready"
+    );
+    assert!(
+        group
+            .evidence
+            .iter()
+            .any(|e| e.object == "pod/vllm-1" && e.value == "1 / 2"),
+        "{:?}",
+        group.evidence
+    );
+}

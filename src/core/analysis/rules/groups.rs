@@ -55,14 +55,11 @@ pub fn group_not_ready(ctx: &Ctx) -> Vec<Finding> {
                 member_state(ctx, &p.name),
             ));
         }
-        let missing = g.size - g.members.len() as i32;
-        if missing > 0 {
-            f = f.evidence(Evidence::said(
+        if (g.members.len() as i32) < g.size {
+            f = f.evidence(Evidence::labelled(
                 format!("pod/{}", g.name),
-                "group size",
-                Message::new("group-not-ready.missing")
-                    .arg("missing", missing)
-                    .arg("size", g.size),
+                Message::new("group-not-ready.pods").arg("group", g.name.as_str()),
+                format!("{} / {}", g.members.len(), g.size),
             ));
         }
     }
