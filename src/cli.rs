@@ -128,7 +128,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct TraceArgs {
-    /// NAME (a ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, deploy/NAME, sts/NAME, ds/NAME,
+    /// NAME (a ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, ksvc/NAME, deploy/NAME, sts/NAME, ds/NAME,
     /// rs/NAME or pod/NAME.
     pub target: String,
     /// Output format.
@@ -185,7 +185,7 @@ pub struct TriageArgs {
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
-    /// NAME (a ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, deploy/NAME, sts/NAME or
+    /// NAME (a ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, ksvc/NAME, deploy/NAME, sts/NAME or
     /// ds/NAME.
     pub target: String,
     /// How long to wait for the rollout to converge (`90s`, `10m`, `1h30m`;
@@ -264,7 +264,7 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
-    /// What to capture: NAME (a ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, deploy/NAME,
+    /// What to capture: NAME (a ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, ksvc/NAME, deploy/NAME,
     /// sts/NAME, ds/NAME, rs/NAME or pod/NAME; without it, the whole namespace.
     pub target: Option<String>,
     /// The file to write, gzip-compressed when its name ends in .gz; `-`
@@ -320,7 +320,7 @@ pub struct ExplainArgs {
     #[arg(value_name = "ID|SYMPTOM")]
     pub symptom: Option<String>,
     /// Fill the real names of this target into the check commands: NAME (a
-    /// ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, deploy/NAME, sts/NAME,
+    /// ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, ksvc/NAME, deploy/NAME, sts/NAME,
     /// ds/NAME, rs/NAME or pod/NAME, read live or from --snapshot.
     #[arg(value_name = "TARGET", requires = "symptom")]
     pub target: Option<String>,

@@ -165,6 +165,7 @@ fn all_targets(snapshot: &Snapshot) -> Vec<String> {
         .chain(&snapshot.objects.inference_services)
         .chain(snapshot.objects.rollouts.iter().map(|r| r.object()))
         .chain(&snapshot.objects.leader_worker_sets)
+        .chain(&snapshot.objects.knative_services)
         .filter_map(|m| m.metadata.namespace.clone())
         .chain(
             snapshot
@@ -213,6 +214,7 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
         mdiag_core::model::TargetKind::InferenceService => "inferenceservices",
         mdiag_core::model::TargetKind::Rollout => "rollouts",
         mdiag_core::model::TargetKind::LeaderWorkerSet => "leaderworkersets",
+        mdiag_core::model::TargetKind::KnativeService => "services.serving.knative.dev",
         mdiag_core::model::TargetKind::Deployment => "deployments",
         mdiag_core::model::TargetKind::StatefulSet => "statefulsets",
         mdiag_core::model::TargetKind::DaemonSet => "daemonsets",

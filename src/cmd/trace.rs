@@ -183,7 +183,10 @@ fn refuse_before_the_data(chain: &Chain, at: Timestamp, snapshot: &Snapshot) -> 
             }
         };
     if let Some(p) = chain.platform {
-        add(&p.kind().to_ascii_lowercase(), &p.object.metadata);
+        add(
+            &mdiag_core::model::kubectl_kind(p.kind()),
+            &p.object.metadata,
+        );
     }
     if let Some(d) = chain.deployment {
         add("deployment", &d.metadata);

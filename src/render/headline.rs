@@ -124,7 +124,7 @@ fn still_serving(d: &Diagnosis) -> Vec<Arg> {
             Message::new(id)
                 .arg("revision", revision(r.revision))
                 .arg("n", s.count_of(r))
-                .arg("desired", s.desired)
+                .arg("desired", r.desired.unwrap_or(s.desired))
                 .into()
         })
         .collect()
@@ -378,6 +378,17 @@ fn by_status(d: &Diagnosis, st: &StatusReading, lang: Lang) -> String {
         _ if st.kind == "Job" => job_status(st),
         // KServe said its spec gets no Deployment (no runtime serves it).
         _ if st.kind == "InferenceService" => Message::new("headline.status_no_deployment"),
+        // Counted in Revisions, said in words.
+        Stage::Complete if st.kind == "KnativeService" => {
+            Message::new("headline.status_ksvc_ready")
+        }
+        Stage::Failed if st.kind == "KnativeService" && st.available > 0 => {
+            Message::new("headline.status_ksvc_failed_old_serves")
+        }
+        Stage::Failed if st.kind == "KnativeService" => Message::new("headline.status_ksvc_failed"),
+        Stage::Updating if st.kind == "KnativeService" => {
+            Message::new("headline.status_ksvc_not_ready")
+        }
         Stage::Complete => Message::new("headline.status_complete"),
         Stage::NotObserved => Message::new("headline.status_not_observed"),
         Stage::DeadlineExceeded => Message::new("headline.status_deadline"),

@@ -83,6 +83,9 @@ pub struct ReportRevision {
     pub pods: i32,
     pub ready: i32,
     pub ready_endpoints: Option<i32>,
+    /// Its own desired replicas, when it runs in a Deployment of its own
+    /// (a Knative Revision); null: the workload's `desired`.
+    pub desired: Option<i32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -379,6 +382,7 @@ fn report_serving(d: &Diagnosis) -> ReportServing {
                 pods: r.pods,
                 ready: r.ready,
                 ready_endpoints: endpoints_known.then_some(r.serving),
+                desired: r.desired,
             })
             .collect(),
     }

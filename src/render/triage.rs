@@ -93,6 +93,7 @@ fn short_kind(kind: &str) -> &str {
         "InferenceService" => "isvc",
         "Rollout" => "rollout",
         "LeaderWorkerSet" => "lws",
+        "KnativeService" => "ksvc",
         "Deployment" => "deploy",
         "StatefulSet" => "sts",
         "DaemonSet" => "ds",

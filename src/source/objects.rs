@@ -123,6 +123,11 @@ pub fn sort_object_kept(
                 .leader_worker_sets
                 .push(typed(trimmed(value, trim, ManagedFields::Drop))?)
         }
+        Kind::KnativeService => {
+            objects
+                .knative_services
+                .push(typed(trimmed(value, trim, ManagedFields::Drop))?)
+        }
         // Its writers are kept as a Deployment's are: the same rules read them.
         Kind::Rollout => objects
             .rollouts
@@ -222,6 +227,7 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
         inference_services,
         rollouts,
         leader_worker_sets,
+        knative_services,
         deployments,
         replica_sets,
         stateful_sets,
@@ -251,6 +257,7 @@ pub fn all_values(objects: &Objects) -> Vec<Value> {
                     .filter_map(|r| serde_json::to_value(r.object()).ok()),
             ),
             Kind::LeaderWorkerSet => push(&mut out, leader_worker_sets),
+            Kind::KnativeService => push(&mut out, knative_services),
             Kind::Deployment => push(&mut out, deployments),
             Kind::ReplicaSet => push(&mut out, replica_sets),
             Kind::StatefulSet => push(&mut out, stateful_sets),

@@ -37,6 +37,7 @@ mod neighbours;
 mod next_views;
 mod partial_dumps;
 mod platforms_argo;
+mod platforms_knative;
 mod platforms_kserve;
 mod platforms_lws;
 mod pod_sets;

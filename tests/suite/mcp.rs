@@ -739,6 +739,10 @@ fn target_of(file: &str) -> String {
         Some(items) => items[0].clone(),
         None => doc,
     };
-    let kind = first["kind"].as_str().unwrap().to_ascii_lowercase();
+    // Knative's Service is `ksvc/`: `service/` names the core kind.
+    let kind = match (first["apiVersion"].as_str(), first["kind"].as_str()) {
+        (Some(v), Some("Service")) if v.starts_with("serving.knative.dev/") => "ksvc".to_string(),
+        (_, kind) => kind.unwrap().to_ascii_lowercase(),
+    };
     format!("{kind}/{}", first["metadata"]["name"].as_str().unwrap())
 }

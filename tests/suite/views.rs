@@ -303,6 +303,7 @@ fn report_rows(report: &Value) -> Vec<(String, String)> {
             "InferenceService" => "isvc",
             "Rollout" => "rollout",
             "LeaderWorkerSet" => "lws",
+            "KnativeService" => "ksvc",
             "Deployment" => "deploy",
             "StatefulSet" => "sts",
             "DaemonSet" => "ds",

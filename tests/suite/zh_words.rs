@@ -41,6 +41,14 @@ const ALLOWED: &[&str] = &[
     // LeaderWorkerSet: the condition its status writes when every group is
     // ready.
     "Available",
+    // Knative Serving: the project's name and its kinds, as its API names
+    // them (its Service is `KnativeService` in mdiag's own output).
+    "Knative",
+    "Serving",
+    "KnativeService",
+    "Revision",
+    "Revisions",
+    "Configuration",
     // Kinds and objects.
     "ModelService",
     "ModelServices",

@@ -44,7 +44,7 @@ pub struct Source {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct TraceParams {
-    /// NAME (a ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, deploy/NAME,
+    /// NAME (a ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, ksvc/NAME, deploy/NAME,
     /// sts/NAME, ds/NAME, rs/NAME or pod/NAME.
     pub target: String,
     #[serde(flatten)]
@@ -74,7 +74,7 @@ pub struct ExplainParams {
     /// exit code (`137`). Without it, every entry of the catalogue.
     pub query: Option<String>,
     /// Fill the real names of this target into the check commands: NAME (a
-    /// ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, deploy/NAME,
+    /// ModelService), msvc/NAME, isvc/NAME, rollout/NAME, lws/NAME, ksvc/NAME, deploy/NAME,
     /// sts/NAME, ds/NAME, rs/NAME or pod/NAME, read live or from `snapshot`.
     /// Needs `query`.
     pub target: Option<String>,

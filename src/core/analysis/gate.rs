@@ -638,8 +638,13 @@ fn definitive(moment: Observation<'_>, f: &Finding, policy: &GatePolicy) -> Fina
     // A model that cannot load for want of a runtime, or before any
     // Deployment, gets no Pod by waiting; a failed load in a Pod is as
     // final as that Pod's own finding, which the gate judges itself.
+    // A Knative Revision is marked failed only past its progress
+    // deadline, and scaled to zero 30 s later: nothing more is tried.
     if f.id == FindingId::MODEL_NOT_LOADED {
-        return (chain.deployment.is_none() || super::rules::declaration_failure(chain)).into();
+        return (chain.deployment.is_none()
+            || super::rules::declaration_failure(chain)
+            || chain.revisions_own_deployments())
+        .into();
     }
     if f.subject.kind != "Pod" {
         return Final::Yes;

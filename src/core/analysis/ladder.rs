@@ -415,7 +415,12 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
     let pod_step = |step: Step, pick: fn(&Moments) -> Moment| {
         let moments: Vec<Moment> = current.iter().map(|p| pick(&p.moments)).collect();
         let n = moments.iter().filter(|m| m.reached).count();
-        let reached = !moments.is_empty() && n == moments.len();
+        // Scaled to zero with no Pod left: nothing is owed at this step.
+        let reached = if moments.is_empty() {
+            desired_pods == 0
+        } else {
+            n == moments.len()
+        };
         StepState {
             step,
             reached,

@@ -473,9 +473,18 @@ fn about_this_chain(chain: &Chain, gap: &Gap) -> bool {
     let resource = gap.resource.split('.').next().unwrap_or("");
     // Another serving platform's objects matter only to its own chains:
     // a LeaderWorkerSet list refused says nothing of a Deployment.
+    // Knative's `services` are told from the core ones by their group.
+    let of_row = |kind: crate::model::Kind| {
+        let qualified = kind.qualified_resource();
+        if qualified == kind.resource() {
+            resource == qualified
+        } else {
+            gap.resource == qualified
+        }
+    };
     if let Some(row) = crate::chain::PLATFORMS
         .iter()
-        .find(|p| p.kind != crate::model::Kind::ModelService && p.kind.resource() == resource)
+        .find(|p| p.kind != crate::model::Kind::ModelService && of_row(p.kind))
     {
         return chain.target.kind == row.target
             || chain.platform.is_some_and(|p| p.platform.kind == row.kind);

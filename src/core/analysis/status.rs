@@ -58,7 +58,8 @@ pub enum Stage {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StatusReading {
     /// `Deployment`, `StatefulSet`, `DaemonSet`, `ReplicaSet`, `Job`, or
-    /// `InferenceService` when KServe says its spec gets no Deployment.
+    /// `InferenceService` when KServe says its spec gets no Deployment,
+    /// `KnativeService` for one read alone (its counts are of Revisions).
     pub kind: &'static str,
     pub stage: Stage,
     /// Desired replicas; a Job's required completions.
@@ -89,6 +90,14 @@ pub fn read(chain: &Chain) -> Option<StatusReading> {
     // would count leader Pods, whatever their workers do.
     if let Some(p) = chain.platform.filter(|p| p.platform.serves_in_groups) {
         return leader_worker_set(p.object);
+    }
+    // A Knative Service with none of its Revisions' Deployments in the
+    // input: its own conditions and traffic.
+    if let Some(p) = chain
+        .platform
+        .filter(|p| p.platform.revisions_own_deployments && chain.deployment.is_none())
+    {
+        return knative_service(p.object);
     }
     if let Some(d) = chain.deployment {
         return deployment(d).map(|r| StatusReading {
@@ -211,6 +220,61 @@ fn leader_worker_set(object: &kube_core::DynamicObject) -> Option<StatusReading>
         updated,
         available: ready,
         old: (replicas - updated).max(0),
+        paused: false,
+    })
+}
+
+/// A Knative Service alone, counted in Revisions: the one it declares
+/// (`latestCreatedRevisionName`) is the one desired; it is updated once it
+/// is also the latest Ready one; something is available when the Route
+/// sends a share of the traffic anywhere (it routes only to Ready
+/// Revisions), and old when that is to another Revision. Its stage is its
+/// Ready condition (kstatus reads it the same way): True is complete,
+/// False with ConfigurationsReady False is a failed Revision, and anything
+/// else is still going. Its status observes its own generation.
+fn knative_service(object: &kube_core::DynamicObject) -> Option<StatusReading> {
+    let status = object.data.get("status").filter(|s| s.is_object())?;
+    fn text(v: &serde_json::Value) -> Option<&str> {
+        v.as_str().filter(|s| !s.is_empty())
+    }
+    let created = text(&status["latestCreatedRevisionName"]);
+    let ready_revision = text(&status["latestReadyRevisionName"]);
+    let routed: Vec<&str> = status["traffic"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["percent"].as_i64().is_some_and(|n| n > 0))
+        .filter_map(|t| text(&t["revisionName"]))
+        .collect();
+    let condition = |kind: &str| {
+        status["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == kind)
+            .and_then(|c| c["status"].as_str())
+    };
+    let seen = observed(
+        object.metadata.generation,
+        status["observedGeneration"].as_i64(),
+    );
+    let stage = if !seen {
+        Stage::NotObserved
+    } else if condition("Ready") == Some("True") {
+        Stage::Complete
+    } else if condition("ConfigurationsReady") == Some("False") {
+        Stage::Failed
+    } else {
+        Stage::Updating
+    };
+    let updated = i32::from(created.is_some() && created == ready_revision);
+    Some(StatusReading {
+        kind: "KnativeService",
+        stage,
+        desired: 1,
+        updated,
+        available: i32::from(!routed.is_empty()),
+        old: i32::from(routed.iter().any(|r| Some(*r) != created)),
         paused: false,
     })
 }
@@ -389,8 +453,9 @@ pub fn decide(
         "services",
         "endpointslices",
     ];
-    // An InferenceService that gets no Deployment stands for that too.
-    let platform_below = status.kind == "InferenceService";
+    // An InferenceService that gets no Deployment stands for that too, and
+    // a Knative Service read alone for its Revisions' Deployments.
+    let platform_below = matches!(status.kind, "InferenceService" | "KnativeService");
     let unreadable = serving
         .unread
         .iter()

@@ -111,6 +111,10 @@ pub struct ServiceFacts {
     /// `port→targetPort` (or `port`), in the Service's order.
     pub ports: Vec<String>,
     pub slices: Vec<SliceFacts>,
+    /// The replicas desired behind it, when that is not the workload's
+    /// (a Knative Revision's private Service, whose revision the
+    /// autoscaler sizes on its own).
+    pub desired: Option<i32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -145,6 +149,9 @@ pub struct RevisionCount {
     pub ready: i32,
     /// Pods with a ready endpoint.
     pub serving: i32,
+    /// Its own desired replicas, when it runs in a Deployment of its own
+    /// (a Knative Revision); `None`: the workload's.
+    pub desired: Option<i32>,
 }
 
 pub fn summarize(chain: &Chain, pods: &[PodState], now: Timestamp) -> ChainSummary {
@@ -177,7 +184,11 @@ pub fn summarize(chain: &Chain, pods: &[PodState], now: Timestamp) -> ChainSumma
         let st = d.status.as_ref();
         DeploymentFacts {
             name: facts::name(&d.metadata).to_string(),
-            desired: chain.desired_replicas(),
+            // A Knative Revision's Deployment as written: the chain's
+            // desired can be above it (a Revision that never was Ready).
+            desired: chain
+                .revision_desired(chain.current_replica_set().and_then(|r| r.revision))
+                .unwrap_or_else(|| chain.desired_replicas()),
             ready: st.and_then(|s| s.ready_replicas).unwrap_or(0),
             updated: st.and_then(|s| s.updated_replicas).unwrap_or(0),
             available: st.and_then(|s| s.available_replicas).unwrap_or(0),
@@ -266,6 +277,7 @@ pub fn summarize(chain: &Chain, pods: &[PodState], now: Timestamp) -> ChainSumma
                     endpoints: slice.endpoints.len(),
                 })
                 .collect(),
+            desired: chain.service_desired(svc),
         })
         .collect();
     let controller = chain.controller.as_ref().map(|c| ControllerFacts {
@@ -372,6 +384,7 @@ pub fn revision_counts(chain: &Chain, pods: &[PodState]) -> Vec<RevisionCount> {
                     pods: 0,
                     ready: 0,
                     serving: 0,
+                    desired: chain.revision_desired(revision),
                 });
                 out.len() - 1
             }

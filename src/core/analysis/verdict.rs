@@ -351,6 +351,24 @@ const MORE_SPECIFIC: &[(FindingId, FindingId)] = &[
         FindingId::CONTAINER_CONFIG_ERROR,
         FindingId::MODEL_NOT_LOADED,
     ),
+    // A Knative Revision fails on whatever its Pod shows: that leads.
+    (FindingId::IMAGE_PULL_DENIED, FindingId::MODEL_NOT_LOADED),
+    (FindingId::IMAGE_PULL_NOT_FOUND, FindingId::MODEL_NOT_LOADED),
+    (FindingId::IMAGE_PULL_TIMEOUT, FindingId::MODEL_NOT_LOADED),
+    (FindingId::IMAGE_PULL_FAILED, FindingId::MODEL_NOT_LOADED),
+    (FindingId::POD_UNSCHEDULABLE, FindingId::MODEL_NOT_LOADED),
+    (
+        FindingId::RESOURCE_CLAIM_PENDING,
+        FindingId::MODEL_NOT_LOADED,
+    ),
+    (FindingId::READINESS_FAILING, FindingId::MODEL_NOT_LOADED),
+    (FindingId::POD_NOT_STARTED, FindingId::MODEL_NOT_LOADED),
+    // Once its Pod is gone, the Revision's own reason says more than the
+    // Deployment's deadline does.
+    (
+        FindingId::MODEL_NOT_LOADED,
+        FindingId::PROGRESS_DEADLINE_EXCEEDED,
+    ),
     // What no node offers is why the scheduler cannot place the Pod.
     (
         FindingId::RESOURCE_CLAIM_PENDING,

@@ -135,6 +135,7 @@ pub const PLACEHOLDERS: &[&str] = &[
     "inferenceservice",
     "rollout",
     "leaderworkerset",
+    "knativeservice",
     "deployment",
     "replicaset",
     "statefulset",
@@ -152,6 +153,14 @@ pub const PLACEHOLDERS: &[&str] = &[
     "pdb",
     "resource",
     "target",
+];
+
+/// Words that make a check command KServe's own: its runtimes and the
+/// container names it gives the predictor's Pods.
+const KSERVE_WORDS: &[&str] = &[
+    "servingruntimes",
+    "-c storage-initializer",
+    "-c kserve-container",
 ];
 
 /// The embedded catalogue. It is checked by tests, so a parse failure here
@@ -466,7 +475,13 @@ impl Entry {
                 (vars.contains_key("inferenceservice") || !uses("inferenceservice"))
                     && (vars.contains_key("rollout") || !uses("rollout"))
                     && (vars.contains_key("leaderworkerset") || !uses("leaderworkerset"))
+                    && (vars.contains_key("knativeservice") || !uses("knativeservice"))
                     && !(vars.contains_key("rollout") && uses("deployment"))
+            })
+            // KServe's own objects and container names are no command for
+            // a chain KServe does not run.
+            .filter(|c| {
+                vars.contains_key("inferenceservice") || !KSERVE_WORDS.iter().any(|w| c.contains(w))
             })
             // A container that never restarted has no previous log: its
             // failed run is its current one.

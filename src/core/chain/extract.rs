@@ -29,6 +29,20 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
     if let Some(d) = chain.controller.as_ref().and_then(|c| c.deployment) {
         deployments.push(d);
     }
+    // A Knative Service's other Revisions each run in a Deployment of
+    // their own: the walk finds their ReplicaSets through them.
+    if chain.revisions_own_deployments() {
+        let owners: HashSet<&str> = chain
+            .replica_sets
+            .iter()
+            .flat_map(|r| r.replica_set.metadata.owner_references.iter().flatten())
+            .map(|o| o.uid.as_str())
+            .collect();
+        deployments.extend(o.deployments.iter().filter(|d| {
+            owners.contains(uid(&d.metadata))
+                && !chain.deployment.is_some_and(|c| std::ptr::eq(c, *d))
+        }));
+    }
     for d in deployments {
         uids.insert(uid(&d.metadata));
         out.deployments.push(d.clone());
@@ -153,6 +167,12 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
             out.leader_worker_sets
                 .iter()
                 .map(|m| ("LeaderWorkerSet".into(), name(&m.metadata).to_string())),
+        )
+        // Knative's Service: its events name the kind `Service`.
+        .chain(
+            out.knative_services
+                .iter()
+                .map(|m| ("Service".into(), name(&m.metadata).to_string())),
         )
         .chain(
             out.jobs

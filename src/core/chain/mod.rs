@@ -14,6 +14,7 @@ mod extract;
 mod groups;
 mod index;
 mod jobs;
+pub mod knative;
 mod owners;
 mod platforms;
 mod pod_sets;
@@ -36,8 +37,8 @@ pub use owners::{
     revision_matches, selector_matches,
 };
 pub use platforms::{
-    INFERENCE_SERVICE, LEADER_WORKER_SET, MODEL_SERVICE, PLATFORMS, Platform, PlatformObject,
-    kserve_knative_mode,
+    INFERENCE_SERVICE, KNATIVE_SERVICE, LEADER_WORKER_SET, MODEL_SERVICE, PLATFORMS, Platform,
+    PlatformObject, kserve_knative_mode,
 };
 pub use types::{
     CONTROLLER_NAME, CONTROLLER_NAMESPACE, Chain, ChainPod, ControllerLocation, ControllerParts,

@@ -44,6 +44,10 @@ pub struct Platform {
     /// Its controller flips that condition to False without rewriting its
     /// reason (LWS's `setCondition`), so a False one's reason is stale.
     pub false_keeps_old_reason: bool,
+    /// Each of its revisions runs in a Deployment of its own (a Knative
+    /// Revision's), found by the UID label Knative copies onto it: the
+    /// chain's revisions are those Deployments' ReplicaSets.
+    pub revisions_own_deployments: bool,
 }
 
 /// ModelService, reconciled by the modeldock-controller.
@@ -58,6 +62,7 @@ pub const MODEL_SERVICE: Platform = Platform {
     serves_in_groups: false,
     ready_condition: "Ready",
     false_keeps_old_reason: false,
+    revisions_own_deployments: false,
 };
 
 /// KServe's InferenceService in Standard (formerly RawDeployment) mode:
@@ -73,6 +78,7 @@ pub const INFERENCE_SERVICE: Platform = Platform {
     serves_in_groups: false,
     ready_condition: "Ready",
     false_keeps_old_reason: false,
+    revisions_own_deployments: false,
 };
 
 /// Argo Rollouts' Rollout: a Deployment in all but name, whose controller
@@ -89,6 +95,7 @@ pub const ROLLOUT: Platform = Platform {
     serves_in_groups: false,
     ready_condition: "Ready",
     false_keeps_old_reason: false,
+    revisions_own_deployments: false,
 };
 
 /// A LeaderWorkerSet: `spec.replicas` groups of `size` Pods each, a group
@@ -105,6 +112,28 @@ pub const LEADER_WORKER_SET: Platform = Platform {
     serves_in_groups: true,
     ready_condition: "Available",
     false_keeps_old_reason: true,
+    revisions_own_deployments: false,
+};
+
+/// A Knative Service: its Configuration stamps a Revision per change of
+/// its template, each Revision runs in a Deployment of its own that the
+/// autoscaler sizes (to zero when idle), and its Route splits traffic
+/// over Revisions. Its status observes its own generation and copies the
+/// Configuration's and the Route's (docs/platforms.md#knative).
+pub const KNATIVE_SERVICE: Platform = Platform {
+    kind: Kind::KnativeService,
+    target: TargetKind::KnativeService,
+    observes_own_generation: true,
+    serving_label: None,
+    // No replica count in its spec: before the first Deployment, the
+    // autoscaler's initial scale (one Pod, Knative's default).
+    desired_replicas: "/spec/replicas",
+    controller_judged: false,
+    is_workload: false,
+    serves_in_groups: false,
+    ready_condition: "Ready",
+    false_keeps_old_reason: false,
+    revisions_own_deployments: true,
 };
 
 /// Every platform, in the order triage lists them.
@@ -113,6 +142,7 @@ pub const PLATFORMS: &[&Platform] = &[
     &INFERENCE_SERVICE,
     &ROLLOUT,
     &LEADER_WORKER_SET,
+    &KNATIVE_SERVICE,
 ];
 
 impl Platform {
@@ -124,9 +154,22 @@ impl Platform {
         PLATFORMS.iter().copied().find(|p| p.target == target)
     }
 
-    /// The platform an owner reference's kind names.
+    /// The platform an owner reference's kind names. A kind whose name is
+    /// a core kind's too (Knative's `Service`) is never matched by name
+    /// alone: see [`Platform::of_owner`].
     pub fn of_owner_kind(kind: &str) -> Option<&'static Platform> {
-        PLATFORMS.iter().copied().find(|p| p.kind.name() == kind)
+        PLATFORMS
+            .iter()
+            .copied()
+            .find(|p| p.kind.name() == kind && p.kind != Kind::KnativeService)
+    }
+
+    /// The platform an owner reference names, by its kind and group.
+    pub fn of_owner(kind: &str, api_version: &str) -> Option<&'static Platform> {
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        PLATFORMS.iter().copied().find(|p| {
+            p.kind.name() == kind && (p.kind == Kind::ModelService || p.kind.group() == group)
+        })
     }
 
     /// Its objects in a snapshot, in the snapshot's order.
@@ -143,6 +186,7 @@ impl Platform {
         match self.kind {
             Kind::InferenceService => plain(&objects.inference_services),
             Kind::LeaderWorkerSet => plain(&objects.leader_worker_sets),
+            Kind::KnativeService => plain(&objects.knative_services),
             Kind::Rollout => objects
                 .rollouts
                 .iter()
@@ -161,6 +205,7 @@ impl Platform {
         match self.kind {
             Kind::InferenceService => objects.inference_services.push(object),
             Kind::LeaderWorkerSet => objects.leader_worker_sets.push(object),
+            Kind::KnativeService => objects.knative_services.push(object),
             Kind::Rollout => objects.rollouts.push(Rollout::new(object)),
             _ => objects.model_services.push(object),
         }
@@ -229,9 +274,10 @@ pub struct PlatformObject<'a> {
 }
 
 impl PlatformObject<'_> {
-    /// Its kind as the API names it (`InferenceService`).
+    /// Its kind as mdiag names it: the API's (`InferenceService`), but
+    /// `KnativeService` for Knative's `Service`, which is not the core one.
     pub fn kind(&self) -> &'static str {
-        self.platform.kind.name()
+        self.platform.target.as_str()
     }
 
     /// `msvc/NAME`, `isvc/NAME`.
@@ -253,8 +299,15 @@ mod tests {
         for p in PLATFORMS {
             assert_eq!(Platform::of_kind(p.kind), Some(*p));
             assert_eq!(Platform::of_target(p.target), Some(*p));
-            assert_eq!(Platform::of_owner_kind(p.kind.name()), Some(*p));
+            let group = p.kind.group();
+            assert_eq!(
+                Platform::of_owner(p.kind.name(), &format!("{group}/v1")),
+                Some(*p)
+            );
         }
+        // Knative's Service is not the core Service an owner may name.
+        assert_eq!(Platform::of_owner_kind("Service"), None);
+        assert_eq!(Platform::of_owner("Service", "v1"), None);
         assert_eq!(Platform::of_kind(Kind::Deployment), None);
     }
 

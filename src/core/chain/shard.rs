@@ -74,6 +74,21 @@ impl Shards {
             .chain(skeleton.rollouts.iter().map(|r| uid(&r.object().metadata)))
             .filter(|u| !u.is_empty())
             .collect();
+        // A Knative Revision's Deployment (and so its ReplicaSets and Pods)
+        // goes where its Knative Service does: the Service walks every
+        // Revision's.
+        let knative_root: HashMap<&str, &str> = skeleton
+            .deployments
+            .iter()
+            .filter_map(|d| {
+                let ksvc = skeleton
+                    .knative_services
+                    .iter()
+                    .map(|k| uid(&k.metadata))
+                    .find(|k| super::knative::runs_revision_of(d, k))?;
+                Some((uid(&d.metadata), ksvc))
+            })
+            .collect();
         let mut replica_set_root = HashMap::new();
         for rs in &skeleton.replica_sets {
             let owners: BTreeSet<&str> = rs
@@ -85,7 +100,8 @@ impl Shards {
                 .filter(|u| deployments.contains(u))
                 .collect();
             if let [only] = owners.into_iter().collect::<Vec<_>>()[..] {
-                replica_set_root.insert(uid(&rs.metadata).to_string(), only.to_string());
+                let root = knative_root.get(only).copied().unwrap_or(only);
+                replica_set_root.insert(uid(&rs.metadata).to_string(), root.to_string());
             }
         }
         // A LeaderWorkerSet's sets (and so their Pods) go where it does: its
@@ -166,7 +182,7 @@ impl Shards {
         }
         let root = chain
             .platform
-            .filter(|_| chain.serves_in_groups())
+            .filter(|_| chain.serves_in_groups() || chain.revisions_own_deployments())
             .map(|p| uid(&p.object.metadata))
             .or_else(|| chain.deployment.map(|d| uid(&d.metadata)))
             .or_else(|| chain.pod_set.map(|s| uid(s.meta())))

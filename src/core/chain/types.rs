@@ -477,7 +477,13 @@ impl<'a> Chain<'a> {
             return rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
         }
         if let Some(d) = self.deployment {
-            return d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+            let replicas = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+            // A Knative Revision that never became Ready still wants its
+            // first Pod, whatever the autoscaler set once it gave up.
+            if self.latest_revision_never_ready() {
+                return replicas.max(1);
+            }
+            return replicas;
         }
         self.platform
             .and_then(|p| p.object.data.pointer(p.platform.desired_replicas)?.as_i64())

@@ -69,6 +69,17 @@ impl<'a> Index<'a> {
                     .ok_or_else(not_found)?;
                 (Some(top), self.owned_deployment(top, namespace))
             }
+            TargetKind::KnativeService => {
+                let top = *self
+                    .platform_by_name
+                    .get(&(
+                        crate::model::Kind::KnativeService,
+                        namespace,
+                        target.name.as_str(),
+                    ))
+                    .ok_or_else(not_found)?;
+                return Ok(self.walk_knative(target, namespace, top));
+            }
             TargetKind::LeaderWorkerSet => {
                 let top = *self
                     .platform_by_name
@@ -292,7 +303,7 @@ impl<'a> Index<'a> {
 
     /// The Pods some ReplicaSet of the chain owns, and those it may adopt,
     /// current revision first.
-    fn pods_of_replica_sets(
+    pub(super) fn pods_of_replica_sets(
         &self,
         namespace: &str,
         replica_sets: &[RevisionSet<'a>],

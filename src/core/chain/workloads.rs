@@ -140,7 +140,8 @@ pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<Strin
         TargetKind::ModelService
         | TargetKind::InferenceService
         | TargetKind::Rollout
-        | TargetKind::LeaderWorkerSet => super::Platform::of_target(target.kind)
+        | TargetKind::LeaderWorkerSet
+        | TargetKind::KnativeService => super::Platform::of_target(target.kind)
             .map(|p| p.objects(&snapshot.objects))
             .unwrap_or_default()
             .into_iter()
@@ -270,13 +271,26 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
                 && (o.kind == "ModelService" || platform_uids.contains(o.uid.as_str()))
         })
     };
+    // A Knative Revision's Deployment is traced through its Service,
+    // when that is in the input.
+    let ksvc_uids: Vec<&str> = snapshot
+        .objects
+        .knative_services
+        .iter()
+        .map(|k| uid(&k.metadata))
+        .collect();
+    let under_knative = |d: &k8s_openapi::api::apps::v1::Deployment| {
+        ksvc_uids
+            .iter()
+            .any(|k| super::knative::runs_revision_of(d, k))
+    };
     out.extend(
         snapshot
             .objects
             .deployments
             .iter()
             .filter(|d| wanted(&d.metadata))
-            .filter(|d| !under_platform(&d.metadata))
+            .filter(|d| !under_platform(&d.metadata) && !under_knative(d))
             .map(|d| target(TargetKind::Deployment, &d.metadata)),
     );
     let sets = snapshot

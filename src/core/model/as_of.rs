@@ -47,6 +47,7 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
         inference_services,
         rollouts: _,
         leader_worker_sets,
+        knative_services,
         deployments,
         replica_sets,
         stateful_sets,
@@ -77,6 +78,7 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
         model_services,
         inference_services,
         leader_worker_sets,
+        knative_services,
         deployments,
         replica_sets,
         stateful_sets,
@@ -236,6 +238,7 @@ pub fn as_of(snapshot: &mut Snapshot, at: Timestamp) {
         .iter_mut()
         .chain(o.inference_services.iter_mut())
         .chain(o.leader_worker_sets.iter_mut())
+        .chain(o.knative_services.iter_mut())
         .chain(o.http_routes.iter_mut())
     {
         if let Some(status) = d.data.get_mut("status") {

@@ -49,6 +49,9 @@ kinds! {
     InferenceService => "InferenceService", "serving.kserve.io", "inferenceservices";
     Rollout => "Rollout", "argoproj.io", "rollouts";
     LeaderWorkerSet => "LeaderWorkerSet", "leaderworkerset.x-k8s.io", "leaderworkersets";
+    // Knative Serving's Service: its kind name is the core Service's, so
+    // it is told apart by its group wherever a kind is looked up.
+    KnativeService => "Service", "serving.knative.dev", "services";
     Deployment => "Deployment", "apps", "deployments";
     ReplicaSet => "ReplicaSet", "apps", "replicasets";
     StatefulSet => "StatefulSet", "apps", "statefulsets";
@@ -67,6 +70,18 @@ kinds! {
     CronJob => "CronJob", "batch", "cronjobs";
 }
 
+impl Kind {
+    /// Its resource as gaps and `kubectl get` name it: the plural, with
+    /// its group where a kind of another group has the same plural
+    /// (`services.serving.knative.dev` beside the core `services`).
+    pub fn qualified_resource(self) -> &'static str {
+        match self {
+            Kind::KnativeService => "services.serving.knative.dev",
+            other => other.resource(),
+        }
+    }
+}
+
 impl Objects {
     /// How many objects of one kind the snapshot holds.
     pub fn count(&self, kind: Kind) -> usize {
@@ -75,6 +90,7 @@ impl Objects {
             Kind::InferenceService => self.inference_services.len(),
             Kind::Rollout => self.rollouts.len(),
             Kind::LeaderWorkerSet => self.leader_worker_sets.len(),
+            Kind::KnativeService => self.knative_services.len(),
             Kind::Deployment => self.deployments.len(),
             Kind::ReplicaSet => self.replica_sets.len(),
             Kind::StatefulSet => self.stateful_sets.len(),
@@ -117,6 +133,7 @@ impl Objects {
                 .map(|r| r.object().metadata.namespace.clone())
                 .collect(),
             Kind::LeaderWorkerSet => dynamic(&self.leader_worker_sets),
+            Kind::KnativeService => dynamic(&self.knative_services),
             Kind::Deployment => of(&self.deployments),
             Kind::ReplicaSet => of(&self.replica_sets),
             Kind::StatefulSet => of(&self.stateful_sets),
@@ -164,6 +181,7 @@ impl Objects {
             inference_services,
             rollouts,
             leader_worker_sets,
+            knative_services,
             deployments,
             replica_sets,
             stateful_sets,
@@ -186,6 +204,7 @@ impl Objects {
         self.inference_services.extend(inference_services);
         self.rollouts.extend(rollouts);
         self.leader_worker_sets.extend(leader_worker_sets);
+        self.knative_services.extend(knative_services);
         self.deployments.extend(deployments);
         self.replica_sets.extend(replica_sets);
         self.stateful_sets.extend(stateful_sets);
@@ -211,9 +230,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_kind_has_one_name_and_one_resource() {
-        let mut names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
-        let mut resources: Vec<&str> = Kind::ALL.iter().map(|k| k.resource()).collect();
+    fn every_kind_has_one_name_and_one_resource_in_its_group() {
+        // Knative's Service shares its name and plural with the core one:
+        // a kind is its group and name, a resource its qualified plural.
+        let mut names: Vec<(&str, &str)> =
+            Kind::ALL.iter().map(|k| (k.group(), k.name())).collect();
+        let mut resources: Vec<&str> = Kind::ALL.iter().map(|k| k.qualified_resource()).collect();
         names.sort();
         names.dedup();
         resources.sort();
@@ -222,6 +244,9 @@ mod tests {
         assert_eq!(resources.len(), Kind::ALL.len());
         for k in Kind::ALL {
             assert_eq!(k.resource(), format!("{}s", k.name().to_lowercase()));
+            let (plural, group) = (k.resource(), k.group());
+            let qualified = k.qualified_resource();
+            assert!(qualified == plural || qualified == format!("{plural}.{group}"));
         }
     }
 

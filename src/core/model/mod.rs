@@ -32,7 +32,7 @@ pub use snapshot::{
     Clock, ClockSource, HelmRelease, LogRecord, Objects, Origin, OriginKind, STDIN_LOCATION,
     Snapshot,
 };
-pub use targets::{ObjectRef, TargetKind, TargetParseError, TargetSpec};
+pub use targets::{ObjectRef, TargetKind, TargetParseError, TargetSpec, kubectl_kind};
 
 /// Values used to fill catalogue command templates (`{pod}`, `{namespace}`...).
 pub type TemplateVars = BTreeMap<String, String>;

@@ -72,6 +72,9 @@ pub struct Objects {
     /// LeaderWorkerSets (leaderworkerset.x-k8s.io): groups of Pods that
     /// serve together, a leader StatefulSet and one worker set per group.
     pub leader_worker_sets: Vec<DynamicObject>,
+    /// Knative Services (serving.knative.dev): each Revision gets a
+    /// Deployment of its own, and traffic is split over Revisions.
+    pub knative_services: Vec<DynamicObject>,
     pub deployments: Vec<Deployment>,
     pub replica_sets: Vec<ReplicaSet>,
     pub stateful_sets: Vec<StatefulSet>,

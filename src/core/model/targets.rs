@@ -24,6 +24,9 @@ pub enum TargetKind {
     /// A LeaderWorkerSet: groups of Pods (a leader and its workers) that
     /// serve together.
     LeaderWorkerSet,
+    /// A Knative Service: each Revision runs in a Deployment of its own,
+    /// and traffic is split over Revisions.
+    KnativeService,
     Deployment,
     StatefulSet,
     DaemonSet,
@@ -46,6 +49,7 @@ impl TargetKind {
         TargetKind::InferenceService,
         TargetKind::Rollout,
         TargetKind::LeaderWorkerSet,
+        TargetKind::KnativeService,
         TargetKind::Deployment,
         TargetKind::StatefulSet,
         TargetKind::DaemonSet,
@@ -62,6 +66,8 @@ impl TargetKind {
             TargetKind::InferenceService => "InferenceService",
             TargetKind::Rollout => "Rollout",
             TargetKind::LeaderWorkerSet => "LeaderWorkerSet",
+            // Not `Service`: that names the core kind.
+            TargetKind::KnativeService => "KnativeService",
             TargetKind::Deployment => "Deployment",
             TargetKind::StatefulSet => "StatefulSet",
             TargetKind::DaemonSet => "DaemonSet",
@@ -80,6 +86,7 @@ impl TargetKind {
             TargetKind::InferenceService => "isvc",
             TargetKind::Rollout => "rollout",
             TargetKind::LeaderWorkerSet => "lws",
+            TargetKind::KnativeService => "ksvc",
             TargetKind::Deployment => "deploy",
             TargetKind::StatefulSet => "sts",
             TargetKind::DaemonSet => "ds",
@@ -134,7 +141,7 @@ impl crate::catalogue::Localized for TargetParseError {
 }
 
 impl TargetSpec {
-    /// Parses `NAME`, `msvc/NAME`, `isvc/NAME`, `rollout/NAME`, `lws/NAME`, `deploy/NAME`, `sts/NAME`, `ds/NAME`,
+    /// Parses `NAME`, `msvc/NAME`, `isvc/NAME`, `rollout/NAME`, `lws/NAME`, `ksvc/NAME`, `deploy/NAME`, `sts/NAME`, `ds/NAME`,
     /// `rs/NAME`, `pod/NAME` (and the long kind names kubectl accepts).
     pub fn parse(text: &str, namespace: Option<&str>) -> Result<Self, TargetParseError> {
         let err = |why| TargetParseError {
@@ -161,6 +168,11 @@ impl TargetSpec {
                     | "leaderworkersets"
                     | "leaderworkerset.leaderworkerset.x-k8s.io"
                     | "leaderworkersets.leaderworkerset.x-k8s.io" => TargetKind::LeaderWorkerSet,
+                    "ksvc"
+                    | "kservice"
+                    | "knativeservice"
+                    | "service.serving.knative.dev"
+                    | "services.serving.knative.dev" => TargetKind::KnativeService,
                     "deploy" | "deployment" | "deployments" | "deployment.apps"
                     | "deployments.apps" => TargetKind::Deployment,
                     "sts" | "statefulset" | "statefulsets" | "statefulset.apps"
@@ -231,7 +243,17 @@ impl ObjectRef {
 
 impl fmt::Display for ObjectRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.kind.to_ascii_lowercase(), self.name)
+        write!(f, "{}/{}", kubectl_kind(&self.kind), self.name)
+    }
+}
+
+/// A kind as a kubectl reference names it (`deployment`): lower case,
+/// except where that would name another kind (`ksvc`, since `service`
+/// is the core Service).
+pub fn kubectl_kind(kind: &str) -> String {
+    match kind {
+        "KnativeService" => TargetKind::KnativeService.short().to_string(),
+        other => other.to_ascii_lowercase(),
     }
 }
 
@@ -264,6 +286,8 @@ mod tests {
             ("ro/a", TargetKind::Rollout),
             ("rollouts.argoproj.io/a", TargetKind::Rollout),
             ("lws/a", TargetKind::LeaderWorkerSet),
+            ("ksvc/a", TargetKind::KnativeService),
+            ("services.serving.knative.dev/a", TargetKind::KnativeService),
             (
                 "leaderworkersets.leaderworkerset.x-k8s.io/a",
                 TargetKind::LeaderWorkerSet,

@@ -334,7 +334,7 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
                         Message::new("tree.service")
                             .arg("ports", svc.ports.join(","))
                             .arg("endpoints", endpoints.as_str())
-                            .arg("desired", d.replicas.desired)
+                            .arg("desired", svc.desired.unwrap_or(d.replicas.desired))
                     },
                 ),
             ),

@@ -66,6 +66,7 @@ fn current(kind: Kind) -> &'static [&'static str] {
         | Kind::InferenceService
         | Kind::Rollout
         | Kind::LeaderWorkerSet
+        | Kind::KnativeService
         | Kind::HttpRoute => &[],
         Kind::Deployment
         | Kind::ReplicaSet
@@ -86,20 +87,22 @@ fn current(kind: Kind) -> &'static [&'static str] {
 /// the kind's group, or in a group the kind was served from before
 /// (`extensions` for the workloads, `events.k8s.io` for Events).
 fn judged_kind(group: &str, kind: &str) -> Option<Kind> {
-    let found = Kind::ALL.iter().copied().find(|k| k.name() == kind)?;
-    let groups: &[&str] = match found {
-        Kind::ModelService
-        | Kind::InferenceService
-        | Kind::Rollout
-        | Kind::LeaderWorkerSet
-        | Kind::HttpRoute => {
-            return None;
-        }
-        Kind::Deployment | Kind::ReplicaSet | Kind::DaemonSet => &["apps", "extensions"],
-        Kind::Event => &["", "events.k8s.io"],
-        other => &[other.group()],
-    };
-    groups.contains(&group).then_some(found)
+    // Two kinds share a name (Knative's Service and the core one): each
+    // is tried in its own groups.
+    Kind::ALL.iter().copied().find(|&found| {
+        let groups: &[&str] = match found {
+            Kind::ModelService
+            | Kind::InferenceService
+            | Kind::Rollout
+            | Kind::LeaderWorkerSet
+            | Kind::KnativeService
+            | Kind::HttpRoute => &[],
+            Kind::Deployment | Kind::ReplicaSet | Kind::DaemonSet => &["apps", "extensions"],
+            Kind::Event => &["", "events.k8s.io"],
+            other => &[other.group()],
+        };
+        found.name() == kind && groups.contains(&group)
+    })
 }
 
 /// What reading an object's version came to.

@@ -347,7 +347,7 @@ pub(super) async fn read_lists_wanted(
         else {
             continue;
         };
-        let items = c.take_listed(listed, &r.plural);
+        let items = c.take_listed(listed, kind.qualified_resource());
         for item in typed(&r, items) {
             platform.file(o, item);
         }

@@ -353,6 +353,7 @@ impl Scrub<'_> {
                 name,
                 ports,
                 slices,
+                desired: _,
             } = service;
             self.s(name);
             self.strings(ports);

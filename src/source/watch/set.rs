@@ -310,7 +310,7 @@ impl WatchSet {
             .served
             .platforms
             .iter()
-            .map(|(k, r)| (Some(r), k.resource(), Some(*k)));
+            .map(|(k, r)| (Some(r), k.qualified_resource(), Some(*k)));
         for (resource, plural, platform) in [
             (plan.served.model_service.as_ref(), "modelservices", None),
             (plan.served.http_routes.as_ref(), "httproutes", None),

@@ -5,7 +5,12 @@
 //! BlockedByFailedLoad or InvalidSpec), with `lastFailureInfo`. KServe
 //! derives it from the first predictor Pod, so a current Pod's own finding
 //! is the cause and leads (verdict's MORE_SPECIFIC); a status older than
-//! Ready Pods is not claimed (docs/platforms.md#kserve).
+//! Ready Pods is not claimed (docs/platforms.md#kserve). A Knative
+//! Service's own condition says the same of its latest Revision
+//! (ConfigurationsReady=False, RevisionFailed): Knative writes it once the
+//! Revision's progress deadline passed, and scales that Revision to zero
+//! 30 s later, so it is often the only account left
+//! (docs/platforms.md#knative-serving).
 
 use super::Ctx;
 use crate::analysis::{Evidence, Finding, Step, facts};
@@ -52,6 +57,15 @@ pub fn declaration_failure(chain: &crate::chain::Chain) -> bool {
 }
 
 pub fn model_not_loaded(ctx: &Ctx) -> Vec<Finding> {
+    if let Some(top) = ctx
+        .chain
+        .platform
+        .filter(|p| p.platform.kind == Kind::KnativeService)
+    {
+        return knative_revision_failed(ctx, top.object)
+            .into_iter()
+            .collect();
+    }
     let Some(top) = ctx
         .chain
         .platform
@@ -157,6 +171,105 @@ pub fn model_not_loaded(ctx: &Ctx) -> Vec<Finding> {
         );
     }
     vec![f]
+}
+
+/// `model-not-loaded` from a Knative Service's own status: the
+/// Configuration's Ready, copied as ConfigurationsReady, is False for the
+/// latest created Revision, on the generation its status observed. Not
+/// when the latest Revision's Pods are Ready for every desired replica
+/// (the status is older than they are).
+fn knative_revision_failed(ctx: &Ctx, ksvc: &kube_core::DynamicObject) -> Option<Finding> {
+    let observed = crate::chain::observed_generation(ksvc);
+    if !crate::chain::generation_observed(ksvc.metadata.generation, observed) {
+        return None;
+    }
+    let failed =
+        facts::condition_of(ksvc, "ConfigurationsReady").filter(|c| c.status == "False")?;
+    let status = &ksvc.data["status"];
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
+    let created = text(&status["latestCreatedRevisionName"]);
+    let ready_revision = text(&status["latestReadyRevisionName"]);
+    if !created.is_empty() && created == ready_revision {
+        return None;
+    }
+    let desired = ctx.chain.desired_replicas();
+    let ready_now = ctx
+        .pods
+        .iter()
+        .filter(|p| p.current && !p.terminating && p.moments.ready.reached)
+        .count() as i32;
+    if desired > 0 && ready_now >= desired {
+        return None;
+    }
+    let name = facts::name(&ksvc.metadata);
+    let label = format!("ksvc/{name}");
+    // An empty name is said as "(none)", in the reader's language.
+    let or_none = |s: &str| -> crate::catalogue::Arg {
+        if s.is_empty() {
+            Message::new("word.none_paren").into()
+        } else {
+            s.to_string().into()
+        }
+    };
+    let mut f = Finding::new(
+        FindingId::MODEL_NOT_LOADED,
+        ObjectRef::new("KnativeService", &ksvc.metadata),
+        if ctx.chain.deployment.is_none() {
+            Step::Deployment
+        } else {
+            Step::Ready
+        },
+        Message::new("model-not-loaded.knative_detail")
+            .arg("revision", or_none(&created))
+            .arg("reason", or_none(failed.reason)),
+    );
+    f.vars = ctx.base_vars();
+    if let Some(pod) = ctx
+        .chain
+        .current_pods()
+        .map(|p| p.pod)
+        .max_by_key(|p| p.metadata.creation_timestamp.as_ref().map(|t| t.0))
+    {
+        f.vars.extend(super::pod_vars(pod));
+    }
+    let said = [failed.status, failed.reason, failed.message.trim()]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    f = f.evidence(
+        Evidence::new(
+            label.clone(),
+            "status.conditions[ConfigurationsReady]",
+            said,
+        )
+        .at(failed.at),
+    );
+    f = f.evidence(Evidence::said(
+        label.clone(),
+        "status.latestCreatedRevisionName / latestReadyRevisionName",
+        Message::new("model-not-loaded.knative_revisions")
+            .arg("created", or_none(&created))
+            .arg("ready", or_none(&ready_revision)),
+    ));
+    let traffic: Vec<String> = status["traffic"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| {
+            Some(format!(
+                "{} {}%",
+                t["revisionName"].as_str()?,
+                t["percent"].as_i64().unwrap_or(0)
+            ))
+        })
+        .collect();
+    f = f.evidence(if traffic.is_empty() {
+        Evidence::said(label, "status.traffic", Message::new("word.none_paren"))
+    } else {
+        Evidence::new(label, "status.traffic", traffic.join(", "))
+    });
+    Some(f)
 }
 
 /// `rollout-paused` for an Argo Rollout: `spec.paused`, its

@@ -127,6 +127,9 @@ pub fn endpoints_not_ready(ctx: &Ctx) -> Vec<Finding> {
     if ctx.hidden("endpointslices") || ctx.hidden("pods") {
         return Vec::new();
     }
+    if knative_routes_elsewhere(ctx.chain) {
+        return Vec::new();
+    }
     let selected: Vec<_> = ctx
         .current_pods()
         .filter(|(p, _)| selector_matches(service, p.pod.metadata.labels.as_ref()))
@@ -154,6 +157,17 @@ pub fn endpoints_not_ready(ctx: &Ctx) -> Vec<Finding> {
     no_ready_endpoint(service, &own, &ctx.base_vars())
         .into_iter()
         .collect()
+}
+
+/// A Knative Route sends no request to a Revision before it is Ready:
+/// while another Revision takes the traffic, the new one's private Service
+/// having no ready endpoint is by design, and its Pods say why.
+fn knative_routes_elsewhere(chain: &crate::chain::Chain) -> bool {
+    let in_traffic = chain.revisions_in_traffic();
+    let current = chain
+        .deployment
+        .and_then(crate::chain::knative::revision_of_deployment);
+    !in_traffic.is_empty() && current.is_none_or(|c| !in_traffic.contains(&c))
 }
 
 /// `endpoints-not-ready` when no endpoint of the Service's slices is ready

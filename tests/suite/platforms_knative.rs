@@ -1,0 +1,291 @@
+//! Knative Serving's Service as a row of the platform table
+//! (docs/platforms.md#knative-serving): each Revision in a Deployment of its
+//! own, the latest created one current, what serves counted on the
+//! Revisions' private Services, scaled to zero not an outage, and a
+//! Revision Knative gave up on named from the Service's own status.
+
+use crate::common::{self, diagnose_target, failed_on, gate_view_of, ids};
+use mdiag_core::analysis::Diagnosis;
+use mdiag_core::analysis::crashes::CrashHistory;
+use mdiag_core::analysis::gate::{GatePolicy, GateView, Judgement};
+use mdiag_core::chain::walk;
+use mdiag_core::model::{Gap, Snapshot, TargetSpec};
+
+fn case(name: &str) -> Snapshot {
+    common::load_file(&format!("fixtures/cases/{name}.yaml"))
+}
+
+fn gate(s: &Snapshot) -> (Diagnosis, GateView) {
+    gate_view_of(
+        s,
+        "ksvc/llama",
+        &CrashHistory::default(),
+        &GatePolicy::default(),
+    )
+}
+
+fn lead(d: &Diagnosis) -> Option<&'static str> {
+    d.lead().map(|f| f.id.as_str())
+}
+
+#[test]
+fn the_chain_is_every_revisions_deployment_with_the_latest_created_current() {
+    let s = case("knative-new-revision-broken-old-serves");
+    let target = TargetSpec::parse("ksvc/llama", None).unwrap();
+    let chain = walk(&s, &target, "serving", None).unwrap();
+    assert_eq!(
+        chain.deployment.and_then(|d| d.metadata.name.as_deref()),
+        Some("llama-00002-deployment")
+    );
+    let sets: Vec<(&str, Option<i64>, bool)> = chain
+        .replica_sets
+        .iter()
+        .map(|r| {
+            (
+                r.replica_set.metadata.name.as_deref().unwrap(),
+                r.revision,
+                r.current,
+            )
+        })
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            ("llama-00002-deployment-8c4f6d9b7f", Some(2), true),
+            ("llama-00001-deployment-6b9d7f8c5d", Some(1), false),
+        ]
+    );
+    // The private Services select the Pods; the public ones (no selector,
+    // the activator's endpoints) and the Route's placeholder are not walked.
+    let services: Vec<&str> = chain
+        .services
+        .iter()
+        .filter_map(|s| s.metadata.name.as_deref())
+        .collect();
+    assert_eq!(services, ["llama-00002-private", "llama-00001-private"]);
+    assert_eq!(chain.revisions_in_traffic(), ["llama-00001"]);
+}
+
+#[test]
+fn healthy_through_the_activator_is_serving_with_no_finding() {
+    let d = diagnose_target(&case("knative-healthy"), "ksvc/llama");
+    assert_eq!(d.verdict.state.as_str(), "serving", "{:?}", ids(&d));
+    assert_eq!(ids(&d), Vec::<&str>::new());
+    assert_eq!(d.verdict.serving.ready_endpoints, Some(2));
+    assert_eq!(d.target.kind, "KnativeService");
+}
+
+#[test]
+fn a_new_revision_that_cannot_start_while_the_old_serves_is_stuck_on_its_pod() {
+    let d = diagnose_target(
+        &case("knative-new-revision-broken-old-serves"),
+        "ksvc/llama",
+    );
+    assert_eq!(d.verdict.state.as_str(), "degraded");
+    assert_eq!(lead(&d), Some("container-config-error"));
+    let found = ids(&d);
+    assert!(found.contains(&"model-not-loaded"), "{found:?}");
+    // The new Revision's private Service takes no traffic before it is
+    // Ready: its empty endpoints are by design.
+    assert!(!found.contains(&"endpoints-not-ready"), "{found:?}");
+    assert!(!found.contains(&"readiness-failing"), "{found:?}");
+    // Each Revision is counted against its own Deployment: the old one
+    // serves 2 of its 2 while the new one wants its first Pod.
+    let old: Vec<(Option<i64>, i32, Option<i32>)> = d
+        .revisions
+        .iter()
+        .filter(|r| !r.current)
+        .map(|r| (r.revision, r.serving, r.desired))
+        .collect();
+    assert_eq!(old, [(Some(1), 2, Some(2))]);
+    assert_eq!(d.replicas.desired, 1);
+}
+
+#[test]
+fn once_the_failed_revision_is_scaled_away_the_service_says_why() {
+    // 30 s after its deadline the autoscaler scales the Revision to zero
+    // and its Pod is gone: zero desired is not a rest for a Revision that
+    // never was Ready, and the Service's condition is the evidence.
+    let d = diagnose_target(&case("knative-failed-revision-scaled-away"), "ksvc/llama");
+    assert_eq!(d.verdict.state.as_str(), "degraded", "{:?}", ids(&d));
+    assert_eq!(lead(&d), Some("model-not-loaded"));
+    assert_eq!(d.replicas.desired, 1);
+    let f = d.lead().unwrap();
+    assert_eq!(f.subject.to_string(), "ksvc/llama");
+    let evidence: Vec<String> = f.evidence.iter().map(|e| e.value.clone()).collect();
+    assert!(
+        evidence
+            .iter()
+            .any(|e| e.contains("RevisionFailed") && e.contains("secret \"hf-token\" not found")),
+        "{evidence:?}"
+    );
+    assert!(
+        evidence.iter().any(|e| e == "llama-00002 / llama-00001"),
+        "{evidence:?}"
+    );
+    let next = d.verdict.next.as_ref().unwrap().shell();
+    assert!(
+        next.starts_with("kubectl -n serving get ksvc llama"),
+        "{next}"
+    );
+}
+
+#[test]
+fn scaled_to_zero_is_not_an_outage() {
+    let (code, r) = common::trace_json(
+        "ksvc/llama",
+        "serving",
+        "fixtures/cases/knative-scaled-to-zero-quiet.yaml",
+    );
+    assert_eq!(code, Some(0), "{r:#}");
+    assert_eq!(r["verdict"]["state"], "serving", "{r:#}");
+    assert_eq!(r["findings"], serde_json::json!([]), "{r:#}");
+}
+
+#[test]
+fn the_gate_fails_fast_on_a_failed_revision_and_converges_when_ready() {
+    for (file, id) in [
+        (
+            "knative-new-revision-broken-old-serves",
+            "container-config-error",
+        ),
+        ("knative-serves-nothing", "image-pull-not-found"),
+        ("knative-failed-revision-scaled-away", "model-not-loaded"),
+    ] {
+        let (d, view) = gate(&case(file));
+        assert_eq!(
+            failed_on(&d, &view).map(|(id, _)| id),
+            Some(id),
+            "{file}: {:#?}",
+            view.checks
+        );
+    }
+    for file in ["knative-healthy", "knative-scaled-to-zero-quiet"] {
+        let (_, view) = gate(&case(file));
+        assert!(
+            matches!(view.judgement, Judgement::Converged),
+            "{file}: {:?}",
+            view.judgement
+        );
+    }
+}
+
+#[test]
+fn triage_lists_the_knative_service_not_its_revisions_deployments() {
+    assert_eq!(
+        common::triage_workloads("fixtures/cases/knative-new-revision-broken-old-serves.yaml"),
+        ["KnativeService/llama"]
+    );
+}
+
+#[test]
+fn a_lone_knative_service_is_judged_from_its_conditions_and_traffic() {
+    let traced = |file: &str| {
+        common::trace_json(
+            "ksvc/llama",
+            "serving",
+            &format!("fixtures/lone/{file}.yaml"),
+        )
+    };
+    let (code, r) = traced("ksvc-ready");
+    assert_eq!(code, Some(0), "{r:#}");
+    assert_eq!(r["verdict"]["state"], "serving", "{r:#}");
+    assert_eq!(r["verdict"]["basis"], "workload-status", "{r:#}");
+    // The latest Revision failed and the Route keeps the older one: what
+    // serves is not the declaration.
+    let (code, r) = traced("ksvc-failed");
+    assert_eq!(code, Some(1), "{r:#}");
+    assert_eq!(r["verdict"]["state"], "degraded", "{r:#}");
+    assert_eq!(r["verdict"]["lead"], "model-not-loaded", "{r:#}");
+    // A first Revision that failed: no traffic anywhere, nothing serves.
+    let mut s = common::load_file("fixtures/lone/ksvc-failed.yaml");
+    let status = &mut s.objects.knative_services[0].data["status"];
+    status["traffic"] = serde_json::json!([]);
+    status["latestReadyRevisionName"] = serde_json::Value::Null;
+    let d = diagnose_target(&s, "ksvc/llama");
+    assert_eq!(d.verdict.state.as_str(), "not-serving");
+    assert_eq!(lead(&d), Some("model-not-loaded"));
+}
+
+#[test]
+fn the_core_service_kind_is_not_a_knative_service() {
+    // `service/llama` on a file holding only the Knative Service names
+    // the target it meant.
+    let out = common::mdiag()
+        .args([
+            "trace",
+            "service/llama",
+            "--snapshot",
+            "fixtures/lone/ksvc-ready.yaml",
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{said}");
+    assert!(said.contains("ksvc/llama"), "{said}");
+}
+
+#[test]
+fn a_snapshot_of_the_chain_keeps_every_revisions_deployment() {
+    let s = case("knative-new-revision-broken-old-serves");
+    let target = TargetSpec::parse("ksvc/llama", None).unwrap();
+    let chain = walk(&s, &target, "serving", None).unwrap();
+    let kept = mdiag_core::chain::chain_objects(&s, &chain);
+    let mut deployments: Vec<&str> = kept
+        .deployments
+        .iter()
+        .filter_map(|d| d.metadata.name.as_deref())
+        .collect();
+    deployments.sort();
+    assert_eq!(
+        deployments,
+        ["llama-00001-deployment", "llama-00002-deployment"]
+    );
+    assert_eq!(kept.knative_services.len(), 1);
+    let replay = Snapshot {
+        objects: kept,
+        ..s.clone()
+    };
+    let d = diagnose_target(&s, "ksvc/llama");
+    let again = diagnose_target(&replay, "ksvc/llama");
+    assert_eq!(
+        (again.verdict.state, again.replicas.serving, ids(&again)),
+        (d.verdict.state, d.replicas.serving, ids(&d))
+    );
+}
+
+#[test]
+fn a_refused_knative_service_list_is_not_the_core_services() {
+    let refused = |resource: &str, namespace: &str| Gap {
+        resource: resource.into(),
+        namespace: Some(namespace.into()),
+        verb: "list".into(),
+        name: None,
+        reason: format!("{resource} is forbidden"),
+        complete_with: None,
+        read_in: Vec::new(),
+    };
+    // Knative's services refused: a ModelService's chain loses nothing.
+    let mut s = common::load_file("fixtures/demo/healthy.yaml");
+    let namespace = s.objects.model_services[0]
+        .metadata
+        .namespace
+        .clone()
+        .unwrap();
+    s.gaps
+        .push(refused("services.serving.knative.dev", &namespace));
+    let d = diagnose_target(&s, "chart-demo");
+    assert!(d.gaps.is_empty(), "{:?}", d.gaps);
+    assert!(d.healthy);
+    // The core services refused still hide the ModelService's Service.
+    let mut s = common::load_file("fixtures/demo/healthy.yaml");
+    s.gaps.push(refused("services", &namespace));
+    let d = diagnose_target(&s, "chart-demo");
+    assert_eq!(d.gaps.len(), 1, "{:?}", d.gaps);
+    // And a Knative chain says what it could not read.
+    let mut s = case("knative-healthy");
+    s.gaps
+        .push(refused("services.serving.knative.dev", "serving"));
+    let d = diagnose_target(&s, "ksvc/llama");
+    assert_eq!(d.gaps.len(), 1, "{:?}", d.gaps);
+}
