@@ -72,6 +72,17 @@ pub fn trials() -> Vec<Trial> {
                 1,
             )],
         )?;
+        // And the Knative Service commands: this project's CRDs, and one so
+        // named.
+        super::real_platforms::install_knative_crds()?;
+        super::real_jobs::kubectl_apply(
+            &ns,
+            vec![super::real_platforms::knative_service(
+                &ns,
+                "chart-demo",
+                false,
+            )],
+        )?;
         let vars = real_names(&ns)?;
         let mut ran = 0;
         let mut failed = Vec::new();
@@ -128,6 +139,7 @@ fn real_names(ns: &str) -> Result<BTreeMap<String, String>, Failed> {
         ("inferenceservice", "chart-demo".to_string()),
         ("rollout", "chart-demo".to_string()),
         ("leaderworkerset", "chart-demo".to_string()),
+        ("knativeservice", "chart-demo".to_string()),
         ("resource", "msvc".to_string()),
         ("deployment", first("deployments", "metadata.name")?),
         // `{workload}` names a StatefulSet or DaemonSet as kind/NAME; the

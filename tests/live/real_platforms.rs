@@ -44,6 +44,20 @@
 //! `trace` says so (degraded, `readiness-failing` leads, `group-not-ready`
 //! for vllm-1), live and replayed from `mdiag snapshot lws/vllm`, and
 //! `triage` lists the LeaderWorkerSet, not its three StatefulSets.
+//!
+//! Knative Serving (docs/platforms.md#knative-serving), in
+//! `real-node-knative-revisions`: Knative's modules are not served here, so
+//! the trial installs this project's CRDs (fixtures/crd/knative-serving.yaml)
+//! and writes what Knative's controllers write: the Configuration owned by
+//! the Service, each Revision owned by the Configuration, each Revision's
+//! Deployment (labelled with the Service's UID) and its private and public
+//! Services, and the Service's status. The Deployment and ReplicaSet
+//! controllers make real Pods on the real node. Revision 1 serves; revision
+//! 2 reads a Secret that does not exist, so the real kubelet cannot create
+//! its container while revision 1 keeps the traffic: `trace ksvc/llama`
+//! says degraded with `container-config-error`, live and replayed from
+//! `mdiag snapshot ksvc/llama`, `triage` lists the Knative Service and not
+//! its Deployments, and `gate` fails on the Pod's finding.
 
 use std::time::{Duration, Instant};
 
@@ -61,6 +75,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("real-node-kserve-standard", kserve_standard),
         Trial::test("real-node-argo-canary", argo_canary),
         Trial::test("real-node-lws-group", lws_group),
+        Trial::test("real-node-knative-revisions", knative_revisions),
     ]
 }
 
@@ -695,6 +710,245 @@ fn lws_group() -> Result<(), Failed> {
         if let Err(e) = same_as_live("lws/vllm replayed", &(code, r.clone()), &replay) {
             problems.push(e.message().unwrap_or_default().to_string());
         }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n").into())
+        }
+    })
+}
+
+pub(super) fn install_knative_crds() -> Result<(), Failed> {
+    world().kubectl(&["apply", "-f", "fixtures/crd/knative-serving.yaml"])?;
+    for crd in ["services", "configurations", "revisions"] {
+        established(&format!("crd/{crd}.serving.knative.dev"))?;
+    }
+    Ok(())
+}
+
+const KN: &str = "serving.knative.dev";
+
+/// The user's container of a Revision: the stand-in server, reading a
+/// Secret that does not exist when `broken`.
+fn knative_container(broken: bool) -> Value {
+    let mut c = json!({"name": "server", "image": world().images.model_server("v1.4.0"),
+        "args": ["--ready-after=2"],
+        "ports": [{"containerPort": 8080, "name": "user-port"}],
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080},
+            "periodSeconds": 1, "failureThreshold": 1}});
+    if broken {
+        c["env"] = json!([{"name": "HF_TOKEN",
+            "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}}]);
+    }
+    c
+}
+
+/// A Knative Service as a user applies it.
+pub(super) fn knative_service(ns: &str, name: &str, broken: bool) -> Value {
+    json!({"apiVersion": format!("{KN}/v1"), "kind": "Service",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"template": {"spec": {"containers": [knative_container(broken)]}},
+            "traffic": [{"latestRevision": true, "percent": 100}]}})
+}
+
+/// The Configuration Knative's Service reconciler creates, controlled by it.
+fn knative_configuration(ns: &str, ksvc_uid: &str) -> Value {
+    json!({"apiVersion": format!("{KN}/v1"), "kind": "Configuration",
+        "metadata": {"name": "llama", "namespace": ns,
+            "labels": {format!("{KN}/service"): "llama", format!("{KN}/serviceUID"): ksvc_uid},
+            "ownerReferences": [{"apiVersion": format!("{KN}/v1"), "kind": "Service",
+                "name": "llama", "uid": ksvc_uid, "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"template": {"spec": {"containers": [knative_container(false)]}}}})
+}
+
+/// The labels Knative copies from a Revision onto its Deployment and Pods.
+fn revision_labels(generation: u32, ksvc_uid: &str, cfg_uid: &str) -> Value {
+    json!({format!("{KN}/service"): "llama", format!("{KN}/serviceUID"): ksvc_uid,
+        format!("{KN}/configuration"): "llama", format!("{KN}/configurationUID"): cfg_uid,
+        format!("{KN}/configurationGeneration"): generation.to_string(),
+        format!("{KN}/revision"): format!("llama-{generation:05}")})
+}
+
+/// Revision `llama-0000N`, controlled by the Configuration.
+fn knative_revision(ns: &str, generation: u32, ksvc_uid: &str, cfg_uid: &str) -> Value {
+    json!({"apiVersion": format!("{KN}/v1"), "kind": "Revision",
+        "metadata": {"name": format!("llama-{generation:05}"), "namespace": ns,
+            "labels": revision_labels(generation, ksvc_uid, cfg_uid),
+            "ownerReferences": [{"apiVersion": format!("{KN}/v1"), "kind": "Configuration",
+                "name": "llama", "uid": cfg_uid, "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"containers": [knative_container(generation > 1)]}})
+}
+
+/// A Revision's Deployment, its private Service (selecting its Pods) and
+/// its public one (no selector: Knative writes its endpoints).
+fn revision_objects(
+    ns: &str,
+    generation: u32,
+    ksvc_uid: &str,
+    cfg_uid: &str,
+    rev_uid: &str,
+) -> Vec<Value> {
+    let (k, v) = REAL_NODE_LABEL;
+    let rev = format!("llama-{generation:05}");
+    let mut labels = revision_labels(generation, ksvc_uid, cfg_uid);
+    labels[format!("{KN}/revisionUID")] = rev_uid.into();
+    labels["app"] = rev.clone().into();
+    let selector = json!({format!("{KN}/revisionUID"): rev_uid});
+    let owner = json!([{"apiVersion": format!("{KN}/v1"), "kind": "Revision", "name": rev,
+        "uid": rev_uid, "controller": true, "blockOwnerDeletion": true}]);
+    let mut container = knative_container(generation > 1);
+    let mut env = vec![json!({"name": "K_REVISION", "value": rev})];
+    env.extend(container["env"].as_array().cloned().unwrap_or_default());
+    container["env"] = Value::Array(env);
+    vec![
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": format!("{rev}-deployment"), "namespace": ns,
+                "labels": labels.clone(), "ownerReferences": owner.clone()},
+            "spec": {"replicas": 1, "progressDeadlineSeconds": 600, "revisionHistoryLimit": 0,
+                "strategy": {"type": "RollingUpdate",
+                    "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "25%"}},
+                "selector": {"matchLabels": selector},
+                "template": {"metadata": {"labels": labels.clone()}, "spec": {
+                    "nodeSelector": {k: v},
+                    "tolerations": [{"key": k, "operator": "Equal", "value": v, "effect": "NoSchedule"}],
+                    "terminationGracePeriodSeconds": 2,
+                    "enableServiceLinks": false,
+                    "containers": [container]}}}}),
+        json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": format!("{rev}-private"), "namespace": ns,
+                "labels": labels.clone(), "ownerReferences": owner.clone()},
+            "spec": {"selector": selector,
+                "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}}),
+        json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": rev, "namespace": ns, "labels": labels, "ownerReferences": owner},
+            "spec": {"ports": [{"name": "http", "port": 80, "targetPort": 8012}]}}),
+    ]
+}
+
+/// Writes a Knative Service's status as its reconciler does.
+fn set_knative_status(ns: &str, status: Value) -> Result<(), Failed> {
+    let patch = json!({"status": status}).to_string();
+    world().kubectl(&[
+        "-n",
+        ns,
+        "patch",
+        "ksvc",
+        "llama",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &patch,
+    ])?;
+    Ok(())
+}
+
+fn knative_revisions() -> Result<(), Failed> {
+    in_namespace("real-node-knative-revisions", "knative-revisions", |ns| {
+        install_knative_crds()?;
+        kubectl_apply(ns, vec![knative_service(ns, "llama", false)])?;
+        let ksvc_uid = uid_of(ns, "ksvc", "llama")?;
+        kubectl_apply(ns, vec![knative_configuration(ns, &ksvc_uid)])?;
+        let cfg_uid = uid_of(ns, "configuration", "llama")?;
+        kubectl_apply(ns, vec![knative_revision(ns, 1, &ksvc_uid, &cfg_uid)])?;
+        let rev1 = uid_of(ns, "revision", "llama-00001")?;
+        kubectl_apply(ns, revision_objects(ns, 1, &ksvc_uid, &cfg_uid, &rev1))?;
+        let now = jiff::Timestamp::now().to_string();
+        set_knative_status(
+            ns,
+            json!({"observedGeneration": 1,
+                "latestCreatedRevisionName": "llama-00001",
+                "latestReadyRevisionName": "llama-00001",
+                "traffic": [{"revisionName": "llama-00001", "latestRevision": true, "percent": 100}],
+                "conditions": [
+                    condition("ConfigurationsReady", "True", "", "", &now),
+                    condition("Ready", "True", "", "", &now),
+                    condition("RoutesReady", "True", "", "", &now)]}),
+        )?;
+
+        // Revision 1 serves, walked from the Knative Service through the
+        // Deployment of its Revision.
+        let mut problems = Vec::new();
+        let (code, r) = until(ns, "ksvc/llama", |r| r["healthy"] == true)?;
+        if code != 0 || r["target"]["kind"] != "KnativeService" || !loud(&r).is_empty() {
+            problems.push(format!(
+                "ksvc/llama healthy: exit {code}, target {}, findings {:?}",
+                r["target"]["kind"],
+                finding_ids(&r)
+            ));
+        }
+
+        // A new template reading a Secret that does not exist: the
+        // Configuration stamps Revision 2, whose Deployment's Pod the real
+        // kubelet cannot start; the Route keeps Revision 1.
+        kubectl_apply(ns, vec![knative_service(ns, "llama", true)])?;
+        kubectl_apply(ns, vec![knative_revision(ns, 2, &ksvc_uid, &cfg_uid)])?;
+        let rev2 = uid_of(ns, "revision", "llama-00002")?;
+        kubectl_apply(ns, revision_objects(ns, 2, &ksvc_uid, &cfg_uid, &rev2))?;
+        let now = jiff::Timestamp::now().to_string();
+        set_knative_status(
+            ns,
+            json!({"observedGeneration": 2,
+                "latestCreatedRevisionName": "llama-00002",
+                "latestReadyRevisionName": "llama-00001",
+                "traffic": [{"revisionName": "llama-00001", "latestRevision": true, "percent": 100}],
+                "conditions": [
+                    condition("ConfigurationsReady", "Unknown", "", "", &now),
+                    condition("Ready", "Unknown", "", "", &now),
+                    condition("RoutesReady", "True", "", "", &now)]}),
+        )?;
+        let (code, r) = until(ns, "ksvc/llama", |r| {
+            finding_ids(r).contains(&"container-config-error".to_string())
+        })?;
+        let old: Vec<&Value> = r["verdict"]["serving"]["revisions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|v| v["current"] == false)
+            .collect();
+        if code != 1
+            || r["verdict"]["state"] != "degraded"
+            || r["verdict"]["lead"] != "container-config-error"
+            || finding_ids(&r).contains(&"endpoints-not-ready".to_string())
+            || old.len() != 1
+            || old[0]["ready_endpoints"] != 1
+            || old[0]["desired"] != 1
+        {
+            problems.push(format!(
+                "ksvc/llama revision 2: exit {code}, state {}, lead {}, findings {:?}\n{}",
+                r["verdict"]["state"],
+                r["verdict"]["lead"],
+                finding_ids(&r),
+                pretty(&r)
+            ));
+        }
+
+        // Triage lists the Knative Service, not its Revisions' Deployments.
+        let (_, t) = triage(ns, None)?;
+        if rows(&t) != ["KnativeService/llama"] {
+            problems.push(format!("triage rows {:?}", rows(&t)));
+        }
+
+        // The evidence a user keeps, replayed: the same judgement.
+        let file = snapshot_file(ns, &["ksvc/llama"], &viewer())?;
+        let replay = super::real_jobs::trace(ns, "ksvc/llama", Some(&file))?;
+        let _ = std::fs::remove_file(file);
+        if let Err(e) = same_as_live("ksvc/llama replayed", &(code, r.clone()), &replay) {
+            problems.push(e.message().unwrap_or_default().to_string());
+        }
+
+        let t0 = Instant::now();
+        let (code, g, err) = gate_on(&viewer(), ns, "ksvc/llama", &["--timeout", "60s"])?;
+        let decided = g["gate"]["decided_by"].as_str().unwrap_or("");
+        if code != 1 || decided != "container-config-error" {
+            problems.push(format!(
+                "gate ksvc/llama: exit {code}, decided by {decided:?}\n{err}\n{}",
+                pretty(&g)
+            ));
+        }
+        eprintln!(
+            "  real-node-knative-revisions: gate ksvc/llama failed in {:.1} s on {decided}",
+            t0.elapsed().as_secs_f64()
+        );
         if problems.is_empty() {
             Ok(())
         } else {
