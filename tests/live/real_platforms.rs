@@ -248,12 +248,7 @@ fn kserve_standard() -> Result<(), Failed> {
             ));
         }
         // The evidence a user keeps, replayed: the same judgement.
-        let file = snapshot_file(ns, &["isvc/mistral"], &viewer())?;
-        let replay = super::real_jobs::trace(ns, "isvc/mistral", Some(&file))?;
-        let _ = std::fs::remove_file(file);
-        if let Err(e) = same_as_live("isvc/mistral replayed", &(code, r.clone()), &replay) {
-            problems.push(e.message().unwrap_or_default().to_string());
-        }
+        problems.extend(replayed_differs(ns, "isvc/mistral", &(code, r.clone()))?);
         let t0 = Instant::now();
         let (code, g, err) = gate_on(&viewer(), ns, "isvc/mistral", &["--timeout", "60s"])?;
         let gate_took = t0.elapsed();
@@ -503,12 +498,7 @@ fn argo_canary() -> Result<(), Failed> {
         }
 
         // The evidence a user keeps, replayed: the same judgement.
-        let file = snapshot_file(ns, &["rollout/llama"], &viewer())?;
-        let replay = super::real_jobs::trace(ns, "rollout/llama", Some(&file))?;
-        let _ = std::fs::remove_file(file);
-        if let Err(e) = same_as_live("rollout/llama replayed", &(code, r.clone()), &replay) {
-            problems.push(e.message().unwrap_or_default().to_string());
-        }
+        problems.extend(replayed_differs(ns, "rollout/llama", &(code, r.clone()))?);
 
         let t0 = Instant::now();
         let (code, g, err) = gate_on(&viewer(), ns, "rollout/llama", &["--timeout", "60s"])?;
@@ -704,18 +694,24 @@ fn lws_group() -> Result<(), Failed> {
         }
 
         // The evidence a user keeps, replayed: the same judgement.
-        let file = snapshot_file(ns, &["lws/vllm"], &viewer())?;
-        let replay = super::real_jobs::trace(ns, "lws/vllm", Some(&file))?;
-        let _ = std::fs::remove_file(file);
-        if let Err(e) = same_as_live("lws/vllm replayed", &(code, r.clone()), &replay) {
-            problems.push(e.message().unwrap_or_default().to_string());
-        }
+        problems.extend(replayed_differs(ns, "lws/vllm", &(code, r.clone()))?);
         if problems.is_empty() {
             Ok(())
         } else {
             Err(problems.join("\n").into())
         }
     })
+}
+
+/// `mdiag snapshot TARGET` replayed with `trace --snapshot`: what differs
+/// from the live judgement, if anything.
+fn replayed_differs(ns: &str, target: &str, live: &(i32, Value)) -> Result<Option<String>, Failed> {
+    let file = snapshot_file(ns, &[target], &viewer())?;
+    let replay = super::real_jobs::trace(ns, target, Some(&file))?;
+    let _ = std::fs::remove_file(file);
+    Ok(same_as_live(&format!("{target} replayed"), live, &replay)
+        .err()
+        .map(|e| e.message().unwrap_or_default().to_string()))
 }
 
 pub(super) fn install_knative_crds() -> Result<(), Failed> {
@@ -929,12 +925,7 @@ fn knative_revisions() -> Result<(), Failed> {
         }
 
         // The evidence a user keeps, replayed: the same judgement.
-        let file = snapshot_file(ns, &["ksvc/llama"], &viewer())?;
-        let replay = super::real_jobs::trace(ns, "ksvc/llama", Some(&file))?;
-        let _ = std::fs::remove_file(file);
-        if let Err(e) = same_as_live("ksvc/llama replayed", &(code, r.clone()), &replay) {
-            problems.push(e.message().unwrap_or_default().to_string());
-        }
+        problems.extend(replayed_differs(ns, "ksvc/llama", &(code, r.clone()))?);
 
         let t0 = Instant::now();
         let (code, g, err) = gate_on(&viewer(), ns, "ksvc/llama", &["--timeout", "60s"])?;

@@ -129,15 +129,7 @@ pub fn model_not_loaded(ctx: &Ctx) -> Vec<Finding> {
             )
             .arg("reason", if reason.is_empty() { "?" } else { &reason }),
     );
-    f.vars = ctx.base_vars();
-    if let Some(pod) = ctx
-        .chain
-        .current_pods()
-        .map(|p| p.pod)
-        .max_by_key(|p| p.metadata.creation_timestamp.as_ref().map(|t| t.0))
-    {
-        f.vars.extend(super::pod_vars(pod));
-    }
+    f.vars = newest_current_pod_vars(ctx);
     f = f.evidence(Evidence::new(
         label.clone(),
         "status.modelStatus.transitionStatus / states.targetModelState",
@@ -223,15 +215,7 @@ fn knative_revision_failed(ctx: &Ctx, ksvc: &kube_core::DynamicObject) -> Option
             .arg("revision", or_none(&created))
             .arg("reason", or_none(failed.reason)),
     );
-    f.vars = ctx.base_vars();
-    if let Some(pod) = ctx
-        .chain
-        .current_pods()
-        .map(|p| p.pod)
-        .max_by_key(|p| p.metadata.creation_timestamp.as_ref().map(|t| t.0))
-    {
-        f.vars.extend(super::pod_vars(pod));
-    }
+    f.vars = newest_current_pod_vars(ctx);
     let said = [failed.status, failed.reason, failed.message.trim()]
         .into_iter()
         .filter(|s| !s.is_empty())
@@ -270,6 +254,21 @@ fn knative_revision_failed(ctx: &Ctx, ksvc: &kube_core::DynamicObject) -> Option
         Evidence::new(label, "status.traffic", traffic.join(", "))
     });
     Some(f)
+}
+
+/// The chain's names and its newest current Pod's: what a platform's
+/// finding's commands are filled with.
+fn newest_current_pod_vars(ctx: &Ctx) -> crate::model::TemplateVars {
+    let mut vars = ctx.base_vars();
+    if let Some(pod) = ctx
+        .chain
+        .current_pods()
+        .map(|p| p.pod)
+        .max_by_key(|p| p.metadata.creation_timestamp.as_ref().map(|t| t.0))
+    {
+        vars.extend(super::pod_vars(pod));
+    }
+    vars
 }
 
 /// `rollout-paused` for an Argo Rollout: `spec.paused`, its
