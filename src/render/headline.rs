@@ -217,10 +217,11 @@ fn state_sentence(d: &Diagnosis, lang: Lang) -> String {
                 };
                 // An Argo Rollout holds its stable Pods while it waits at a
                 // step of its plan: the rollout is not complete.
-                let id = if d.target.kind == "Rollout" {
-                    "headline.serving_held_step"
-                } else {
-                    "headline.serving_held"
+                // A Knative Service's traffic split keeps them there.
+                let id = match d.target.kind.as_str() {
+                    "Rollout" => "headline.serving_held_step",
+                    "KnativeService" => "headline.serving_split",
+                    _ => "headline.serving_held",
                 };
                 Message::new(id)
                     .arg("what", Message::new(what))

@@ -289,3 +289,125 @@ fn a_refused_knative_service_list_is_not_the_core_services() {
     let d = diagnose_target(&s, "ksvc/llama");
     assert_eq!(d.gaps.len(), 1, "{:?}", d.gaps);
 }
+
+/// knative-new-revision-broken-old-serves as if Revision 2 had come up,
+/// with the traffic split as `split` says (the latest's share, and a share
+/// pinned to Revision 1 by name).
+fn split(latest: i64, pinned: i64) -> Snapshot {
+    use serde_json::{Value, json};
+    let mut s = case("knative-new-revision-broken-old-serves");
+    let o = &mut s.objects;
+    let ready_status = serde_json::to_value(
+        o.pods
+            .iter()
+            .find(|p| {
+                p.metadata
+                    .name
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("llama-00001")
+            })
+            .unwrap()
+            .status
+            .clone(),
+    )
+    .unwrap();
+    let new_pod = o
+        .pods
+        .iter_mut()
+        .find(|p| {
+            p.metadata
+                .name
+                .as_deref()
+                .unwrap()
+                .starts_with("llama-00002")
+        })
+        .unwrap();
+    let mut status: Value = ready_status;
+    status["podIP"] = json!("10.244.2.7");
+    status["podIPs"] = json!([{"ip": "10.244.2.7"}]);
+    new_pod.status = serde_json::from_value(status).unwrap();
+    for slice in &mut o.endpoint_slices {
+        if slice
+            .metadata
+            .name
+            .as_deref()
+            .unwrap()
+            .starts_with("llama-00002-private")
+        {
+            for e in &mut slice.endpoints {
+                e.conditions = serde_json::from_value(
+                    json!({"ready": true, "serving": true, "terminating": false}),
+                )
+                .unwrap();
+            }
+        }
+    }
+    let d = o
+        .deployments
+        .iter_mut()
+        .find(|d| d.metadata.name.as_deref() == Some("llama-00002-deployment"))
+        .unwrap();
+    d.status = serde_json::from_value(json!({"observedGeneration": 1, "replicas": 1,
+        "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1,
+        "conditions": [{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable",
+            "lastTransitionTime": "2026-11-28T10:10:40Z"},
+            {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
+            "lastTransitionTime": "2026-11-28T10:10:40Z"}]}))
+    .unwrap();
+    for rs in &mut o.replica_sets {
+        if rs
+            .metadata
+            .name
+            .as_deref()
+            .unwrap()
+            .starts_with("llama-00002")
+        {
+            rs.status = serde_json::from_value(json!({"replicas": 1, "fullyLabeledReplicas": 1,
+                "readyReplicas": 1, "availableReplicas": 1, "observedGeneration": 1}))
+            .unwrap();
+        }
+    }
+    let status = &mut o.knative_services[0].data["status"];
+    status["latestReadyRevisionName"] = json!("llama-00002");
+    status["conditions"] = json!([
+        {"type": "ConfigurationsReady", "status": "True", "lastTransitionTime": "2026-11-28T10:10:41Z"},
+        {"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-28T10:10:41Z"},
+        {"type": "RoutesReady", "status": "True", "lastTransitionTime": "2026-11-28T10:10:41Z"}]);
+    status["traffic"] = json!([
+        {"revisionName": "llama-00002", "latestRevision": true, "percent": latest},
+        {"revisionName": "llama-00001", "latestRevision": false, "percent": pinned}]);
+    s
+}
+
+#[test]
+fn a_traffic_split_pinning_an_older_revision_is_a_declaration_not_a_rollout() {
+    // 80 % to the latest, 20 % pinned to Revision 1 by name: both are
+    // declared to serve, and all of it serves.
+    let d = diagnose_target(&split(80, 20), "ksvc/llama");
+    assert_eq!(d.verdict.state.as_str(), "serving", "{:?}", ids(&d));
+    assert!(d.healthy, "{:?}", ids(&d));
+    assert_eq!((d.replicas.serving, d.replicas.desired), (3, 3));
+    let held: Vec<&str> = d
+        .pods
+        .iter()
+        .filter(|p| p.held)
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(held.len(), 2, "{held:?}");
+    assert!(
+        held.iter().all(|n| n.starts_with("llama-00001")),
+        "{held:?}"
+    );
+    let (_, view) = gate(&split(80, 20));
+    assert!(
+        matches!(view.judgement, Judgement::Converged),
+        "{:?}",
+        view.judgement
+    );
+    // All of it on the latest: Revision 1 keeps its Pods only until the
+    // autoscaler lets them go, and they are old ones, not declared.
+    let d = diagnose_target(&split(100, 0), "ksvc/llama");
+    assert!(d.pods.iter().all(|p| !p.held));
+    assert_eq!(d.replicas.desired, 1);
+}

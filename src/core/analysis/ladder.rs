@@ -47,7 +47,9 @@ pub struct PodState {
     pub revision: Option<i64>,
     pub current: bool,
     /// A StatefulSet's or DaemonSet's Pod its update strategy keeps on an
-    /// older revision on purpose (below the partition, or OnDelete).
+    /// older revision on purpose (below the partition, or OnDelete); an
+    /// Argo Rollout's stable Pod at a step; a Knative Revision's Pod that
+    /// a traffic split pins.
     pub held: bool,
     pub terminating: bool,
     pub node: Option<String>,
@@ -471,6 +473,21 @@ pub fn steps(chain: &Chain, pods: &[PodState], replicas: &Replicas) -> Vec<StepS
                 .arg("serving", replicas.serving)
                 .arg("desired", replicas.desired)
                 .arg("service", facts::name(&s.metadata)),
+            // Counted over every Service of the chain (a Knative Service's
+            // Revisions, a Rollout's stable and canary): name them all.
+            Some(_) if chain.services.len() > 1 => Message::new("note.endpoints_services")
+                .arg("serving", replicas.serving)
+                .arg("desired", replicas.desired)
+                .arg(
+                    "services",
+                    crate::catalogue::Arg::list(
+                        chain
+                            .services
+                            .iter()
+                            .map(|s| format!("service/{}", facts::name(&s.metadata))),
+                        "sep.comma",
+                    ),
+                ),
             Some(s) => Message::new("note.endpoints")
                 .arg("serving", replicas.serving)
                 .arg("desired", replicas.desired)

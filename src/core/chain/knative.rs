@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::DynamicObject;
 
-use super::{Chain, Index, PlatformObject, RevisionSet, name, ns_of, runs_template, uid};
+use super::{Chain, ChainPod, Index, PlatformObject, RevisionSet, name, ns_of, runs_template, uid};
 use crate::model::TargetSpec;
 
 /// The Knative Service's UID, which Knative copies from the Revision onto
@@ -118,7 +118,8 @@ impl<'a> Index<'a> {
             owned.sort_by_key(|r| !r.current);
             replica_sets.extend(owned);
         }
-        let pods = self.pods_of_replica_sets(namespace, &replica_sets);
+        let mut pods = self.pods_of_replica_sets(namespace, &replica_sets);
+        hold_pinned_pods(top.object, &replica_sets, &mut pods);
         let services = private_services(self.services_in(namespace), &deployments, current);
         let endpoint_slices = self.slices_of(namespace, &services);
         Chain {
@@ -135,6 +136,54 @@ impl<'a> Index<'a> {
             controller: None,
             job: None,
             groups: Vec::new(),
+        }
+    }
+}
+
+/// The Revisions the traffic block names by name with a share (a split
+/// such as 90 % to the latest and 10 % pinned to `NAME-00001`): declared
+/// to serve, unlike an older Revision that serves only because the latest
+/// is not Ready yet (`latestRevision: true` resolves to it meanwhile).
+pub fn pinned_revisions(ksvc: &DynamicObject) -> Vec<&str> {
+    let latest = latest_created(ksvc);
+    ksvc.data["status"]["traffic"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["percent"].as_i64().is_some_and(|n| n > 0))
+        .filter(|t| t["latestRevision"].as_bool() != Some(true))
+        .filter_map(|t| t["revisionName"].as_str())
+        .filter(|r| !r.is_empty() && Some(*r) != latest)
+        .collect()
+}
+
+/// A pinned Revision's Pods are the declaration in effect, as a
+/// StatefulSet's below its partition are: current, held there by the
+/// traffic split.
+fn hold_pinned_pods(ksvc: &DynamicObject, replica_sets: &[RevisionSet], pods: &mut [ChainPod]) {
+    let pinned = pinned_revisions(ksvc);
+    if pinned.is_empty() {
+        return;
+    }
+    let held_sets: HashSet<&str> = replica_sets
+        .iter()
+        .filter(|r| !r.current)
+        .filter(|r| {
+            label(&r.replica_set.metadata, REVISION_LABEL).is_some_and(|n| pinned.contains(&n))
+        })
+        .map(|r| uid(&r.replica_set.metadata))
+        .collect();
+    for p in pods.iter_mut().filter(|p| !p.current) {
+        let owned = p
+            .pod
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .any(|o| held_sets.contains(o.uid.as_str()));
+        if owned {
+            p.current = true;
+            p.held = true;
         }
     }
 }
@@ -238,6 +287,26 @@ impl Chain<'_> {
         let status = &p.object.data["status"];
         let created = status["latestCreatedRevisionName"].as_str();
         created.is_some() && created != status["latestReadyRevisionName"].as_str()
+    }
+
+    /// The desired replicas of the Revisions the traffic split pins (see
+    /// [`pinned_revisions`]), their Pods being part of the declaration.
+    pub fn pinned_desired(&self) -> i32 {
+        let Some(p) = self
+            .platform
+            .filter(|p| p.platform.revisions_own_deployments)
+        else {
+            return 0;
+        };
+        let pinned = pinned_revisions(p.object);
+        self.replica_sets
+            .iter()
+            .filter(|r| !r.current)
+            .filter(|r| {
+                label(&r.replica_set.metadata, REVISION_LABEL).is_some_and(|n| pinned.contains(&n))
+            })
+            .filter_map(|r| r.replica_set.spec.as_ref()?.replicas)
+            .sum()
     }
 
     /// The Revisions the Knative Service's traffic reaches now

@@ -477,13 +477,14 @@ impl<'a> Chain<'a> {
             return rs.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
         }
         if let Some(d) = self.deployment {
-            let replicas = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+            let mut replicas = d.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
             // A Knative Revision that never became Ready still wants its
             // first Pod, whatever the autoscaler set once it gave up.
             if self.latest_revision_never_ready() {
-                return replicas.max(1);
+                replicas = replicas.max(1);
             }
-            return replicas;
+            // And the Revisions a traffic split pins want theirs.
+            return replicas + self.pinned_desired();
         }
         self.platform
             .and_then(|p| p.object.data.pointer(p.platform.desired_replicas)?.as_i64())

@@ -101,7 +101,7 @@ pub(super) fn tree(r: &TraceReport, lang: Lang) -> Markup {
                                 @if !pods.is_empty() {
                                     ul {
                                         @for p in pods {
-                                            li { (pod_line(p, s.endpoints_read, lang)) }
+                                            li { (pod_line(p, s.endpoints_read, r.target.kind == "KnativeService", lang)) }
                                         }
                                     }
                                 }
@@ -114,8 +114,15 @@ pub(super) fn tree(r: &TraceReport, lang: Lang) -> Markup {
     }
 }
 
-/// `endpoints_read`: whether the Pod serves was read (else it is unknown).
-pub(super) fn pod_line(p: &ReportPod, endpoints_read: bool, lang: Lang) -> Markup {
+/// `endpoints_read`: whether the Pod serves was read (else it is unknown);
+/// `by_traffic`: a held Pod is held by a traffic split (a Knative Service's),
+/// not by an update strategy.
+pub(super) fn pod_line(
+    p: &ReportPod,
+    endpoints_read: bool,
+    by_traffic: bool,
+    lang: Lang,
+) -> Markup {
     let l = labels(lang);
     html! {
         span.kind { "Pod" } " " code.name { (p.name) }
@@ -136,7 +143,9 @@ pub(super) fn pod_line(p: &ReportPod, endpoints_read: bool, lang: Lang) -> Marku
                 " · " (say(lang, Message::new("pod.restarts").arg("count", i64::from(p.restarts)).arg("n", i64::from(p.restarts))))
             }
             @if let Some(node) = &p.node { " · " (node) }
-            @if p.held { " · " (say(lang, Message::new("html.held"))) }
+            @if p.held {
+                " · " (say(lang, Message::new(if by_traffic { "html.held_traffic" } else { "html.held" })))
+            }
             @if p.terminating { " · " (say(lang, Message::new("html.terminating"))) }
         }
     }

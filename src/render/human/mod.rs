@@ -85,7 +85,7 @@ pub(crate) fn pod_lines(d: &Diagnosis, style: &Style) -> Vec<String> {
         .collect();
     let mut lines: Vec<String> = fold(&current, lead_pod(d))
         .iter()
-        .map(|g| pod_line(g, d.serving_unread(), style))
+        .map(|g| pod_line(g, d, style))
         .collect();
     for g in fold(&old, None) {
         lines.push(format!(
@@ -97,7 +97,7 @@ pub(crate) fn pod_lines(d: &Diagnosis, style: &Style) -> Vec<String> {
                     g.shown.revision.map_or("?".into(), |r| r.to_string())
                 )
             )),
-            pod_line(&g, d.serving_unread(), style)
+            pod_line(&g, d, style)
         ));
     }
     lines

@@ -249,7 +249,7 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
             ),
         ));
         for g in fold(&pods, lead) {
-            lines.push((depth + 1, pod_line(&g, d.serving_unread(), style)));
+            lines.push((depth + 1, pod_line(&g, d, style)));
         }
     }
     // A LeaderWorkerSet's Pods, group by group: the group is what serves.
@@ -278,7 +278,7 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
             ),
         ));
         for g in fold(&pods, lead) {
-            lines.push((depth + 1, pod_line(&g, d.serving_unread(), style)));
+            lines.push((depth + 1, pod_line(&g, d, style)));
         }
     }
     if c.replica_sets.is_empty() {
@@ -290,7 +290,7 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
             .filter(|p| !c.groups.iter().any(|g| g.pod_uids.contains(&p.uid)))
             .collect();
         for g in fold(&pods, lead) {
-            lines.push((depth, pod_line(&g, d.serving_unread(), style)));
+            lines.push((depth, pod_line(&g, d, style)));
         }
     }
     // Ready endpoints of every revision: an old revision still serving counts.
@@ -427,7 +427,8 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
 
 /// `serving_unread`: the Services or EndpointSlices were not read, so
 /// whether the Pod serves is unknown.
-pub(super) fn pod_line(g: &PodGroup, serving_unread: bool, style: &Style) -> String {
+pub(super) fn pod_line(g: &PodGroup, d: &Diagnosis, style: &Style) -> String {
+    let serving_unread = d.serving_unread();
     let l = style.labels();
     let p = g.shown;
     let mut name = format!("Pod {}", p.name);
@@ -464,10 +465,14 @@ pub(super) fn pod_line(g: &PodGroup, serving_unread: bool, style: &Style) -> Str
     }
     if p.held {
         let revision = p.revision.map_or(String::new(), |r| format!(" {r}"));
-        parts.push(style.dim(&tr(
-            style,
-            Message::new("pod.held").arg("revision", revision),
-        )));
+        // A Knative Revision is held by the traffic split, not by an
+        // update strategy.
+        let id = if d.target.kind == "KnativeService" {
+            "pod.held_traffic"
+        } else {
+            "pod.held"
+        };
+        parts.push(style.dim(&tr(style, Message::new(id).arg("revision", revision))));
     }
     // A Pod that ended is not terminating: its phase says how it ended,
     // and whether it serves is no question for it.
