@@ -197,9 +197,10 @@ pub struct ChainPod<'a> {
     /// Owned by the ReplicaSet of the current revision; for a pod set, at
     /// its update revision or held where its update strategy leaves it.
     pub current: bool,
-    /// A pod set's Pod its update strategy keeps on an older revision on
-    /// purpose (an ordinal below the partition, or OnDelete): it counts as
-    /// the declaration in effect.
+    /// A Pod kept on an older revision on purpose, which counts as the
+    /// declaration in effect: a pod set's below its partition or under
+    /// OnDelete, an Argo Rollout's stable Pod while it waits at a step, a
+    /// Knative Revision's that a traffic split pins.
     pub held: bool,
 }
 
