@@ -156,20 +156,12 @@ impl Platform {
 
     /// The platform an owner reference's kind names. A kind whose name is
     /// a core kind's too (Knative's `Service`) is never matched by name
-    /// alone: see [`Platform::of_owner`].
+    /// alone; nothing mdiag walks is owned by a Knative Service.
     pub fn of_owner_kind(kind: &str) -> Option<&'static Platform> {
         PLATFORMS
             .iter()
             .copied()
             .find(|p| p.kind.name() == kind && p.kind != Kind::KnativeService)
-    }
-
-    /// The platform an owner reference names, by its kind and group.
-    pub fn of_owner(kind: &str, api_version: &str) -> Option<&'static Platform> {
-        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-        PLATFORMS.iter().copied().find(|p| {
-            p.kind.name() == kind && (p.kind == Kind::ModelService || p.kind.group() == group)
-        })
     }
 
     /// Its objects in a snapshot, in the snapshot's order.
@@ -299,15 +291,12 @@ mod tests {
         for p in PLATFORMS {
             assert_eq!(Platform::of_kind(p.kind), Some(*p));
             assert_eq!(Platform::of_target(p.target), Some(*p));
-            let group = p.kind.group();
-            assert_eq!(
-                Platform::of_owner(p.kind.name(), &format!("{group}/v1")),
-                Some(*p)
-            );
+            if p.kind != Kind::KnativeService {
+                assert_eq!(Platform::of_owner_kind(p.kind.name()), Some(*p));
+            }
         }
         // Knative's Service is not the core Service an owner may name.
         assert_eq!(Platform::of_owner_kind("Service"), None);
-        assert_eq!(Platform::of_owner("Service", "v1"), None);
         assert_eq!(Platform::of_kind(Kind::Deployment), None);
     }
 
