@@ -411,3 +411,44 @@ fn a_traffic_split_pinning_an_older_revision_is_a_declaration_not_a_rollout() {
     assert!(d.pods.iter().all(|p| !p.held));
     assert_eq!(d.replicas.desired, 1);
 }
+
+#[test]
+fn a_revision_whose_image_cannot_be_resolved_gets_no_deployment_and_says_why() {
+    // Knative resolves a tag to a digest before it makes the Deployment:
+    // a tag that does not exist leaves the latest Revision with none, and
+    // only the Service's status says why, beside the older Revision that
+    // still serves.
+    let mut s = case("knative-new-revision-broken-old-serves");
+    let new = |name: Option<&String>| name.is_some_and(|n| n.starts_with("llama-00002"));
+    let o = &mut s.objects;
+    o.deployments.retain(|d| !new(d.metadata.name.as_ref()));
+    o.replica_sets.retain(|r| !new(r.metadata.name.as_ref()));
+    o.pods.retain(|p| !new(p.metadata.name.as_ref()));
+    o.services.retain(|x| !new(x.metadata.name.as_ref()));
+    o.endpoint_slices.retain(|x| !new(x.metadata.name.as_ref()));
+    let message = "Revision \"llama-00002\" failed with message: Unable to fetch image \
+        \"registry.example.com/modeldock/llama:v1.6.0\": failed to resolve image to digest: \
+        MANIFEST_UNKNOWN: manifest unknown.";
+    for c in o.knative_services[0].data["status"]["conditions"]
+        .as_array_mut()
+        .unwrap()
+    {
+        if c["type"] == "ConfigurationsReady" || c["type"] == "Ready" {
+            c["message"] = message.into();
+        }
+    }
+    let d = diagnose_target(&s, "ksvc/llama");
+    assert_eq!(d.verdict.state.as_str(), "degraded", "{:?}", ids(&d));
+    assert_eq!(lead(&d), Some("model-not-loaded"));
+    assert!(d.chain.deployment.is_none());
+    let evidence = &d.lead().unwrap().evidence[0].value;
+    assert!(evidence.contains("MANIFEST_UNKNOWN"), "{evidence}");
+    // The older Revision's ReplicaSet is no workload of its own.
+    assert!(
+        !d.steps
+            .iter()
+            .any(|s| s.step == mdiag_core::analysis::Step::ReplicaSet && s.reached),
+        "{:#?}",
+        d.steps
+    );
+}

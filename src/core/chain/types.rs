@@ -445,7 +445,7 @@ impl<'a> Chain<'a> {
     /// snapshot owns it (see
     /// [`replica_set_stands_alone`](super::replica_set_stands_alone)).
     pub fn lone_replica_set(&self) -> Option<&'a ReplicaSet> {
-        if self.model_service().is_some() || self.deployment.is_some() || self.pod_set.is_some() {
+        if self.platform.is_some() || self.deployment.is_some() || self.pod_set.is_some() {
             return None;
         }
         self.replica_sets.first().map(|r| r.replica_set)
