@@ -10,10 +10,11 @@ use std::collections::HashSet;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::DynamicObject;
 
-use super::{Chain, ChainPod, Index, PlatformObject, RevisionSet, name, ns_of, runs_template, uid};
+use super::{
+    Chain, ChainPod, Index, PlatformObject, RevisionSet, label_of, name, ns_of, runs_template, uid,
+};
 use crate::model::TargetSpec;
 
 /// The Knative Service's UID, which Knative copies from the Revision onto
@@ -24,13 +25,9 @@ pub const REVISION_LABEL: &str = "serving.knative.dev/revision";
 /// The Configuration generation a Revision was stamped from: its order.
 pub const CONFIGURATION_GENERATION_LABEL: &str = "serving.knative.dev/configurationGeneration";
 
-fn label<'m>(meta: &'m ObjectMeta, key: &str) -> Option<&'m str> {
-    meta.labels.as_ref()?.get(key).map(String::as_str)
-}
-
 /// The Revision a Deployment runs, as Knative labels it.
 pub fn revision_of_deployment(d: &Deployment) -> Option<&str> {
-    label(&d.metadata, REVISION_LABEL)
+    label_of(&d.metadata, REVISION_LABEL)
 }
 
 /// The Revision the Service declares now: `status.latestCreatedRevisionName`.
@@ -46,7 +43,7 @@ pub fn latest_created(ksvc: &DynamicObject) -> Option<&str> {
 /// not needed in the input).
 pub fn runs_revision_of(d: &Deployment, ksvc_uid: &str) -> bool {
     !ksvc_uid.is_empty()
-        && label(&d.metadata, SERVICE_UID_LABEL) == Some(ksvc_uid)
+        && label_of(&d.metadata, SERVICE_UID_LABEL) == Some(ksvc_uid)
         && d.metadata
             .owner_references
             .iter()
@@ -75,7 +72,8 @@ impl<'a> Index<'a> {
             .filter(|d| runs_revision_of(d, ksvc_uid))
             .collect();
         let generation = |d: &Deployment| {
-            label(&d.metadata, CONFIGURATION_GENERATION_LABEL).and_then(|g| g.parse::<i64>().ok())
+            label_of(&d.metadata, CONFIGURATION_GENERATION_LABEL)
+                .and_then(|g| g.parse::<i64>().ok())
         };
         deployments.sort_by(|a, b| {
             generation(b)
@@ -169,7 +167,7 @@ fn hold_pinned_pods(ksvc: &DynamicObject, replica_sets: &[RevisionSet], pods: &m
         .iter()
         .filter(|r| !r.current)
         .filter(|r| {
-            label(&r.replica_set.metadata, REVISION_LABEL).is_some_and(|n| pinned.contains(&n))
+            label_of(&r.replica_set.metadata, REVISION_LABEL).is_some_and(|n| pinned.contains(&n))
         })
         .map(|r| uid(&r.replica_set.metadata))
         .collect();
@@ -303,7 +301,8 @@ impl Chain<'_> {
             .iter()
             .filter(|r| !r.current)
             .filter(|r| {
-                label(&r.replica_set.metadata, REVISION_LABEL).is_some_and(|n| pinned.contains(&n))
+                label_of(&r.replica_set.metadata, REVISION_LABEL)
+                    .is_some_and(|n| pinned.contains(&n))
             })
             .filter_map(|r| r.replica_set.spec.as_ref()?.replicas)
             .sum()

@@ -50,4 +50,6 @@ pub use workloads::{
     same_name_as_other_kinds, workloads,
 };
 
-use owners::{controller_ref, name, ns_of, owned_by, owner_uid_of_kind, runs_template, uid};
+use owners::{
+    controller_ref, label_of, name, ns_of, owned_by, owner_uid_of_kind, runs_template, uid,
+};

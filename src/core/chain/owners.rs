@@ -215,3 +215,8 @@ pub fn label_selector_matches(
     });
     labels_ok && expressions_ok
 }
+
+/// The value of one label of an object, if it has it.
+pub(crate) fn label_of<'m>(meta: &'m ObjectMeta, key: &str) -> Option<&'m str> {
+    meta.labels.as_ref()?.get(key).map(String::as_str)
+}

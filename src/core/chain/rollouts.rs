@@ -7,10 +7,9 @@
 use std::collections::HashSet;
 
 use k8s_openapi::api::core::v1::Service;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::DynamicObject;
 
-use super::{ChainPod, RevisionSet, name, uid};
+use super::{ChainPod, RevisionSet, label_of, name, uid};
 use crate::model::{ROLLOUT_HASH_LABEL, ROLLOUT_MANAGED_BY_ANNOTATION};
 
 /// Marks current the ReplicaSet labelled with the Rollout's
@@ -67,10 +66,6 @@ fn rollout_hash<'o>(object: &'o DynamicObject, field: &str) -> Option<&'o str> {
     object.data["status"][field]
         .as_str()
         .filter(|h| !h.is_empty())
-}
-
-fn label_of<'m>(meta: &'m ObjectMeta, key: &str) -> Option<&'m str> {
-    meta.labels.as_ref()?.get(key).map(String::as_str)
 }
 
 /// The Services of a Rollout: the ones Argo says it manages for it, and

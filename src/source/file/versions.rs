@@ -91,12 +91,8 @@ fn judged_kind(group: &str, kind: &str) -> Option<Kind> {
     // is tried in its own groups.
     Kind::ALL.iter().copied().find(|&found| {
         let groups: &[&str] = match found {
-            Kind::ModelService
-            | Kind::InferenceService
-            | Kind::Rollout
-            | Kind::LeaderWorkerSet
-            | Kind::KnativeService
-            | Kind::HttpRoute => &[],
+            // Read in any version (see `current`): never converted.
+            _ if current(found).is_empty() => &[],
             Kind::Deployment | Kind::ReplicaSet | Kind::DaemonSet => &["apps", "extensions"],
             Kind::Event => &["", "events.k8s.io"],
             other => &[other.group()],
