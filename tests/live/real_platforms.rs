@@ -153,15 +153,15 @@ fn condition(kind: &str, status: &str, reason: &str, message: &str, at: &str) ->
         "lastTransitionTime": at})
 }
 
-/// Writes the status as KServe's controller does, through the status
-/// subresource.
-fn set_status(ns: &str, name: &str, status: Value) -> Result<(), Failed> {
+/// Writes an object's status as its controller does, through the status
+/// subresource (`resource` as kubectl names it).
+fn write_status(ns: &str, resource: &str, name: &str, status: Value) -> Result<(), Failed> {
     let patch = json!({"status": status}).to_string();
     world().kubectl(&[
         "-n",
         ns,
         "patch",
-        "inferenceservice",
+        resource,
         name,
         "--subresource=status",
         "--type=merge",
@@ -186,8 +186,9 @@ fn kserve_standard() -> Result<(), Failed> {
         // KServe's answer for a format no runtime supports: no Deployment.
         let now = jiff::Timestamp::now().to_string();
         let why = "No runtime found to support specified framework/version";
-        set_status(
+        write_status(
             ns,
+            "inferenceservice",
             "mistral",
             json!({"deploymentMode": "Standard",
                 "conditions": [
@@ -201,8 +202,9 @@ fn kserve_standard() -> Result<(), Failed> {
         // The healthy one serves, walked from the InferenceService.
         let (code, r) = until(ns, "isvc/llama", |r| r["healthy"] == true)?;
         let now = jiff::Timestamp::now().to_string();
-        set_status(
+        write_status(
             ns,
+            "inferenceservice",
             "llama",
             json!({"deploymentMode": "Standard",
                 "conditions": [condition("PredictorReady", "True", "MinimumReplicasAvailable", "", &now),
@@ -390,22 +392,6 @@ fn rollout_condition(kind: &str, status: &str, reason: &str, message: &str, at: 
         "lastTransitionTime": at, "lastUpdateTime": at})
 }
 
-fn set_rollout_status(ns: &str, status: Value) -> Result<(), Failed> {
-    let patch = json!({"status": status}).to_string();
-    world().kubectl(&[
-        "-n",
-        ns,
-        "patch",
-        "rollout",
-        "llama",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        &patch,
-    ])?;
-    Ok(())
-}
-
 fn argo_canary() -> Result<(), Failed> {
     in_namespace("real-node-argo-canary", "argo-canary", |ns| {
         install_rollout_crd()?;
@@ -420,8 +406,10 @@ fn argo_canary() -> Result<(), Failed> {
             ],
         )?;
         let now = jiff::Timestamp::now().to_string();
-        set_rollout_status(
+        write_status(
             ns,
+            "rollout",
+            "llama",
             json!({"phase": "Healthy", "observedGeneration": "1",
                 "currentPodHash": STABLE_HASH, "stableRS": STABLE_HASH,
                 "currentStepIndex": 2, "replicas": 1, "updatedReplicas": 1,
@@ -455,8 +443,10 @@ fn argo_canary() -> Result<(), Failed> {
             vec![rollout_replica_set(ns, &uid, CANARY_HASH, 2, true)],
         )?;
         let now = jiff::Timestamp::now().to_string();
-        set_rollout_status(
+        write_status(
             ns,
+            "rollout",
+            "llama",
             json!({"phase": "Progressing", "message": "more replicas need to be updated",
                 "observedGeneration": "2", "currentPodHash": CANARY_HASH,
                 "stableRS": STABLE_HASH, "currentStepIndex": 0, "replicas": 2,
@@ -644,21 +634,14 @@ fn lws_group() -> Result<(), Failed> {
                 worker_set(ns, 1, &leaders[1], "--never-ready"),
             ],
         )?;
-        let patch = json!({"status": {"replicas": 2, "updatedReplicas": 2,
-            "hpaPodSelector": format!("{LWS_NAME}=vllm,leaderworkerset.sigs.k8s.io/worker-index=0"),
-            "observedGeneration": 1}})
-        .to_string();
-        world().kubectl(&[
-            "-n",
+        write_status(
             ns,
-            "patch",
             "leaderworkerset",
             "vllm",
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            &patch,
-        ])?;
+            json!({"replicas": 2, "updatedReplicas": 2,
+                "hpaPodSelector": format!("{LWS_NAME}=vllm,leaderworkerset.sigs.k8s.io/worker-index=0"),
+                "observedGeneration": 1}),
+        )?;
 
         // Group 0 serves, group 1's worker never turns Ready: past the
         // group's grace it is named, and only one group of two serves.
@@ -821,23 +804,6 @@ fn revision_objects(
     ]
 }
 
-/// Writes a Knative Service's status as its reconciler does.
-fn set_knative_status(ns: &str, status: Value) -> Result<(), Failed> {
-    let patch = json!({"status": status}).to_string();
-    world().kubectl(&[
-        "-n",
-        ns,
-        "patch",
-        "ksvc",
-        "llama",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        &patch,
-    ])?;
-    Ok(())
-}
-
 fn knative_revisions() -> Result<(), Failed> {
     in_namespace("real-node-knative-revisions", "knative-revisions", |ns| {
         install_knative_crds()?;
@@ -849,8 +815,10 @@ fn knative_revisions() -> Result<(), Failed> {
         let rev1 = uid_of(ns, "revision", "llama-00001")?;
         kubectl_apply(ns, revision_objects(ns, 1, &ksvc_uid, &cfg_uid, &rev1))?;
         let now = jiff::Timestamp::now().to_string();
-        set_knative_status(
+        write_status(
             ns,
+            "ksvc",
+            "llama",
             json!({"observedGeneration": 1,
                 "latestCreatedRevisionName": "llama-00001",
                 "latestReadyRevisionName": "llama-00001",
@@ -881,8 +849,10 @@ fn knative_revisions() -> Result<(), Failed> {
         let rev2 = uid_of(ns, "revision", "llama-00002")?;
         kubectl_apply(ns, revision_objects(ns, 2, &ksvc_uid, &cfg_uid, &rev2))?;
         let now = jiff::Timestamp::now().to_string();
-        set_knative_status(
+        write_status(
             ns,
+            "ksvc",
+            "llama",
             json!({"observedGeneration": 2,
                 "latestCreatedRevisionName": "llama-00002",
                 "latestReadyRevisionName": "llama-00001",
