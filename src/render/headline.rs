@@ -220,7 +220,7 @@ fn state_sentence(d: &Diagnosis, lang: Lang) -> String {
                 // A Knative Service's traffic split keeps them there.
                 let id = match d.target.kind.as_str() {
                     "Rollout" => "headline.serving_held_step",
-                    "KnativeService" => "headline.serving_split",
+                    _ if d.chain.knative_service.is_some() => "headline.serving_split",
                     _ => "headline.serving_held",
                 };
                 Message::new(id)
@@ -479,8 +479,8 @@ fn reason_id(reason: &str) -> &'static str {
     if reason == mdiag_core::model::Gap::NOT_IN_DUMP {
         return "headline.reason_not_in_file";
     }
-    if reason == mdiag_core::model::Gap::NOT_WALKED {
-        return "headline.reason_not_walked";
+    if reason == mdiag_core::model::Gap::KNATIVE_PREDICTOR_ABSENT {
+        return "headline.reason_knative_predictor_absent";
     }
     let lower = reason.to_ascii_lowercase();
     if lower.contains("forbidden") || lower.contains("cannot list") {

@@ -42,8 +42,8 @@ pub fn step_id(step: Step) -> &'static str {
 pub(crate) fn gap_reason(reason: &str, style: &Style) -> String {
     if reason == mdiag_core::model::Gap::NOT_IN_DUMP {
         tr(style, Message::new("gap.not_in_dump"))
-    } else if reason == mdiag_core::model::Gap::NOT_WALKED {
-        tr(style, Message::new("gap.not_walked"))
+    } else if reason == mdiag_core::model::Gap::KNATIVE_PREDICTOR_ABSENT {
+        tr(style, Message::new("gap.knative_predictor_absent"))
     } else {
         reason.to_string()
     }

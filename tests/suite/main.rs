@@ -39,6 +39,7 @@ mod partial_dumps;
 mod platforms_argo;
 mod platforms_knative;
 mod platforms_kserve;
+mod platforms_kserve_knative;
 mod platforms_lws;
 mod pod_sets;
 mod pods_not_created;

@@ -598,7 +598,9 @@ fn lone_replica_set_step(rs: &k8s_openapi::api::apps::v1::ReplicaSet) -> StepSta
 fn stands_on(step: Step) -> &'static [&'static str] {
     match step {
         Step::Declared | Step::Observed => &["modelservices", "apis"],
-        Step::Deployment => &["deployments"],
+        // KServe's Knative mode: the predictor's Deployments are found
+        // through its Knative Service.
+        Step::Deployment => &["deployments", "services.serving.knative.dev"],
         Step::ReplicaSet => &["replicasets"],
         Step::StatefulSet => &["statefulsets", "controllerrevisions"],
         Step::DaemonSet => &["daemonsets", "controllerrevisions"],

@@ -611,16 +611,18 @@ fn chain_hidden(chain: &Chain, gaps: &[Gap]) -> Vec<(String, String)> {
             out.push((r.to_string(), g.reason.clone()));
         }
     }
-    // KServe's Knative mode: the predictor's Deployment belongs to a
-    // Knative Revision, which the table has no row for yet. Unknown, not
-    // "no Deployment" (docs/platforms.md#kserve).
+    // KServe's Knative mode: the predictor runs in a Knative Service the
+    // InferenceService owns. Without it in the input the chain is not
+    // walked: unknown, not "no Deployment" (docs/platforms.md#kserve).
+    const KSVC: &str = "services.serving.knative.dev";
     if chain
         .platform
         .is_some_and(|p| crate::chain::kserve_knative_mode(p.object))
+        && chain.knative_service.is_none()
         && chain.deployment.is_none()
-        && !out.iter().any(|(r, _)| r == "deployments")
+        && !out.iter().any(|(r, _)| r == KSVC)
     {
-        out.push(("deployments".to_string(), Gap::NOT_WALKED.to_string()));
+        out.push((KSVC.to_string(), Gap::KNATIVE_PREDICTOR_ABSENT.to_string()));
     }
     out
 }

@@ -93,11 +93,8 @@ pub fn read(chain: &Chain) -> Option<StatusReading> {
     }
     // A Knative Service with none of its Revisions' Deployments in the
     // input: its own conditions and traffic.
-    if let Some(p) = chain
-        .platform
-        .filter(|p| p.platform.revisions_own_deployments && chain.deployment.is_none())
-    {
-        return knative_service(p.object);
+    if let Some(k) = chain.knative_service.filter(|_| chain.deployment.is_none()) {
+        return knative_service(k.object);
     }
     if let Some(d) = chain.deployment {
         return deployment(d).map(|r| StatusReading {

@@ -16,6 +16,11 @@ pub struct ChainSummary {
     /// The serving platform's object at the top (a ModelService, an
     /// InferenceService).
     pub platform: Option<PlatformFacts>,
+    /// The Knative Service whose Revisions the chain counts: the target,
+    /// or the predictor of an InferenceService in KServe's Knative mode.
+    /// Each Revision has desired replicas of its own, and a traffic split,
+    /// not an update strategy, holds Pods on an older one.
+    pub knative_service: Option<PlatformFacts>,
     pub deployment: Option<DeploymentFacts>,
     /// Newest revision first, as the chain holds them.
     pub replica_sets: Vec<ReplicaSetFacts>,
@@ -154,32 +159,34 @@ pub struct RevisionCount {
     pub desired: Option<i32>,
 }
 
-pub fn summarize(chain: &Chain, pods: &[PodState], now: Timestamp) -> ChainSummary {
-    let platform = chain.platform.map(|p| {
-        let m = p.object;
-        let own = p.platform.observes_own_generation;
-        PlatformFacts {
-            kind: p.kind().to_string(),
-            name: facts::name(&m.metadata).to_string(),
-            generation: m.metadata.generation.unwrap_or(0),
-            observed: own.then(|| chain::observed_generation(m)).flatten(),
-            observes_generation: own,
-            ready: facts::condition_of(m, p.platform.ready_condition).map(|c| {
-                let stale = p.platform.false_keeps_old_reason && c.status == "False";
-                let reason = if stale { "" } else { c.reason };
-                (c.status.to_string(), reason.to_string())
+fn platform_facts(p: chain::PlatformObject) -> PlatformFacts {
+    let m = p.object;
+    let own = p.platform.observes_own_generation;
+    PlatformFacts {
+        kind: p.kind().to_string(),
+        name: facts::name(&m.metadata).to_string(),
+        generation: m.metadata.generation.unwrap_or(0),
+        observed: own.then(|| chain::observed_generation(m)).flatten(),
+        observes_generation: own,
+        ready: facts::condition_of(m, p.platform.ready_condition).map(|c| {
+            let stale = p.platform.false_keeps_old_reason && c.status == "False";
+            let reason = if stale { "" } else { c.reason };
+            (c.status.to_string(), reason.to_string())
+        }),
+        ready_condition: p.platform.ready_condition.to_string(),
+        is_workload: p.workload.is_some(),
+        phase: m.data["status"]["phase"]
+            .as_str()
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let message = m.data["status"]["message"].as_str().unwrap_or("");
+                (p.to_string(), message.to_string())
             }),
-            ready_condition: p.platform.ready_condition.to_string(),
-            is_workload: p.workload.is_some(),
-            phase: m.data["status"]["phase"]
-                .as_str()
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    let message = m.data["status"]["message"].as_str().unwrap_or("");
-                    (p.to_string(), message.to_string())
-                }),
-        }
-    });
+    }
+}
+
+pub fn summarize(chain: &Chain, pods: &[PodState], now: Timestamp) -> ChainSummary {
+    let platform = chain.platform.map(platform_facts);
     let deployment = chain.deployment.map(|d| {
         let st = d.status.as_ref();
         DeploymentFacts {
@@ -340,6 +347,7 @@ pub fn summarize(chain: &Chain, pods: &[PodState], now: Timestamp) -> ChainSumma
     });
     ChainSummary {
         platform,
+        knative_service: chain.knative_service.map(platform_facts),
         deployment,
         replica_sets,
         pod_set,

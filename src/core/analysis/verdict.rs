@@ -226,9 +226,9 @@ fn next_command(
     }
     let ns = &chain.namespace;
     if let Some((resource, reason)) = serving.unread.first() {
-        // KServe's Knative mode: the Deployments its predictor's Revisions
-        // own carry the InferenceService's label.
-        if reason == Gap::NOT_WALKED
+        // KServe's Knative mode: the Knative Service of its predictor
+        // carries the InferenceService's label.
+        if reason == Gap::KNATIVE_PREDICTOR_ABSENT
             && let Some(p) = chain.platform
         {
             let selector = format!(
@@ -236,13 +236,7 @@ fn next_command(
                 facts::name(&p.object.metadata)
             );
             return Some(Command::new([
-                "kubectl",
-                "-n",
-                ns,
-                "get",
-                "deployments",
-                "-l",
-                &selector,
+                "kubectl", "-n", ns, "get", "ksvc", "-l", &selector, "-o", "yaml",
             ]));
         }
         // A kind the dump was not asked for: the `kubectl get` that adds

@@ -20,6 +20,13 @@ pub fn chain_objects(snapshot: &Snapshot, chain: &Chain) -> crate::model::Object
         uids.insert(uid(&p.object.metadata));
         p.platform.file(&mut out, p.object.clone());
     }
+    // The predictor's Knative Service of an InferenceService in Knative mode.
+    if let Some(k) = chain
+        .knative_service
+        .filter(|k| uids.insert(uid(&k.object.metadata)))
+    {
+        k.platform.file(&mut out, k.object.clone());
+    }
     // A Rollout's Deployment is the Rollout itself, filed above.
     let mut deployments: Vec<&Deployment> = chain
         .deployment

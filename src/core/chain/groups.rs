@@ -32,6 +32,7 @@ impl<'a> Index<'a> {
                 namespace: namespace.to_string(),
                 target: target.clone(),
                 platform: Some(top),
+                knative_service: None,
                 deployment: None,
                 replica_sets: Vec::new(),
                 pod_set: None,

@@ -13,7 +13,8 @@ use k8s_openapi::api::core::v1::Service;
 use kube_core::DynamicObject;
 
 use super::{
-    Chain, ChainPod, Index, PlatformObject, RevisionSet, label_of, name, ns_of, runs_template, uid,
+    Chain, ChainPod, Index, PlatformObject, RevisionSet, label_of, name, ns_of, owned_by,
+    runs_template, uid,
 };
 use crate::model::TargetSpec;
 
@@ -52,17 +53,44 @@ pub fn runs_revision_of(d: &Deployment, ksvc_uid: &str) -> bool {
 }
 
 impl<'a> Index<'a> {
+    /// The Knative Service an InferenceService in KServe's Knative mode
+    /// runs its predictor in: one it owns (by UID), the one labelled
+    /// `component: predictor` first (a transformer or explainer has its own).
+    pub(super) fn predictor_knative_service(
+        &self,
+        isvc: PlatformObject<'a>,
+        namespace: &str,
+    ) -> Option<PlatformObject<'a>> {
+        if !super::kserve_knative_mode(isvc.object) {
+            return None;
+        }
+        let owner = uid(&isvc.object.metadata);
+        self.snapshot
+            .objects
+            .knative_services
+            .iter()
+            .filter(|k| ns_of(&k.metadata) == namespace && owned_by(&k.metadata, owner))
+            .max_by_key(|k| label_of(&k.metadata, "component") == Some("predictor"))
+            .map(|object| PlatformObject {
+                platform: &super::KNATIVE_SERVICE,
+                object,
+                workload: None,
+            })
+    }
+
     /// A Knative Service's chain: the Deployments of its Revisions, newest
     /// first; the latest created Revision's is the chain's Deployment, its
     /// ReplicaSet the current one, the others' older ones. The Services
-    /// are the Revisions' private ones, which select their Pods.
+    /// are the Revisions' private ones, which select their Pods. `top` is
+    /// the Knative Service itself, or the InferenceService above it.
     pub(super) fn walk_knative(
         &self,
         target: &TargetSpec,
         namespace: &str,
         top: PlatformObject<'a>,
+        ksvc: PlatformObject<'a>,
     ) -> Chain<'a> {
-        let ksvc_uid = uid(&top.object.metadata);
+        let ksvc_uid = uid(&ksvc.object.metadata);
         let mut deployments: Vec<&'a Deployment> = self
             .deployments_by_ns
             .get(namespace)
@@ -80,7 +108,7 @@ impl<'a> Index<'a> {
                 .cmp(&generation(a))
                 .then_with(|| name(&a.metadata).cmp(name(&b.metadata)))
         });
-        let current = match latest_created(top.object) {
+        let current = match latest_created(ksvc.object) {
             Some(rev) => deployments
                 .iter()
                 .copied()
@@ -117,13 +145,14 @@ impl<'a> Index<'a> {
             replica_sets.extend(owned);
         }
         let mut pods = self.pods_of_replica_sets(namespace, &replica_sets);
-        hold_pinned_pods(top.object, &replica_sets, &mut pods);
+        hold_pinned_pods(ksvc.object, &replica_sets, &mut pods);
         let services = private_services(self.services_in(namespace), &deployments, current);
         let endpoint_slices = self.slices_of(namespace, &services);
         Chain {
             namespace: namespace.to_string(),
             target: target.clone(),
             platform: Some(top),
+            knative_service: Some(ksvc),
             deployment: current,
             replica_sets,
             pod_set: None,
@@ -227,8 +256,7 @@ impl Chain<'_> {
     /// Each revision runs in a Deployment of its own (a Knative Service's):
     /// it has desired replicas of its own.
     pub fn revisions_own_deployments(&self) -> bool {
-        self.platform
-            .is_some_and(|p| p.platform.revisions_own_deployments)
+        self.knative_service.is_some()
     }
 
     /// The desired replicas of one revision, when it runs in a Deployment
@@ -276,10 +304,7 @@ impl Chain<'_> {
     /// a Revision that was Ready; for this one it is the autoscaler giving
     /// up (its progress deadline and 30 s passed).
     pub fn latest_revision_never_ready(&self) -> bool {
-        let Some(p) = self
-            .platform
-            .filter(|p| p.platform.revisions_own_deployments)
-        else {
+        let Some(p) = self.knative_service else {
             return false;
         };
         let status = &p.object.data["status"];
@@ -290,10 +315,7 @@ impl Chain<'_> {
     /// The desired replicas of the Revisions the traffic split pins (see
     /// [`pinned_revisions`]), their Pods being part of the declaration.
     pub fn pinned_desired(&self) -> i32 {
-        let Some(p) = self
-            .platform
-            .filter(|p| p.platform.revisions_own_deployments)
-        else {
+        let Some(p) = self.knative_service else {
             return 0;
         };
         let pinned = pinned_revisions(p.object);
@@ -311,10 +333,7 @@ impl Chain<'_> {
     /// The Revisions the Knative Service's traffic reaches now
     /// (`status.traffic` entries with a share above zero).
     pub fn revisions_in_traffic(&self) -> Vec<&str> {
-        let Some(p) = self
-            .platform
-            .filter(|p| p.platform.revisions_own_deployments)
-        else {
+        let Some(p) = self.knative_service else {
             return Vec::new();
         };
         p.object.data["status"]["traffic"]

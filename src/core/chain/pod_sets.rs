@@ -138,6 +138,7 @@ impl<'a> Index<'a> {
             namespace: namespace.to_string(),
             target: target.clone(),
             platform: None,
+            knative_service: None,
             deployment: None,
             replica_sets: Vec::new(),
             pod_set: Some(set),

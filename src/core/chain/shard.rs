@@ -180,9 +180,11 @@ impl Shards {
         if chain.target.kind == TargetKind::Pod {
             return None;
         }
+        // Knative Revisions' Pods go where their Knative Service does,
+        // the predictor's of an InferenceService too.
         let root = chain
-            .platform
-            .filter(|_| chain.serves_in_groups() || chain.revisions_own_deployments())
+            .knative_service
+            .or(chain.platform.filter(|_| chain.serves_in_groups()))
             .map(|p| uid(&p.object.metadata))
             .or_else(|| chain.deployment.map(|d| uid(&d.metadata)))
             .or_else(|| chain.pod_set.map(|s| uid(s.meta())))

@@ -130,6 +130,10 @@ pub struct Chain<'a> {
     /// The serving platform's object above the Deployment (a ModelService,
     /// an InferenceService), from the table in `platforms.rs`.
     pub platform: Option<super::PlatformObject<'a>>,
+    /// The Knative Service whose Revisions are the chain's revisions: the
+    /// target itself, or the predictor of an InferenceService in KServe's
+    /// Knative mode (docs/platforms.md#kserves-knative-mode).
+    pub knative_service: Option<super::PlatformObject<'a>>,
     pub deployment: Option<&'a Deployment>,
     /// Newest revision first.
     pub replica_sets: Vec<RevisionSet<'a>>,

@@ -67,6 +67,11 @@ impl<'a> Index<'a> {
                     .platform_by_name
                     .get(&(kind, namespace, target.name.as_str()))
                     .ok_or_else(not_found)?;
+                // KServe's Knative mode: the predictor runs in a Knative
+                // Service the InferenceService owns.
+                if let Some(ksvc) = self.predictor_knative_service(top, namespace) {
+                    return Ok(self.walk_knative(target, namespace, top, ksvc));
+                }
                 (Some(top), self.owned_deployment(top, namespace))
             }
             TargetKind::KnativeService => {
@@ -78,7 +83,7 @@ impl<'a> Index<'a> {
                         target.name.as_str(),
                     ))
                     .ok_or_else(not_found)?;
-                return Ok(self.walk_knative(target, namespace, top));
+                return Ok(self.walk_knative(target, namespace, top, top));
             }
             TargetKind::LeaderWorkerSet => {
                 let top = *self
@@ -225,6 +230,7 @@ impl<'a> Index<'a> {
             namespace: namespace.to_string(),
             target: target.clone(),
             platform,
+            knative_service: None,
             deployment,
             replica_sets,
             pod_set: None,
@@ -288,6 +294,7 @@ impl<'a> Index<'a> {
             namespace: namespace.to_string(),
             target: target.clone(),
             platform: None,
+            knative_service: None,
             deployment: None,
             replica_sets,
             pod_set: None,
@@ -412,6 +419,7 @@ impl<'a> Index<'a> {
             namespace: namespace_name.to_string(),
             target: target.clone(),
             platform: None,
+            knative_service: None,
             deployment: None,
             replica_sets: Vec::new(),
             pod_set: None,

@@ -246,12 +246,24 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
         },
         labels: meta.labels.clone().unwrap_or_default(),
     };
+    let platform_uids: std::collections::HashSet<&str> = super::PLATFORMS
+        .iter()
+        .flat_map(|p| p.objects(&snapshot.objects))
+        .map(|m| uid(&m.object.metadata))
+        .collect();
+    // The predictor's Knative Service of an InferenceService in Knative
+    // mode is traced through the InferenceService, when that is in the input.
+    let under_inference_service = |m: &super::PlatformObject| {
+        m.platform.kind == crate::model::Kind::KnativeService
+            && owner_uid_of_kind(&m.object.metadata, "InferenceService")
+                .is_some_and(|o| platform_uids.contains(o))
+    };
     let mut out: Vec<Workload> = super::PLATFORMS
         .iter()
         .flat_map(|p| {
             p.objects(&snapshot.objects)
                 .into_iter()
-                .filter(|m| wanted(&m.object.metadata))
+                .filter(|m| wanted(&m.object.metadata) && !under_inference_service(m))
                 .map(|m| target(p.target, &m.object.metadata))
         })
         .collect();
@@ -260,11 +272,6 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
     // own, read or not), another platform's when the object is in the
     // input, since a dump without KServe's kinds still holds the predictor
     // Deployment, which must not vanish from triage.
-    let platform_uids: std::collections::HashSet<&str> = super::PLATFORMS
-        .iter()
-        .flat_map(|p| p.objects(&snapshot.objects))
-        .map(|m| uid(&m.object.metadata))
-        .collect();
     let under_platform = |meta: &ObjectMeta| {
         meta.owner_references.iter().flatten().any(|o| {
             super::Platform::of_owner_kind(&o.kind).is_some()

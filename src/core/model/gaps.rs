@@ -97,10 +97,9 @@ impl Gap {
     pub const NOT_IN_DUMP: &'static str =
         "not in the file (a kubectl dump holds only the kinds it was asked for)";
 
-    /// Why the objects below a platform mdiag has no row for yet are not
-    /// judged (KServe's Knative mode).
-    pub const NOT_WALKED: &'static str =
-        "behind a Knative Revision, which mdiag does not walk yet (KServe's Knative mode)";
+    /// Why an InferenceService in KServe's Knative mode is not walked: the
+    /// Knative Service its predictor runs in is not in the input.
+    pub const KNATIVE_PREDICTOR_ABSENT: &'static str = "its predictor runs in a Knative Service (KServe's Knative mode), which is not in the input";
 
     /// This gap as it bears on `namespace` alone: a kind a dump holds in
     /// other namespaces only is a gap of `namespace`, completed by the

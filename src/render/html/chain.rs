@@ -52,6 +52,9 @@ pub(super) fn tree(r: &TraceReport, lang: Lang) -> Markup {
         }
         v
     };
+    // Revisions with desired replicas of their own are Knative's, whose
+    // older Pods a traffic split holds (docs/json.md).
+    let by_traffic = s.revisions.iter().any(|x| x.desired.is_some());
     let endpoints = match s.ready_endpoints {
         Some(n) => n.to_string(),
         None => "?".to_string(),
@@ -101,7 +104,7 @@ pub(super) fn tree(r: &TraceReport, lang: Lang) -> Markup {
                                 @if !pods.is_empty() {
                                     ul {
                                         @for p in pods {
-                                            li { (pod_line(p, s.endpoints_read, r.target.kind == "KnativeService", lang)) }
+                                            li { (pod_line(p, s.endpoints_read, by_traffic, lang)) }
                                         }
                                     }
                                 }

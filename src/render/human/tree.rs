@@ -117,65 +117,14 @@ pub(super) fn tree(out: &mut String, d: &Diagnosis, style: &Style) {
         ));
         depth += 1;
     } else if let Some(m) = &c.platform {
-        let generation = m.generation;
-        let state = match m.observed {
-            // A platform whose status does not observe its own generation
-            // (KServe) is shown by its Ready condition as written.
-            _ if !m.observes_generation => {
-                let (status, reason) = m.ready.clone().unwrap_or_default();
-                let said = tr(
-                    style,
-                    Message::new("tree.platform_ready")
-                        .arg("generation", generation)
-                        .arg("condition", m.ready_condition.as_str())
-                        .arg("status", if status.is_empty() { "?" } else { &status })
-                        .arg(
-                            "reason",
-                            if reason.is_empty() {
-                                String::new()
-                            } else {
-                                format!(" {reason}")
-                            },
-                        ),
-                );
-                // Counts over a summary condition (docs/contract.md#findings):
-                // when the Pods and endpoints say otherwise, say so.
-                let state = d.verdict.state;
-                let serving = state == mdiag_core::analysis::State::Serving;
-                let known = state != mdiag_core::analysis::State::Unknown;
-                let disagrees =
-                    known && ((status == "True" && !serving) || (status == "False" && serving));
-                let said = match status.as_str() {
-                    "True" if !disagrees => style.good(&said),
-                    "False" => style.bad(&said),
-                    _ => style.warn(&said),
-                };
-                if disagrees {
-                    format!(
-                        "{said}{}",
-                        style.warn(&tr(style, Message::new("tree.platform_disagrees")))
-                    )
-                } else {
-                    said
-                }
-            }
-            Some(o) if o >= generation => style.good(&tr(
-                style,
-                Message::new("tree.generation_observed").arg("generation", generation),
-            )),
-            Some(o) => style.bad(&tr(
-                style,
-                Message::new("tree.generation_behind")
-                    .arg("generation", generation)
-                    .arg("observed", o),
-            )),
-            None => style.warn(&tr(
-                style,
-                Message::new("tree.generation_unobserved").arg("generation", generation),
-            )),
-        };
-        lines.push((depth, format!("{} {}  {state}", m.kind, m.name)));
+        lines.push((depth, platform_line(m, d, style)));
         depth += 1;
+        // KServe's Knative mode: the predictor's Knative Service between
+        // the InferenceService and its Revisions' Deployments.
+        if let Some(k) = c.knative_service.as_ref().filter(|k| k.kind != m.kind) {
+            lines.push((depth, platform_line(k, d, style)));
+            depth += 1;
+        }
     }
     if let Some(dep) = c
         .deployment
@@ -467,7 +416,7 @@ pub(super) fn pod_line(g: &PodGroup, d: &Diagnosis, style: &Style) -> String {
         let revision = p.revision.map_or(String::new(), |r| format!(" {r}"));
         // A Knative Revision is held by the traffic split, not by an
         // update strategy.
-        let id = if d.target.kind == "KnativeService" {
+        let id = if d.chain.knative_service.is_some() {
             "pod.held_traffic"
         } else {
             "pod.held"
@@ -591,4 +540,72 @@ mod tests {
         // Without a lead Pod in the group, the first one names it.
         assert_eq!(fold(&refs, None)[0].shown.name, "web-0");
     }
+}
+
+/// A serving platform's object: its kind and name, and its generation as
+/// observed, or its Ready condition as written when its status does not
+/// observe its own generation.
+fn platform_line(
+    m: &mdiag_core::analysis::summary::PlatformFacts,
+    d: &Diagnosis,
+    style: &Style,
+) -> String {
+    let generation = m.generation;
+    let state = match m.observed {
+        // A platform whose status does not observe its own generation
+        // (KServe) is shown by its Ready condition as written.
+        _ if !m.observes_generation => {
+            let (status, reason) = m.ready.clone().unwrap_or_default();
+            let said = tr(
+                style,
+                Message::new("tree.platform_ready")
+                    .arg("generation", generation)
+                    .arg("condition", m.ready_condition.as_str())
+                    .arg("status", if status.is_empty() { "?" } else { &status })
+                    .arg(
+                        "reason",
+                        if reason.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" {reason}")
+                        },
+                    ),
+            );
+            // Counts over a summary condition (docs/contract.md#findings):
+            // when the Pods and endpoints say otherwise, say so.
+            let state = d.verdict.state;
+            let serving = state == mdiag_core::analysis::State::Serving;
+            let known = state != mdiag_core::analysis::State::Unknown;
+            let disagrees =
+                known && ((status == "True" && !serving) || (status == "False" && serving));
+            let said = match status.as_str() {
+                "True" if !disagrees => style.good(&said),
+                "False" => style.bad(&said),
+                _ => style.warn(&said),
+            };
+            if disagrees {
+                format!(
+                    "{said}{}",
+                    style.warn(&tr(style, Message::new("tree.platform_disagrees")))
+                )
+            } else {
+                said
+            }
+        }
+        Some(o) if o >= generation => style.good(&tr(
+            style,
+            Message::new("tree.generation_observed").arg("generation", generation),
+        )),
+        Some(o) => style.bad(&tr(
+            style,
+            Message::new("tree.generation_behind")
+                .arg("generation", generation)
+                .arg("observed", o),
+        )),
+        None => style.warn(&tr(
+            style,
+            Message::new("tree.generation_unobserved").arg("generation", generation),
+        )),
+    };
+    format!("{} {}  {state}", m.kind, m.name)
 }

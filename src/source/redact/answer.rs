@@ -257,18 +257,8 @@ impl Scrub<'_> {
         self.opt(state_reason);
     }
 
-    fn chain(&mut self, c: &mut ChainSummary) {
-        let ChainSummary {
-            platform,
-            deployment,
-            replica_sets,
-            pod_set,
-            groups,
-            services,
-            wants_service: _,
-            controller,
-        } = c;
-        if let Some(PlatformFacts {
+    fn platform(&mut self, facts: &mut PlatformFacts) {
+        let PlatformFacts {
             kind,
             name,
             generation: _,
@@ -278,18 +268,36 @@ impl Scrub<'_> {
             ready_condition: _,
             is_workload: _,
             phase,
-        }) = platform
+        } = facts;
+        self.s(kind);
+        self.s(name);
+        if let Some((_, reason)) = ready {
+            self.s(reason);
+        }
+        // Argo's message names ReplicaSets and quotes analyses.
+        if let Some((phase, message)) = phase {
+            self.s(phase);
+            self.s(message);
+        }
+    }
+
+    fn chain(&mut self, c: &mut ChainSummary) {
+        let ChainSummary {
+            platform,
+            knative_service,
+            deployment,
+            replica_sets,
+            pod_set,
+            groups,
+            services,
+            wants_service: _,
+            controller,
+        } = c;
+        for facts in [platform.as_mut(), knative_service.as_mut()]
+            .into_iter()
+            .flatten()
         {
-            self.s(kind);
-            self.s(name);
-            if let Some((_, reason)) = ready {
-                self.s(reason);
-            }
-            // Argo's message names ReplicaSets and quotes analyses.
-            if let Some((phase, message)) = phase {
-                self.s(phase);
-                self.s(message);
-            }
+            self.platform(facts);
         }
         if let Some(DeploymentFacts {
             name,

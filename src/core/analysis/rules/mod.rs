@@ -298,13 +298,15 @@ pub fn chain_vars(c: &Chain) -> TemplateVars {
     } else if let Some(run) = &c.job {
         super::jobs::job_vars(run, &mut vars);
     }
-    // A Knative Service is traced as itself; its latest Revision's
-    // Deployment is its workload.
-    if let Some(p) = c.platform.filter(|p| p.platform.revisions_own_deployments) {
-        vars.insert("target".into(), p.target_text());
+    // A Knative Service (or the InferenceService above it) is traced as
+    // itself; its latest Revision's Deployment is its workload.
+    if let Some(k) = c.knative_service {
+        if let Some(p) = c.platform {
+            vars.insert("target".into(), p.target_text());
+        }
         vars.insert(
             "knativeservice".into(),
-            p.object.metadata.name.clone().unwrap_or_default(),
+            k.object.metadata.name.clone().unwrap_or_default(),
         );
     }
     // A LeaderWorkerSet is traced as itself; its leader set is its workload.

@@ -57,14 +57,18 @@ pub fn declaration_failure(chain: &crate::chain::Chain) -> bool {
 }
 
 pub fn model_not_loaded(ctx: &Ctx) -> Vec<Finding> {
-    if let Some(top) = ctx
-        .chain
-        .platform
-        .filter(|p| p.platform.kind == Kind::KnativeService)
-    {
-        return knative_revision_failed(ctx, top.object)
-            .into_iter()
-            .collect();
+    // A Knative Service's word on its latest Revision: its own, or the
+    // predictor's of an InferenceService in KServe's Knative mode, whose
+    // modelStatus copies the failure without saying why.
+    if let Some(k) = ctx.chain.knative_service {
+        let said = knative_revision_failed(ctx, k.object);
+        let alone = ctx
+            .chain
+            .platform
+            .is_none_or(|p| p.platform.kind == Kind::KnativeService);
+        if said.is_some() || alone {
+            return said.into_iter().collect();
+        }
     }
     let Some(top) = ctx
         .chain
