@@ -57,7 +57,12 @@
 //! its container while revision 1 keeps the traffic: `trace ksvc/llama`
 //! says degraded with `container-config-error`, live and replayed from
 //! `mdiag snapshot ksvc/llama`, `triage` lists the Knative Service and not
-//! its Deployments, and `gate` fails on the Pod's finding.
+//! its Deployments, and `gate` fails on the Pod's finding. Then an
+//! InferenceService in KServe's Knative mode takes the Knative Service as
+//! its predictor (owner reference and label, as KServe sets them):
+//! `trace isvc/llama` gives the same verdict on the same Revisions, and
+//! `triage` lists the InferenceService only
+//! (docs/platforms.md#kserves-knative-mode).
 
 use std::time::{Duration, Instant};
 
@@ -910,6 +915,62 @@ fn knative_revisions() -> Result<(), Failed> {
             "  real-node-knative-revisions: gate ksvc/llama failed in {:.1} s on {decided}",
             t0.elapsed().as_secs_f64()
         );
+
+        // KServe's Knative mode: an InferenceService that owns this Knative
+        // Service as its predictor (found by owner UID and the `component`
+        // label, not by KServe's NAME-predictor name) is traced through it,
+        // to the same Pods and the same verdict.
+        install_crd()?;
+        kubectl_apply(
+            ns,
+            vec![
+                json!({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+                "metadata": {"name": "llama", "namespace": ns,
+                    "annotations": {"serving.kserve.io/deploymentMode": "Serverless"}},
+                "spec": {"predictor": {"containers": [knative_container(true)]}}}),
+            ],
+        )?;
+        let isvc_uid = uid_of(ns, "isvc", "llama")?;
+        let owned = json!({"metadata": {
+            "labels": {"component": "predictor", "serving.kserve.io/inferenceservice": "llama"},
+            "ownerReferences": [{"apiVersion": "serving.kserve.io/v1beta1",
+                "kind": "InferenceService", "name": "llama", "uid": isvc_uid,
+                "controller": true, "blockOwnerDeletion": true}]}});
+        world().kubectl(&[
+            "-n",
+            ns,
+            "patch",
+            "ksvc",
+            "llama",
+            "--type",
+            "merge",
+            "-p",
+            &owned.to_string(),
+        ])?;
+        let (isvc_code, i) = until(ns, "isvc/llama", |r| {
+            finding_ids(r).contains(&"container-config-error".to_string())
+        })?;
+        let same = |r: &Value| {
+            (
+                r["verdict"]["state"].clone(),
+                r["verdict"]["lead"].clone(),
+                r["verdict"]["serving"]["revisions"].clone(),
+            )
+        };
+        if isvc_code != code || i["target"]["kind"] != "InferenceService" || same(&i) != same(&r) {
+            problems.push(format!(
+                "isvc/llama over ksvc/llama: exit {isvc_code}, target {}\n{}",
+                i["target"]["kind"],
+                pretty(&i)
+            ));
+        }
+        let (_, t) = triage(ns, None)?;
+        if rows(&t) != ["InferenceService/llama"] {
+            problems.push(format!(
+                "triage rows with the InferenceService {:?}",
+                rows(&t)
+            ));
+        }
         if problems.is_empty() {
             Ok(())
         } else {
