@@ -209,21 +209,9 @@ pub fn explain_not_found(snapshot: &Snapshot, not_found: TargetNotFound) -> anyh
     if !not_found.hints.elsewhere.is_empty() || !not_found.hints.other_kinds.is_empty() {
         return not_found.into();
     }
-    let resource = match not_found.kind {
-        mdiag_core::model::TargetKind::ModelService => "modelservices",
-        mdiag_core::model::TargetKind::InferenceService => "inferenceservices",
-        mdiag_core::model::TargetKind::Rollout => "rollouts",
-        mdiag_core::model::TargetKind::LeaderWorkerSet => "leaderworkersets",
-        mdiag_core::model::TargetKind::KnativeService => "services.serving.knative.dev",
-        mdiag_core::model::TargetKind::Deployment => "deployments",
-        mdiag_core::model::TargetKind::StatefulSet => "statefulsets",
-        mdiag_core::model::TargetKind::DaemonSet => "daemonsets",
-        mdiag_core::model::TargetKind::ReplicaSet => "replicasets",
-        mdiag_core::model::TargetKind::Pod => "pods",
-        mdiag_core::model::TargetKind::Job => "jobs",
-        mdiag_core::model::TargetKind::CronJob => "cronjobs",
-        mdiag_core::model::TargetKind::Service => "services",
-    };
+    let resource = mdiag_core::chain::OwnerKind::of_target(not_found.kind)
+        .kind
+        .qualified_resource();
     let hidden = snapshot.gaps.iter().find(|g| {
         not_found
             .namespace

@@ -240,20 +240,15 @@ pub fn helm_matches(
     let named = |m: &&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
         m.name.as_deref() == Some(target.name.as_str()) && m.namespace.as_deref() == Some(namespace)
     };
-    let meta = match target.kind {
-        TargetKind::ModelService => objects
-            .model_services
-            .iter()
-            .map(|m| &m.metadata)
-            .find(named),
-        TargetKind::StatefulSet => objects
-            .stateful_sets
-            .iter()
-            .map(|s| &s.metadata)
-            .find(named),
-        TargetKind::DaemonSet => objects.daemon_sets.iter().map(|d| &d.metadata).find(named),
-        _ => objects.deployments.iter().map(|d| &d.metadata).find(named),
+    // The object Helm manages: the target itself, or for any other kind
+    // the Deployment of its name.
+    let kind = match target.kind {
+        TargetKind::ModelService | TargetKind::StatefulSet | TargetKind::DaemonSet => {
+            crate::chain::OwnerKind::of_target(target.kind).kind
+        }
+        _ => crate::model::Kind::Deployment,
     };
+    let meta = objects.metas(kind).into_iter().find(named);
     let Some(meta) = meta else {
         return helm;
     };

@@ -16,7 +16,7 @@ use super::{Evidence, Finding, State};
 use crate::catalogue::{Message, Severity};
 use crate::chain::shard::PodFacts;
 use crate::chain::{Chain, SERVICE_NAME_LABEL, label_selector_matches, selector_matches};
-use crate::model::{Gap, OriginKind, Snapshot, TemplateVars};
+use crate::model::{Gap, Kind, OriginKind, Snapshot, TemplateVars};
 
 /// One object outside every workload, with what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -318,29 +318,18 @@ fn lone_service(snapshot: &Snapshot, s: &Service, pod_facts: Option<&PodFacts>) 
 /// same condition.
 fn target_absent(snapshot: &Snapshot, ns: &str, kind: &str, target: &str) -> bool {
     let o = &snapshot.objects;
-    let (resource, metas): (&str, Vec<&ObjectMeta>) = match kind {
-        "Deployment" => (
-            "deployments",
-            o.deployments.iter().map(|d| &d.metadata).collect(),
-        ),
-        "StatefulSet" => (
-            "statefulsets",
-            o.stateful_sets.iter().map(|s| &s.metadata).collect(),
-        ),
-        "ReplicaSet" => (
-            "replicasets",
-            o.replica_sets.iter().map(|r| &r.metadata).collect(),
-        ),
-        "ModelService" => (
-            "modelservices",
-            o.model_services.iter().map(|m| &m.metadata).collect(),
-        ),
-        "InferenceService" => (
-            "inferenceservices",
-            o.inference_services.iter().map(|m| &m.metadata).collect(),
-        ),
-        _ => return false,
+    // The kinds an HPA can scale that mdiag reads.
+    const SCALED: &[Kind] = &[
+        Kind::Deployment,
+        Kind::StatefulSet,
+        Kind::ReplicaSet,
+        Kind::ModelService,
+        Kind::InferenceService,
+    ];
+    let Some(scaled) = SCALED.iter().copied().find(|k| k.name() == kind) else {
+        return false;
     };
+    let (resource, metas) = (scaled.resource(), o.metas(scaled));
     // A kubectl dump records a gap only for the kinds absence is judged on
     // (mdiag-source's file/bookkeeping.rs, JUDGED_KINDS); StatefulSets are
     // not among them, so a dump with none of them was not asked for them.

@@ -10,6 +10,7 @@ use std::collections::HashSet;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube_core::DynamicObject;
 
 use super::{
@@ -42,10 +43,10 @@ pub fn latest_created(ksvc: &DynamicObject) -> Option<&str> {
 /// carries the Service's UID in the label Knative copies from the
 /// Revision (the Revision and its Configuration, the owners between, are
 /// not needed in the input).
-pub fn runs_revision_of(d: &Deployment, ksvc_uid: &str) -> bool {
+pub fn runs_revision_of(meta: &ObjectMeta, ksvc_uid: &str) -> bool {
     !ksvc_uid.is_empty()
-        && label_of(&d.metadata, SERVICE_UID_LABEL) == Some(ksvc_uid)
-        && d.metadata
+        && label_of(meta, SERVICE_UID_LABEL) == Some(ksvc_uid)
+        && meta
             .owner_references
             .iter()
             .flatten()
@@ -97,7 +98,7 @@ impl<'a> Index<'a> {
             .into_iter()
             .flatten()
             .copied()
-            .filter(|d| runs_revision_of(d, ksvc_uid))
+            .filter(|d| runs_revision_of(&d.metadata, ksvc_uid))
             .collect();
         let generation = |d: &Deployment| {
             label_of(&d.metadata, CONFIGURATION_GENERATION_LABEL)

@@ -4,7 +4,8 @@
 //! snapshot.
 //!
 //! One file per job: `types.rs` (what a chain is), `owners.rs` (what an
-//! object's metadata says), `index.rs`, `walk.rs` and `pod_sets.rs` (the
+//! object's metadata says), `kinds.rs` (the table of owner kinds: how each
+//! kind a target names reaches its Pods), `index.rs`, `walk.rs` and `pod_sets.rs` (the
 //! walk), `groups.rs` (a LeaderWorkerSet's groups), `rollouts.rs` (what of a Rollout's walk is Argo's own),
 //! `workloads.rs` (finding what to walk), `extract.rs` (a snapshot of one
 //! chain), and [`shard`].
@@ -14,6 +15,7 @@ mod extract;
 mod groups;
 mod index;
 mod jobs;
+mod kinds;
 pub mod knative;
 mod owners;
 mod platforms;
@@ -28,6 +30,7 @@ pub mod shard;
 pub use extract::chain_objects;
 pub use index::Index;
 pub use jobs::JobRun;
+pub use kinds::{OWNER_KINDS, OwnerKind, Reach};
 pub(crate) use owners::{
     CONTROLLER_REVISION_HASH, DAEMONSET_TEMPLATE_GENERATION, POD_TEMPLATE_GENERATION,
     REVISION_ANNOTATION, ordinal, pod_revision_hash, revision_of,

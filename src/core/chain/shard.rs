@@ -85,7 +85,7 @@ impl Shards {
                     .knative_services
                     .iter()
                     .map(|k| uid(&k.metadata))
-                    .find(|k| super::knative::runs_revision_of(d, k))?;
+                    .find(|k| super::knative::runs_revision_of(&d.metadata, k))?;
                 Some((uid(&d.metadata), ksvc))
             })
             .collect();

@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use kube_core::DynamicObject;
 
 use super::{
-    Chain, ChainPod, ControllerLocation, ControllerParts, Index, PodSet, RevisionSet,
+    Chain, ChainPod, ControllerLocation, ControllerParts, Index, PodSet, Reach, RevisionSet,
     TargetNotFound, available_targets, generation_observed, label_selector_matches, name, ns_of,
     owned_by, owner_uid_of_kind, revision_of, runs_template, selector_matches, uid,
 };
@@ -58,15 +58,18 @@ impl<'a> Index<'a> {
         };
         let key = (namespace, target.name.as_str());
 
-        let (platform, deployment) = match target.kind {
-            TargetKind::ModelService | TargetKind::InferenceService | TargetKind::Rollout => {
-                let kind = super::Platform::of_target(target.kind)
-                    .map(|p| p.kind)
-                    .unwrap_or(crate::model::Kind::ModelService);
+        let (platform, deployment) = match super::OwnerKind::of_target(target.kind).reach {
+            Reach::Platform(p) => {
                 let top = *self
                     .platform_by_name
-                    .get(&(kind, namespace, target.name.as_str()))
+                    .get(&(p.kind, namespace, target.name.as_str()))
                     .ok_or_else(not_found)?;
+                if p.serves_in_groups {
+                    return Ok(self.walk_groups(target, namespace, top));
+                }
+                if p.revisions_own_deployments {
+                    return Ok(self.walk_knative(target, namespace, top, top));
+                }
                 // KServe's Knative mode: the predictor runs in a Knative
                 // Service the InferenceService owns.
                 if let Some(ksvc) = self.predictor_knative_service(top, namespace) {
@@ -74,41 +77,23 @@ impl<'a> Index<'a> {
                 }
                 (Some(top), self.owned_deployment(top, namespace))
             }
-            TargetKind::KnativeService => {
-                let top = *self
-                    .platform_by_name
-                    .get(&(
-                        crate::model::Kind::KnativeService,
-                        namespace,
-                        target.name.as_str(),
-                    ))
-                    .ok_or_else(not_found)?;
-                return Ok(self.walk_knative(target, namespace, top, top));
-            }
-            TargetKind::LeaderWorkerSet => {
-                let top = *self
-                    .platform_by_name
-                    .get(&(
-                        crate::model::Kind::LeaderWorkerSet,
-                        namespace,
-                        target.name.as_str(),
-                    ))
-                    .ok_or_else(not_found)?;
-                return Ok(self.walk_groups(target, namespace, top));
-            }
-            TargetKind::Deployment => {
+            Reach::ReplicaSets => {
                 let d = *self.deployment_by_name.get(&key).ok_or_else(not_found)?;
                 (self.platform_above(&d.metadata), Some(d))
             }
-            TargetKind::StatefulSet => {
-                let set = *self.stateful_set_by_name.get(&key).ok_or_else(not_found)?;
-                return Ok(self.walk_pod_set(target, namespace, PodSet::StatefulSet(set)));
+            Reach::ControllerRevisions => {
+                let set = if target.kind == TargetKind::DaemonSet {
+                    self.daemon_set_by_name
+                        .get(&key)
+                        .map(|s| PodSet::DaemonSet(s))
+                } else {
+                    self.stateful_set_by_name
+                        .get(&key)
+                        .map(|s| PodSet::StatefulSet(s))
+                };
+                return Ok(self.walk_pod_set(target, namespace, set.ok_or_else(not_found)?));
             }
-            TargetKind::DaemonSet => {
-                let set = *self.daemon_set_by_name.get(&key).ok_or_else(not_found)?;
-                return Ok(self.walk_pod_set(target, namespace, PodSet::DaemonSet(set)));
-            }
-            TargetKind::ReplicaSet => {
+            Reach::OwnPods => {
                 let rs = *self.replica_set_by_name.get(&key).ok_or_else(not_found)?;
                 // One a Deployment of the snapshot owns is that Deployment's
                 // chain, as its Pods are.
@@ -117,22 +102,22 @@ impl<'a> Index<'a> {
                 };
                 (self.platform_above(&d.metadata), Some(d))
             }
-            TargetKind::Job => {
+            Reach::Completions => {
                 let job = self
                     .job_named(namespace, &target.name)
                     .ok_or_else(not_found)?;
                 return Ok(self.walk_job(target, namespace, job));
             }
-            TargetKind::Service => {
+            Reach::Selected => {
                 return self.walk_service(target, namespace, controller, not_found);
             }
-            TargetKind::CronJob => {
+            Reach::Runs => {
                 let cron_job = self
                     .cron_job_named(namespace, &target.name)
                     .ok_or_else(not_found)?;
                 return Ok(self.walk_cron_job(target, namespace, cron_job));
             }
-            TargetKind::Pod => {
+            Reach::Owners => {
                 let pod = *self.pod_by_name.get(&key).ok_or_else(not_found)?;
                 // A Job's Pod: the chain is its Job's.
                 if let Some(job) = self.owning_job(pod) {

@@ -7,8 +7,9 @@ use std::collections::HashSet;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
+use super::Reach;
 use super::{controller_ref, name, ns_of, owner_uid_of_kind, uid};
-use crate::model::{Snapshot, TargetKind, TargetSpec};
+use crate::model::{Kind, Snapshot, TargetSpec};
 
 /// Whether a ReplicaSet is a workload of its own: no Deployment of the
 /// snapshot owns it, and either nothing controls it (created by hand, or
@@ -87,43 +88,22 @@ pub fn lone_replica_sets<'a>(
         .collect()
 }
 
-/// Targets a user could trace in a namespace, for "not found" messages.
+/// Targets a user could trace in a namespace, for "not found" messages:
+/// every object of the kinds the table offers by name, and the ReplicaSets
+/// that stand alone (a Deployment's are traced through it).
 pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<String> {
-    let mut out: Vec<String> = super::PLATFORMS
+    let mut out: Vec<String> = super::OWNER_KINDS
         .iter()
-        .flat_map(|p| {
-            p.objects(&snapshot.objects)
+        .filter(|k| k.offered)
+        .flat_map(|k| {
+            snapshot
+                .objects
+                .metas(k.kind)
                 .into_iter()
-                .filter(|m| ns_of(&m.object.metadata) == namespace_name)
-                .map(|m| m.target_text())
+                .filter(|m| ns_of(m) == namespace_name)
+                .map(|m| format!("{}/{}", k.target.short(), name(m)))
         })
         .collect();
-    out.extend(
-        snapshot
-            .objects
-            .deployments
-            .iter()
-            .filter(|d| ns_of(&d.metadata) == namespace_name)
-            .map(|d| format!("deploy/{}", name(&d.metadata))),
-    );
-    out.extend(
-        snapshot
-            .objects
-            .stateful_sets
-            .iter()
-            .filter(|s| ns_of(&s.metadata) == namespace_name)
-            .map(|s| format!("sts/{}", name(&s.metadata))),
-    );
-    out.extend(
-        snapshot
-            .objects
-            .daemon_sets
-            .iter()
-            .filter(|d| ns_of(&d.metadata) == namespace_name)
-            .map(|d| format!("ds/{}", name(&d.metadata))),
-    );
-    // Only the ReplicaSets that are workloads: a Deployment's are traced
-    // through it.
     out.extend(
         lone_replica_sets(snapshot, Some(namespace_name))
             .into_iter()
@@ -136,57 +116,10 @@ pub fn available_targets(snapshot: &Snapshot, namespace_name: &str) -> Vec<Strin
 
 /// The namespaces a file holds the named target in (to default `-n`).
 pub fn namespaces_holding(snapshot: &Snapshot, target: &TargetSpec) -> Vec<String> {
-    let metas: Vec<&ObjectMeta> = match target.kind {
-        TargetKind::ModelService
-        | TargetKind::InferenceService
-        | TargetKind::Rollout
-        | TargetKind::LeaderWorkerSet
-        | TargetKind::KnativeService => super::Platform::of_target(target.kind)
-            .map(|p| p.objects(&snapshot.objects))
-            .unwrap_or_default()
-            .into_iter()
-            .map(|m| &m.object.metadata)
-            .collect(),
-        TargetKind::Deployment => snapshot
-            .objects
-            .deployments
-            .iter()
-            .map(|d| &d.metadata)
-            .collect(),
-        TargetKind::StatefulSet => snapshot
-            .objects
-            .stateful_sets
-            .iter()
-            .map(|s| &s.metadata)
-            .collect(),
-        TargetKind::DaemonSet => snapshot
-            .objects
-            .daemon_sets
-            .iter()
-            .map(|d| &d.metadata)
-            .collect(),
-        TargetKind::ReplicaSet => snapshot
-            .objects
-            .replica_sets
-            .iter()
-            .map(|r| &r.metadata)
-            .collect(),
-        TargetKind::Pod => snapshot.objects.pods.iter().map(|p| &p.metadata).collect(),
-        TargetKind::Job => snapshot.objects.jobs.iter().map(|j| &j.metadata).collect(),
-        TargetKind::CronJob => snapshot
-            .objects
-            .cron_jobs
-            .iter()
-            .map(|c| &c.metadata)
-            .collect(),
-        TargetKind::Service => snapshot
-            .objects
-            .services
-            .iter()
-            .map(|s| &s.metadata)
-            .collect(),
-    };
-    let mut out: Vec<String> = metas
+    let kind = super::OwnerKind::of_target(target.kind).kind;
+    let mut out: Vec<String> = snapshot
+        .objects
+        .metas(kind)
         .into_iter()
         .filter(|m| name(m) == target.name)
         .map(|m| ns_of(m).to_string())
@@ -204,12 +137,13 @@ pub fn same_name_as_other_kinds(
     target: &TargetSpec,
     namespace: Option<&str>,
 ) -> Vec<String> {
-    TargetKind::ALL
+    super::OWNER_KINDS
         .iter()
-        .filter(|kind| **kind != target.kind)
+        .map(|k| k.target)
+        .filter(|kind| *kind != target.kind)
         .filter(|kind| {
             let other = TargetSpec {
-                kind: **kind,
+                kind: *kind,
                 namespace: None,
                 name: target.name.clone(),
             };
@@ -230,13 +164,15 @@ pub struct Workload {
     pub labels: std::collections::BTreeMap<String, String>,
 }
 
-/// Every workload of a namespace (or of all): each platform object
-/// (ModelService, InferenceService), each Deployment no platform object
-/// owns, each StatefulSet and DaemonSet that no platform object owns
-/// (nor, for a LeaderWorkerSet's worker sets, its leader Pod), each
-/// ReplicaSet no Deployment owns (see [`lone_replica_sets`]), and each Pod
-/// with no owner.
+/// Every workload of a namespace (or of all), one kind of the table after
+/// the other: each object of a kind, unless it is traced through an owner
+/// the input holds (docs/contract.md#the-chain). A platform object's
+/// Deployment or sets, a Knative Revision's Deployment, the predictor's
+/// Knative Service of an InferenceService, a Deployment's ReplicaSets
+/// ([`lone_replica_sets`]) and a CronJob's Jobs are traced through their
+/// owner; a Pod only when nothing owns it. A Service is not a workload.
 pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> {
+    let objects = &snapshot.objects;
     let wanted = |meta: &ObjectMeta| namespace.is_none_or(|ns| ns_of(meta) == ns);
     let target = |kind, meta: &ObjectMeta| Workload {
         target: TargetSpec {
@@ -246,134 +182,84 @@ pub fn workloads(snapshot: &Snapshot, namespace: Option<&str>) -> Vec<Workload> 
         },
         labels: meta.labels.clone().unwrap_or_default(),
     };
-    let platform_uids: std::collections::HashSet<&str> = super::PLATFORMS
-        .iter()
-        .flat_map(|p| p.objects(&snapshot.objects))
-        .map(|m| uid(&m.object.metadata))
-        .collect();
-    // The predictor's Knative Service of an InferenceService in Knative
-    // mode is traced through the InferenceService, when that is in the input.
-    let under_inference_service = |m: &super::PlatformObject| {
-        m.platform.kind == crate::model::Kind::KnativeService
-            && owner_uid_of_kind(&m.object.metadata, "InferenceService")
-                .is_some_and(|o| platform_uids.contains(o))
+    let uids_of = |kind: Kind| -> HashSet<&str> {
+        objects
+            .metas(kind)
+            .into_iter()
+            .map(uid)
+            .filter(|u| !u.is_empty())
+            .collect()
     };
-    let mut out: Vec<Workload> = super::PLATFORMS
+    let platform_uids: HashSet<&str> = super::PLATFORMS
         .iter()
-        .flat_map(|p| {
-            p.objects(&snapshot.objects)
-                .into_iter()
-                .filter(|m| wanted(&m.object.metadata) && !under_inference_service(m))
-                .map(|m| target(p.target, &m.object.metadata))
-        })
+        .flat_map(|p| uids_of(p.kind))
         .collect();
-    // A Deployment a platform object owns is traced through that object:
-    // a ModelService's always (as before the table: its Deployment is its
-    // own, read or not), another platform's when the object is in the
-    // input, since a dump without KServe's kinds still holds the predictor
-    // Deployment, which must not vanish from triage.
-    let under_platform = |meta: &ObjectMeta| {
-        meta.owner_references.iter().flatten().any(|o| {
-            super::Platform::of_owner_kind(&o.kind).is_some()
-                && (o.kind == "ModelService" || platform_uids.contains(o.uid.as_str()))
-        })
-    };
-    // A Knative Revision's Deployment is traced through its Service,
-    // when that is in the input.
-    let ksvc_uids: Vec<&str> = snapshot
-        .objects
-        .knative_services
-        .iter()
-        .map(|k| uid(&k.metadata))
-        .collect();
-    let under_knative = |d: &k8s_openapi::api::apps::v1::Deployment| {
-        ksvc_uids
-            .iter()
-            .any(|k| super::knative::runs_revision_of(d, k))
-    };
-    out.extend(
-        snapshot
-            .objects
-            .deployments
-            .iter()
-            .filter(|d| wanted(&d.metadata))
-            .filter(|d| !under_platform(&d.metadata) && !under_knative(d))
-            .map(|d| target(TargetKind::Deployment, &d.metadata)),
-    );
-    let sets = snapshot
-        .objects
-        .stateful_sets
-        .iter()
-        .map(|s| (TargetKind::StatefulSet, &s.metadata))
-        .chain(
-            snapshot
-                .objects
-                .daemon_sets
-                .iter()
-                .map(|d| (TargetKind::DaemonSet, &d.metadata)),
-        );
+    let knative_uids = uids_of(Kind::KnativeService);
+    let cron_job_uids = uids_of(Kind::CronJob);
     // A LeaderWorkerSet's sets (its leader set, and the worker sets its
     // leader Pods own) are traced through it.
-    let lws = super::groups::lws_by_name(&snapshot.objects);
-    let lws_sets: std::collections::HashSet<&str> = snapshot
-        .objects
+    let lws = super::groups::lws_by_name(objects);
+    let lws_sets: HashSet<&str> = objects
         .stateful_sets
         .iter()
         .filter(|s| super::groups::lws_of_set(&lws, s).is_some())
         .map(|s| uid(&s.metadata))
         .collect();
-    out.extend(
-        sets.filter(|(_, meta)| wanted(meta))
-            .filter(|(_, meta)| owner_uid_of_kind(meta, "ModelService").is_none())
-            .filter(|(_, meta)| !lws_sets.contains(uid(meta)))
-            .map(|(kind, meta)| target(kind, meta)),
-    );
-    out.extend(
-        lone_replica_sets(snapshot, namespace)
-            .into_iter()
-            .map(|rs| target(TargetKind::ReplicaSet, &rs.metadata)),
-    );
-    // Jobs no CronJob of the snapshot owns, and CronJobs (judged by
-    // their last Job).
-    let cron_uids: std::collections::HashSet<&str> = snapshot
-        .objects
-        .cron_jobs
-        .iter()
-        .map(|c| uid(&c.metadata))
-        .collect();
-    out.extend(
-        snapshot
-            .objects
-            .jobs
-            .iter()
-            .filter(|j| wanted(&j.metadata))
-            .filter(|j| {
-                owner_uid_of_kind(&j.metadata, "CronJob").is_none_or(|o| !cron_uids.contains(o))
-            })
-            .map(|j| target(TargetKind::Job, &j.metadata)),
-    );
-    out.extend(
-        snapshot
-            .objects
-            .cron_jobs
-            .iter()
-            .filter(|c| wanted(&c.metadata))
-            .map(|c| target(TargetKind::CronJob, &c.metadata)),
-    );
-    // A Pod nobody owns fails on its own: nothing will replace it.
-    out.extend(
-        snapshot
-            .objects
-            .pods
-            .iter()
-            .filter(|p| wanted(&p.metadata))
-            .filter(|p| {
-                p.metadata
-                    .owner_references
-                    .as_ref()
-                    .is_none_or(Vec::is_empty)
-            })
-            .map(|p| target(TargetKind::Pod, &p.metadata)),
-    );
+
+    let traced_through_owner = |row: &super::OwnerKind, meta: &ObjectMeta| -> bool {
+        match row.reach {
+            // The predictor's Knative Service of an InferenceService in
+            // Knative mode, when the InferenceService is in the input.
+            Reach::Platform(p) => {
+                p.kind == Kind::KnativeService
+                    && owner_uid_of_kind(meta, "InferenceService")
+                        .is_some_and(|o| platform_uids.contains(o))
+            }
+            // A ModelService's Deployment always (its Deployment is its
+            // own, read or not); another platform's when the object is in
+            // the input, since a dump without KServe's kinds still holds
+            // the predictor Deployment, which must not vanish from triage.
+            // A Knative Revision's, when its Service is in the input.
+            Reach::ReplicaSets => {
+                meta.owner_references.iter().flatten().any(|o| {
+                    super::Platform::of_owner_kind(&o.kind).is_some()
+                        && (o.kind == "ModelService" || platform_uids.contains(o.uid.as_str()))
+                }) || knative_uids
+                    .iter()
+                    .any(|k| super::knative::runs_revision_of(meta, k))
+            }
+            Reach::ControllerRevisions => {
+                owner_uid_of_kind(meta, "ModelService").is_some() || lws_sets.contains(uid(meta))
+            }
+            Reach::Completions => {
+                owner_uid_of_kind(meta, "CronJob").is_some_and(|o| cron_job_uids.contains(o))
+            }
+            // A Pod nobody owns fails on its own: nothing will replace it.
+            Reach::Owners => meta
+                .owner_references
+                .as_ref()
+                .is_some_and(|o| !o.is_empty()),
+            Reach::Runs => false,
+            Reach::OwnPods | Reach::Selected => true,
+        }
+    };
+    let mut out = Vec::new();
+    for row in super::OWNER_KINDS {
+        if row.reach == Reach::OwnPods {
+            out.extend(
+                lone_replica_sets(snapshot, namespace)
+                    .into_iter()
+                    .map(|rs| target(row.target, &rs.metadata)),
+            );
+            continue;
+        }
+        out.extend(
+            objects
+                .metas(row.kind)
+                .into_iter()
+                .filter(|meta| wanted(meta) && !traced_through_owner(row, meta))
+                .map(|meta| target(row.target, meta)),
+        );
+    }
     out
 }

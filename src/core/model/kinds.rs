@@ -5,6 +5,9 @@
 //! that lists kinds has it (the file reader, the writer, the read plan,
 //! `mdiag snapshot`'s inventory).
 
+use k8s_openapi::Metadata;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
 use super::Objects;
 
 macro_rules! kinds {
@@ -110,28 +113,19 @@ impl Objects {
         }
     }
 
-    /// The namespaces that hold an object of one kind (none for a
-    /// cluster-scoped kind), sorted.
-    pub fn namespaces(&self, kind: Kind) -> std::collections::BTreeSet<String> {
-        use k8s_openapi::Metadata;
-        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-        fn of<T: Metadata<Ty = ObjectMeta>>(items: &[T]) -> Vec<Option<String>> {
-            items
-                .iter()
-                .map(|i| i.metadata().namespace.clone())
-                .collect()
+    /// The metadata of every object of one kind, in the snapshot's order.
+    /// An Event is a record cut to what is read of it, not an object: none.
+    pub fn metas(&self, kind: Kind) -> Vec<&ObjectMeta> {
+        fn of<T: Metadata<Ty = ObjectMeta>>(items: &[T]) -> Vec<&ObjectMeta> {
+            items.iter().map(|i| i.metadata()).collect()
         }
-        fn dynamic(items: &[kube_core::DynamicObject]) -> Vec<Option<String>> {
-            items.iter().map(|i| i.metadata.namespace.clone()).collect()
+        fn dynamic(items: &[kube_core::DynamicObject]) -> Vec<&ObjectMeta> {
+            items.iter().map(|i| &i.metadata).collect()
         }
-        let found = match kind {
+        match kind {
             Kind::ModelService => dynamic(&self.model_services),
             Kind::InferenceService => dynamic(&self.inference_services),
-            Kind::Rollout => self
-                .rollouts
-                .iter()
-                .map(|r| r.object().metadata.namespace.clone())
-                .collect(),
+            Kind::Rollout => self.rollouts.iter().map(|r| &r.object().metadata).collect(),
             Kind::LeaderWorkerSet => dynamic(&self.leader_worker_sets),
             Kind::KnativeService => dynamic(&self.knative_services),
             Kind::Deployment => of(&self.deployments),
@@ -142,11 +136,7 @@ impl Objects {
             Kind::Pod => of(&self.pods),
             Kind::Service => of(&self.services),
             Kind::EndpointSlice => of(&self.endpoint_slices),
-            Kind::Event => self
-                .events
-                .iter()
-                .map(|e| Some(e.subject().namespace))
-                .collect(),
+            Kind::Event => Vec::new(),
             Kind::Node => of(&self.nodes),
             Kind::Lease => of(&self.leases),
             Kind::HorizontalPodAutoscaler => of(&self.hpas),
@@ -154,12 +144,21 @@ impl Objects {
             Kind::HttpRoute => dynamic(&self.http_routes),
             Kind::Job => of(&self.jobs),
             Kind::CronJob => of(&self.cron_jobs),
+        }
+    }
+
+    /// The namespaces that hold an object of one kind (none for a
+    /// cluster-scoped kind), sorted.
+    pub fn namespaces(&self, kind: Kind) -> std::collections::BTreeSet<String> {
+        let found: Vec<String> = match kind {
+            Kind::Event => self.events.iter().map(|e| e.subject().namespace).collect(),
+            _ => self
+                .metas(kind)
+                .into_iter()
+                .filter_map(|m| m.namespace.clone())
+                .collect(),
         };
-        found
-            .into_iter()
-            .flatten()
-            .filter(|ns| !ns.is_empty())
-            .collect()
+        found.into_iter().filter(|ns| !ns.is_empty()).collect()
     }
 
     /// Every object, typed or not.

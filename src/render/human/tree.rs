@@ -475,73 +475,6 @@ pub(super) fn draw_tree(out: &mut String, lines: &[(usize, String)], columns: us
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::fold;
-    use mdiag_core::analysis::{Moment, Moments, PodState, Step};
-
-    fn pod(name: &str, node: &str, reason: Option<&str>, restarts: i32) -> PodState {
-        let m = Moment {
-            reached: true,
-            at: None,
-        };
-        PodState {
-            name: name.into(),
-            uid: name.into(),
-            revision: Some(3),
-            current: true,
-            held: false,
-            terminating: false,
-            node: Some(node.into()),
-            phase: Some("Running".into()),
-            moments: Moments {
-                stored: m,
-                bound: m,
-                started: Moment {
-                    reached: false,
-                    at: None,
-                },
-                ready: Moment {
-                    reached: false,
-                    at: None,
-                },
-                completed: Moment::default(),
-            },
-            serving: false,
-            draining: false,
-            last_step: Step::Bound,
-            restarts,
-            state_reason: reason.map(str::to_string),
-        }
-    }
-
-    #[test]
-    fn alike_pods_fold_into_one_line_named_after_the_lead() {
-        let mut pods: Vec<PodState> = (0..5529)
-            .map(|i| {
-                pod(
-                    &format!("web-{i}"),
-                    &format!("node-{}", i % 7),
-                    Some("CrashLoopBackOff"),
-                    3 + i % 2,
-                )
-            })
-            .collect();
-        pods.push(pod("web-odd", "node-0", Some("ImagePullBackOff"), 0));
-        let refs: Vec<&PodState> = pods.iter().collect();
-        let groups = fold(&refs, Some("web-17"));
-        assert_eq!(groups.len(), 2);
-        assert_eq!(groups[0].count, 5529);
-        assert_eq!(groups[0].shown.name, "web-17");
-        assert_eq!(groups[0].nodes, 7);
-        assert_eq!(groups[0].restarts, (3, 4));
-        assert_eq!(groups[1].count, 1);
-        assert_eq!(groups[1].shown.name, "web-odd");
-        // Without a lead Pod in the group, the first one names it.
-        assert_eq!(fold(&refs, None)[0].shown.name, "web-0");
-    }
-}
-
 /// A serving platform's object: its kind and name, and its generation as
 /// observed, or its Ready condition as written when its status does not
 /// observe its own generation.
@@ -608,4 +541,71 @@ fn platform_line(
         )),
     };
     format!("{} {}  {state}", m.kind, m.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold;
+    use mdiag_core::analysis::{Moment, Moments, PodState, Step};
+
+    fn pod(name: &str, node: &str, reason: Option<&str>, restarts: i32) -> PodState {
+        let m = Moment {
+            reached: true,
+            at: None,
+        };
+        PodState {
+            name: name.into(),
+            uid: name.into(),
+            revision: Some(3),
+            current: true,
+            held: false,
+            terminating: false,
+            node: Some(node.into()),
+            phase: Some("Running".into()),
+            moments: Moments {
+                stored: m,
+                bound: m,
+                started: Moment {
+                    reached: false,
+                    at: None,
+                },
+                ready: Moment {
+                    reached: false,
+                    at: None,
+                },
+                completed: Moment::default(),
+            },
+            serving: false,
+            draining: false,
+            last_step: Step::Bound,
+            restarts,
+            state_reason: reason.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn alike_pods_fold_into_one_line_named_after_the_lead() {
+        let mut pods: Vec<PodState> = (0..5529)
+            .map(|i| {
+                pod(
+                    &format!("web-{i}"),
+                    &format!("node-{}", i % 7),
+                    Some("CrashLoopBackOff"),
+                    3 + i % 2,
+                )
+            })
+            .collect();
+        pods.push(pod("web-odd", "node-0", Some("ImagePullBackOff"), 0));
+        let refs: Vec<&PodState> = pods.iter().collect();
+        let groups = fold(&refs, Some("web-17"));
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].count, 5529);
+        assert_eq!(groups[0].shown.name, "web-17");
+        assert_eq!(groups[0].nodes, 7);
+        assert_eq!(groups[0].restarts, (3, 4));
+        assert_eq!(groups[1].count, 1);
+        assert_eq!(groups[1].shown.name, "web-odd");
+        // Without a lead Pod in the group, the first one names it.
+        assert_eq!(fold(&refs, None)[0].shown.name, "web-0");
+    }
 }
