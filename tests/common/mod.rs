@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use mdiag_core::analysis::{Diagnosis, analyze};
 use mdiag_core::chain::walk;
-use mdiag_core::model::{Clock, Snapshot, TargetSpec};
+use mdiag_core::model::{Clock, Objects, Snapshot, TargetSpec};
 use mdiag_source::read_snapshot_file;
 
 pub const NAMESPACE: &str = "modeldock-lab";
@@ -142,6 +142,31 @@ pub fn trace_json(target: &str, namespace: &str, file: &str) -> (Option<i32>, se
 
 pub fn ids(d: &Diagnosis) -> Vec<&'static str> {
     d.findings.iter().map(|f| f.id.as_str()).collect()
+}
+
+/// The id of the finding a diagnosis leads with.
+pub fn lead(d: &Diagnosis) -> Option<&'static str> {
+    d.lead().map(|f| f.id.as_str())
+}
+
+/// The objects `mdiag snapshot TARGET` keeps of a chain, after checking
+/// that a replay of them judges the target as the whole input does.
+pub fn kept_for_replay(snapshot: &Snapshot, target: &str, namespace: &str) -> Objects {
+    let spec = TargetSpec::parse(target, None).unwrap();
+    let chain = walk(snapshot, &spec, namespace, None).unwrap();
+    let kept = mdiag_core::chain::chain_objects(snapshot, &chain);
+    let replay = Snapshot {
+        objects: kept.clone(),
+        ..snapshot.clone()
+    };
+    let d = diagnose_target(snapshot, target);
+    let again = diagnose_target(&replay, target);
+    assert_eq!(
+        (again.verdict.state, again.replicas.serving, ids(&again)),
+        (d.verdict.state, d.replicas.serving, ids(&d)),
+        "{target} replayed from its snapshot"
+    );
+    kept
 }
 
 /// The scenario names in fixtures/demo (every .yaml but expected.yaml).

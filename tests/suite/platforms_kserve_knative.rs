@@ -3,8 +3,7 @@
 //! walked through that Knative Service's Revisions, judged as the Knative
 //! Service would be, and named as the InferenceService.
 
-use crate::common::{self, diagnose_target, failed_on, gate_view_of, ids};
-use mdiag_core::analysis::Diagnosis;
+use crate::common::{self, diagnose_target, failed_on, gate_view_of, ids, lead};
 use mdiag_core::analysis::Step;
 use mdiag_core::analysis::crashes::CrashHistory;
 use mdiag_core::analysis::gate::{GatePolicy, Judgement};
@@ -13,10 +12,6 @@ use mdiag_core::model::{Snapshot, TargetSpec};
 
 fn case(name: &str) -> Snapshot {
     common::load_file(&format!("fixtures/cases/kserve-knative-{name}.yaml"))
-}
-
-fn lead(d: &Diagnosis) -> Option<&'static str> {
-    d.lead().map(|f| f.id.as_str())
 }
 
 #[test]
@@ -225,10 +220,11 @@ fn without_its_knative_service_the_inference_service_is_unknown_and_says_what_to
 
 #[test]
 fn a_snapshot_of_the_chain_keeps_the_knative_service_and_every_revision() {
-    let s = case("new-revision-broken-old-serves");
-    let target = TargetSpec::parse("isvc/llama", None).unwrap();
-    let chain = walk(&s, &target, "serving", None).unwrap();
-    let kept = mdiag_core::chain::chain_objects(&s, &chain);
+    let kept = common::kept_for_replay(
+        &case("new-revision-broken-old-serves"),
+        "isvc/llama",
+        "serving",
+    );
     assert_eq!(kept.inference_services.len(), 1);
     assert_eq!(kept.knative_services.len(), 1);
     let mut deployments: Vec<&str> = kept
@@ -243,15 +239,5 @@ fn a_snapshot_of_the_chain_keeps_the_knative_service_and_every_revision() {
             "llama-predictor-00001-deployment",
             "llama-predictor-00002-deployment"
         ]
-    );
-    let replay = Snapshot {
-        objects: kept,
-        ..s.clone()
-    };
-    let d = diagnose_target(&s, "isvc/llama");
-    let again = diagnose_target(&replay, "isvc/llama");
-    assert_eq!(
-        (again.verdict.state, again.replicas.serving, ids(&again)),
-        (d.verdict.state, d.replicas.serving, ids(&d))
     );
 }
