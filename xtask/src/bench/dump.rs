@@ -5,7 +5,9 @@
 //! gzipped. `mdiag triage -A --snapshot FILE -o json` (load and judge, the
 //! `--release` build) is timed against the anchor measured in the same
 //! run: a bare `serde_json` parse of the JSON into a `Value`, built
-//! `--release` too. Peak memory is read with GNU time. Then a gzip bomb and
+//! `--release` too, and kubectl's own decoder on the same file (Go,
+//! `k8s.io/apimachinery`'s YAMLOrJSONDecoder into unstructured objects,
+//! decode only: harness/yamldecode). Peak memory is read with GNU time. Then a gzip bomb and
 //! an endless YAML stream on standard input, which must be refused at the
 //! limit with memory that does not follow the input.
 
@@ -64,6 +66,7 @@ pub fn run(args: &DumpBench) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let mdiag = super::measure::mdiag_binary()?;
     let anchor = anchor_binary()?;
+    let kubectl_decoder = go_decoder(&root, &dir)?;
 
     let t = Instant::now();
     let files = write_dump(&root, &dir, args.mb * 1_000_000)?;
@@ -83,9 +86,9 @@ pub fn run(args: &DumpBench) -> anyhow::Result<()> {
     );
     println!();
     println!(
-        "| file | bytes | mdiag triage -A (load + judge) | max RSS | RSS / file size | anchor: serde_json parse of the JSON | ratio mdiag / anchor |"
+        "| file | bytes | mdiag triage -A (load + judge) | max RSS | RSS / file size | anchor: serde_json parse of the JSON | ratio mdiag / anchor | kubectl's decoder (Go, decode only) of the same file | its max RSS | ratio mdiag / kubectl's decoder |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut binaries = vec![("mdiag", mdiag.clone())];
     if let Some(b) = &args.baseline {
         binaries.push(("baseline", b.clone()));
@@ -95,11 +98,42 @@ pub fn run(args: &DumpBench) -> anyhow::Result<()> {
             let mut mdiag_times = Vec::new();
             let mut anchor_times = Vec::new();
             let mut rss = Vec::new();
+            let mut go_times = Vec::new();
+            let mut go_rss = Vec::new();
+            // kubectl reads no gzip: its decoder gets the YAML itself.
+            let go_file = if *file == files.gzip {
+                &files.yaml
+            } else {
+                file
+            };
             for run in 0..args.runs {
                 let mut mdiag_run = || -> anyhow::Result<()> {
-                    let (elapsed, kb) = timed_rss(binary, file)?;
+                    let args = [
+                        "triage".as_ref(),
+                        "-A".as_ref(),
+                        "--snapshot".as_ref(),
+                        file.as_os_str(),
+                        "-o".as_ref(),
+                        "json".as_ref(),
+                    ];
+                    let (elapsed, kb, _) = timed_rss(binary, &args, &[0, 1], false)?;
                     mdiag_times.push(elapsed);
                     rss.push(kb);
+                    Ok(())
+                };
+                let mut go_run = || -> anyhow::Result<()> {
+                    let (elapsed, kb, out) =
+                        timed_rss(&kubectl_decoder, &[go_file.as_os_str()], &[0], true)?;
+                    if out.trim() != files.objects.to_string() {
+                        bail!(
+                            "kubectl's decoder read {} objects of {}, not {}",
+                            out.trim(),
+                            go_file.display(),
+                            files.objects
+                        );
+                    }
+                    go_times.push(elapsed);
+                    go_rss.push(kb);
                     Ok(())
                 };
                 let mut anchor_run = || -> anyhow::Result<()> {
@@ -114,23 +148,30 @@ pub fn run(args: &DumpBench) -> anyhow::Result<()> {
                 if run % 2 == 0 {
                     mdiag_run()?;
                     anchor_run()?;
+                    go_run()?;
                 } else {
+                    go_run()?;
                     anchor_run()?;
                     mdiag_run()?;
                 }
             }
             let m = super::measure::median(mdiag_times);
             let a = super::measure::median(anchor_times);
+            let g = super::measure::median(go_times);
             let kb = median_u64(rss);
+            let go_kb = median_u64(go_rss);
             let bytes = size(file);
             println!(
-                "| {label} {} | {bytes} | {:.3} s | {:.0} MB | {:.2} | {:.3} s | **{:.2}** |",
+                "| {label} {} | {bytes} | {:.3} s | {:.0} MB | {:.2} | {:.3} s | **{:.2}** | {:.3} s | {:.0} MB | **{:.2}** |",
                 file.file_name().unwrap().to_string_lossy(),
                 m.as_secs_f64(),
                 kb as f64 / 1000.0,
                 kb as f64 * 1024.0 / bytes as f64,
                 a.as_secs_f64(),
                 m.as_secs_f64() / a.as_secs_f64(),
+                g.as_secs_f64(),
+                go_kb as f64 / 1000.0,
+                m.as_secs_f64() / g.as_secs_f64(),
             );
         }
     }
@@ -268,27 +309,56 @@ fn anchor_binary() -> anyhow::Result<PathBuf> {
     super::measure::release_binary("xtask", "json-anchor")
 }
 
-/// Wall time and max RSS (KiB) of `mdiag triage -A --snapshot FILE -o json`.
-fn timed_rss(mdiag: &Path, file: &Path) -> anyhow::Result<(Duration, u64)> {
+/// kubectl's own decoder (harness/yamldecode), built with the harness's
+/// Go (`$GO`, else `go` on PATH, else /usr/local/go/bin/go).
+fn go_decoder(root: &Path, dir: &Path) -> anyhow::Result<PathBuf> {
+    let go = std::env::var_os("GO")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let on_path = Command::new("go").arg("version").output().ok()?;
+            on_path.status.success().then(|| PathBuf::from("go"))
+        })
+        .unwrap_or_else(|| PathBuf::from("/usr/local/go/bin/go"));
+    let out = dir.join("yamldecode");
+    let status = Command::new(&go)
+        .current_dir(root.join("harness/yamldecode"))
+        .args(["build", "-trimpath", "-o"])
+        .arg(&out)
+        .arg(".")
+        .status()
+        .with_context(|| format!("running {}", go.display()))?;
+    if !status.success() {
+        bail!("go build of harness/yamldecode failed ({status})");
+    }
+    Ok(out)
+}
+
+/// Wall time, max RSS (KiB) and standard output (when kept; else it goes
+/// nowhere) of a program, which must exit with one of `codes`.
+fn timed_rss(
+    program: &Path,
+    args: &[&std::ffi::OsStr],
+    codes: &[i32],
+    keep_stdout: bool,
+) -> anyhow::Result<(Duration, u64, String)> {
     if !Path::new("/usr/bin/time").exists() {
         bail!("/usr/bin/time is needed for peak memory (Debian package `time`)");
     }
+    let mut timed = Command::new("/usr/bin/time");
+    timed.args(["-f", "maxrss_kb=%M"]).arg(program).args(args);
+    if !keep_stdout {
+        timed.stdout(Stdio::null());
+    }
     let t = Instant::now();
-    let out = Command::new("/usr/bin/time")
-        .args(["-f", "maxrss_kb=%M"])
-        .arg(mdiag)
-        .args(["triage", "-A", "--snapshot"])
-        .arg(file)
-        .args(["-o", "json"])
-        .stdout(Stdio::null())
-        .output()?;
+    let out = timed.output()?;
     let elapsed = t.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let code = out.status.code().unwrap_or(-1);
-    if code != 0 && code != 1 {
-        bail!("mdiag on {} exited {code}: {stderr}", file.display());
+    if !codes.contains(&code) {
+        bail!("{} exited {code}: {stderr}", program.display());
     }
-    Ok((elapsed, maxrss(&stderr)?))
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    Ok((elapsed, maxrss(&stderr)?, stdout))
 }
 
 fn maxrss(stderr: &str) -> anyhow::Result<u64> {
