@@ -149,34 +149,12 @@ pub(crate) fn json_error(e: &serde_json::Error, path: &Path) -> SourceError {
     }
 }
 
-pub(crate) fn yaml_error(e: &serde_saphyr::Error, path: &Path) -> SourceError {
+pub(crate) fn yaml_error(e: &super::yaml::YamlError, path: &Path) -> SourceError {
     SourceError::Syntax {
         path: path.to_path_buf(),
         syntax: "YAML",
-        detail: yaml_detail(&e.to_string()),
+        detail: e.to_string(),
     }
-}
-
-/// The parser's message on one line, with its line and column: the error
-/// already names the file, so the parser's excerpt of it (lines of the
-/// file under `--> <input>:L:C`) is left out rather than flattened.
-fn yaml_detail(text: &str) -> String {
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next().unwrap_or_default();
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    if first.starts_with("line ") {
-        return first.to_string();
-    }
-    let at = lines
-        .find_map(|l| l.strip_prefix("--> "))
-        .and_then(|at| {
-            let mut parts = at.rsplitn(3, ':');
-            let column = parts.next()?;
-            let line = parts.next()?;
-            Some(format!("line {line} column {column}: "))
-        })
-        .unwrap_or_default();
-    format!("{at}{first}")
 }
 
 #[cfg(test)]
@@ -186,20 +164,12 @@ mod tests {
     #[test]
     fn a_yaml_error_is_one_line_with_its_place_and_no_excerpt() {
         let text = "items: [\n  {a: 1\n";
-        let e = serde_saphyr::from_str::<serde_json::Value>(text).unwrap_err();
+        let e = super::super::yaml::read_str::<serde::de::IgnoredAny>(text).unwrap_err();
         let shown = yaml_error(&e, Path::new("dump.yaml")).to_string();
         assert!(
-            shown.starts_with("dump.yaml is not valid YAML: line "),
-            "{shown}"
-        );
-        assert!(
-            !shown.contains('|') && !shown.contains("<input>"),
+            shown.starts_with("dump.yaml is not valid YAML: line 2 column 3: unclosed bracket"),
             "{shown}"
         );
         assert!(!shown.contains('\n'), "{shown}");
-        assert_eq!(
-            yaml_detail("mismatched bracket\n --> <input>:4:7\n |\n4 | - a: [1,"),
-            "line 4 column 7: mismatched bracket"
-        );
     }
 }

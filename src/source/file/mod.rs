@@ -10,6 +10,7 @@ mod input;
 mod read;
 mod tree;
 mod versions;
+mod yaml;
 
 pub use super::objects::Keep;
 pub use bookkeeping::COMPLETE_DUMP_RESOURCES;

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::decode::{Document, ReadingScope};
 use super::error::{SourceError, json_error, yaml_error};
 use super::input::{self, Input, MAX_SNAPSHOT_BYTES, Opened, Stream};
+use super::yaml;
 use crate::objects::Keep;
 use mdiag_core::model::Snapshot;
 
@@ -69,28 +70,6 @@ fn read_stream(mut stream: Stream<'_>, keep: Keep) -> Result<Snapshot, SourceErr
     stream.finish(result)
 }
 
-/// The YAML parser's limits, scaled to the input: a kubectl dump of a big
-/// cluster has millions of nodes, which the parser's defaults (sized for
-/// configuration files) refuse. Node, event and scalar budgets grow with the
-/// input (every node takes at least a byte), so a small file still cannot
-/// expand into a large document; the alias limits that stop alias bombs stay.
-fn yaml_options(input_bytes: usize) -> serde_saphyr::Options {
-    let mut budget = serde_saphyr::Budget::default();
-    // The input is capped by the reader (`Capped`) or by its size.
-    budget.max_reader_input_bytes = None;
-    budget.max_events = budget.max_events.max(input_bytes);
-    budget.max_nodes = budget.max_nodes.max(input_bytes);
-    budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(input_bytes);
-    budget.max_documents = budget.max_documents.max(input_bytes / 64);
-    let mut options = serde_saphyr::Options::default();
-    options.budget = Some(budget);
-    // A key named twice reaches the decoder, which keeps the last value
-    // (as kubectl does) and warns (`tree`), where the default refuses the
-    // whole file.
-    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
-    options
-}
-
 /// Parses file contents; `path` is used for messages and the origin.
 pub fn parse_snapshot_text(text: &str, path: &Path) -> Result<Snapshot, SourceError> {
     parse_snapshot_bytes(text.as_bytes(), path, Keep::Analysed)
@@ -118,9 +97,7 @@ pub(crate) fn parse_snapshot_bytes(
             .into_iter::<Document>()
             .try_for_each(|d| d.map(drop).map_err(|e| json_error(&e, path)))
     } else {
-        serde_saphyr::from_multiple_with_options::<Document>(trimmed, yaml_options(trimmed.len()))
-            .map(drop)
-            .map_err(|e| yaml_error(&e, path))
+        yaml::read_str::<Document>(trimmed).map_err(|e| yaml_error(&e, path))
     };
     scope.finish(parsed)
 }
@@ -165,11 +142,8 @@ fn parse_stream(text: &mut impl BufRead, path: &Path, keep: Keep) -> Result<Snap
             .into_iter::<Document>()
             .try_for_each(|d| d.map(drop).map_err(|e| json_error(&e, path)))
     } else {
-        serde_saphyr::read_with_options::<_, Document>(
-            text,
-            yaml_options(MAX_SNAPSHOT_BYTES as usize),
-        )
-        .try_for_each(|d| d.map(drop).map_err(|e| yaml_error(&e, path)))
+        yaml::read_stream::<Document>(text, MAX_SNAPSHOT_BYTES as usize)
+            .map_err(|e| yaml_error(&e, path))
     };
     scope.finish(parsed)
 }

@@ -21,19 +21,14 @@ pub(crate) struct KeySeed {
 impl<'de> DeserializeSeed<'de> for KeySeed {
     type Value = Key;
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
-        if self.spanned {
-            let key = serde_saphyr::Spanned::<String>::deserialize(deserializer)?;
-            let line = key.referenced.line();
-            Ok(Key {
-                name: key.value,
-                line: (line > 0).then_some(line),
-            })
+        let name = String::deserialize(deserializer)?;
+        // The YAML reader notes each key's line as it gives the key.
+        let line = if self.spanned {
+            super::yaml::last_key_line()
         } else {
-            Ok(Key {
-                name: String::deserialize(deserializer)?,
-                line: None,
-            })
-        }
+            None
+        };
+        Ok(Key { name, line })
     }
 }
 

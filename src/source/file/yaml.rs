@@ -1,0 +1,692 @@
+//! The YAML reader: the parser's events fed straight into the streaming
+//! decoder's serde visitors, with no layer between them that builds,
+//! buffers or budgets a document (measured in docs/benchmarks.md: that
+//! layer, not the tokenizer, was most of the time a YAML dump took).
+//!
+//! What it resolves, as kubectl's YAML reader (YAML 1.1 through
+//! sigs.k8s.io/yaml) and the reader before it did, is written down in
+//! docs/snapshot-format.md#how-yaml-is-read: plain scalars become null,
+//! booleans (`true`, `yes`, `on`, `y` and their negatives, any case),
+//! integers (decimal, `0x`, `0o`, `0b`), floats, or text; quoted and block
+//! scalars are text; the core tags (`!!str`, `!!int`...) are obeyed;
+//! mapping keys are always text. Aliases replay their anchor's events,
+//! within a budget that grows with the input, so a small file cannot
+//! expand into a large document; nesting deeper than [`MAX_DEPTH`] is
+//! refused before it can overflow the stack.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::io::BufRead;
+
+use granit_parser::{
+    BorrowedInput, ErrorKind, Event, InputIoError, Marker, Parser, ScalarStyle, ScanError, Span,
+    Tag,
+};
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
+
+/// Collections nested deeper than this are refused (serde_json stops at
+/// 128 too). Kubernetes objects nest about 20 deep.
+pub(crate) const MAX_DEPTH: usize = 128;
+
+/// Events an alias may replay, at least: past it (and past one per byte
+/// of input) the read stops, as an alias bomb would.
+const MIN_ALIAS_BUDGET: usize = 1 << 16;
+
+/// Why a YAML read stopped, with where, when the parser knows.
+#[derive(Debug)]
+pub(crate) struct YamlError {
+    message: String,
+    at: Option<(usize, usize)>,
+}
+
+impl YamlError {
+    fn at(message: impl Into<String>, marker: Marker) -> Self {
+        YamlError {
+            message: message.into(),
+            at: Some((marker.line(), marker.col() + 1)),
+        }
+    }
+
+    /// The parser's message, its first line (the rest names the input).
+    fn scan(error: &ScanError) -> Self {
+        let info = error.info();
+        YamlError::at(info.lines().next().unwrap_or_default(), *error.marker())
+    }
+}
+
+impl std::fmt::Display for YamlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.at {
+            Some((line, column)) => write!(f, "line {line} column {column}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for YamlError {}
+
+impl de::Error for YamlError {
+    fn custom<T: std::fmt::Display>(message: T) -> Self {
+        YamlError {
+            message: message.to_string(),
+            at: None,
+        }
+    }
+}
+
+/// Reads every document of `text` as a `T`.
+pub(crate) fn read_str<T: DeserializeOwned>(text: &str) -> Result<(), YamlError> {
+    read_all::<_, T>(Parser::new_from_str_with_options(text, options()), text.len())
+}
+
+/// Reads every document of a stream as a `T`, as its bytes arrive; bytes
+/// that are not UTF-8 stop the read. `input_limit` is what the stream is
+/// capped at, which the alias budget grows with.
+pub(crate) fn read_stream<T: DeserializeOwned>(
+    reader: &mut impl BufRead,
+    input_limit: usize,
+) -> Result<(), YamlError> {
+    let chars = Utf8Chars {
+        reader,
+        failed: false,
+    };
+    read_all::<_, T>(
+        Parser::new_from_fallible_iter_with_options(chars, options()),
+        input_limit,
+    )
+}
+
+fn options() -> granit_parser::Options {
+    granit_parser::options! {
+        // Comments are read past, not kept.
+        emit_comments: false,
+    }
+}
+
+fn read_all<'i, I: BorrowedInput<'i>, T: DeserializeOwned>(
+    parser: Parser<'i, I>,
+    input_bytes: usize,
+) -> Result<(), YamlError> {
+    let mut events = Events {
+        parser,
+        peeked: None,
+        replay: Vec::new(),
+        anchors: HashMap::new(),
+        recording: Vec::new(),
+        alias_budget: input_bytes.max(MIN_ALIAS_BUDGET),
+        last: Marker::default(),
+    };
+    loop {
+        let (event, span) = events.next()?;
+        match event {
+            Event::StreamStart => {}
+            Event::StreamEnd => return Ok(()),
+            Event::DocumentStart(..) => {
+                let located = |e: YamlError, events: &Events<'i, I>| match e.at {
+                    Some(_) => e,
+                    None => YamlError {
+                        at: Some((events.last.line(), events.last.col() + 1)),
+                        ..e
+                    },
+                };
+                T::deserialize(Node {
+                    events: &mut events,
+                    depth: 0,
+                })
+                .map_err(|e| located(e, &events))?;
+                match events.next()? {
+                    (Event::DocumentEnd, _) => {}
+                    (_, span) => {
+                        return Err(YamlError::at("more than one node in a document", span.start));
+                    }
+                }
+                // Anchors name nodes of their own document only.
+                events.anchors.clear();
+            }
+            _ => return Err(YamlError::at("expected a document", span.start)),
+        }
+    }
+}
+
+/// The parser's events, with aliases replayed from what their anchors
+/// recorded.
+struct Events<'i, I: BorrowedInput<'i>> {
+    parser: Parser<'i, I>,
+    peeked: Option<(Event<'i>, Span)>,
+    /// Aliases being replayed, innermost last.
+    replay: Vec<std::vec::IntoIter<(Event<'i>, Span)>>,
+    anchors: HashMap<usize, Vec<(Event<'i>, Span)>>,
+    /// Anchored collections still open: their id, how deep inside them the
+    /// stream is, and their events so far.
+    recording: Vec<Recording<'i>>,
+    /// Events aliases may still replay.
+    alias_budget: usize,
+    /// Where the last event started, for errors a visitor raises.
+    last: Marker,
+}
+
+struct Recording<'i> {
+    anchor: usize,
+    open: usize,
+    events: Vec<(Event<'i>, Span)>,
+}
+
+impl<'i, I: BorrowedInput<'i>> Events<'i, I> {
+    fn peek(&mut self) -> Result<&(Event<'i>, Span), YamlError> {
+        if self.peeked.is_none() {
+            let next = self.pull()?;
+            self.peeked = Some(next);
+        }
+        Ok(self.peeked.as_ref().expect("just filled"))
+    }
+
+    fn next(&mut self) -> Result<(Event<'i>, Span), YamlError> {
+        let next = match self.peeked.take() {
+            Some(next) => next,
+            None => self.pull()?,
+        };
+        self.last = next.1.start;
+        Ok(next)
+    }
+
+    /// The next node event: a replayed one, or the parser's (an alias
+    /// becomes its anchor's events).
+    fn pull(&mut self) -> Result<(Event<'i>, Span), YamlError> {
+        loop {
+            if let Some(replaying) = self.replay.last_mut() {
+                match replaying.next() {
+                    Some(event) => {
+                        self.record(&event, false);
+                        return Ok(event);
+                    }
+                    None => {
+                        self.replay.pop();
+                        continue;
+                    }
+                }
+            }
+            let (event, span) = match self.parser.next_event() {
+                Some(Ok(event)) => event,
+                Some(Err(error)) => return Err(YamlError::scan(&error)),
+                None => return Err(YamlError::at("the input ended early", self.last)),
+            };
+            match event {
+                Event::Alias(id) => {
+                    let Some(events) = self.anchors.get(&id) else {
+                        return Err(YamlError::at("an alias of an unknown anchor", span.start));
+                    };
+                    if events.len() > self.alias_budget {
+                        return Err(YamlError::at(
+                            "aliases expand past the limit (an alias bomb?)",
+                            span.start,
+                        ));
+                    }
+                    self.alias_budget -= events.len();
+                    self.replay.push(events.clone().into_iter());
+                }
+                // Not asked for (`options`): anchors are read from the
+                // node events, an unknown alias is the parser's error.
+                Event::Anchor(..) | Event::UnresolvedAlias(_) => {}
+                event => {
+                    let event = (event, span);
+                    self.record(&event, true);
+                    return Ok(event);
+                }
+            }
+        }
+    }
+
+    /// Adds an event to every anchored node still open, and opens a new
+    /// one when the event is anchored (anchors are the parser's, never a
+    /// replayed node's, so a replay does not redefine them).
+    fn record(&mut self, event: &(Event<'i>, Span), from_parser: bool) {
+        if self.recording.is_empty() && !from_parser {
+            return;
+        }
+        let (opens, closes) = match event.0 {
+            Event::SequenceStart(..) | Event::MappingStart(..) => (1, 0),
+            Event::SequenceEnd | Event::MappingEnd => (0, 1),
+            _ => (0, 0),
+        };
+        for recording in &mut self.recording {
+            recording.events.push(event.clone());
+            recording.open = recording.open + opens - closes;
+        }
+        while self.recording.last().is_some_and(|r| r.open == 0) {
+            let done = self.recording.pop().expect("just seen");
+            self.anchors.insert(done.anchor, done.events);
+        }
+        let anchor = match event.0 {
+            Event::Scalar(_, _, anchor, _)
+            | Event::SequenceStart(_, anchor, _)
+            | Event::MappingStart(_, anchor, _) => anchor,
+            _ => 0,
+        };
+        if from_parser && anchor != 0 {
+            if opens == 1 {
+                self.recording.push(Recording {
+                    anchor,
+                    open: 1,
+                    events: vec![event.clone()],
+                });
+            } else {
+                self.anchors.insert(anchor, vec![event.clone()]);
+            }
+        }
+    }
+
+    /// Reads past one node.
+    fn skip(&mut self) -> Result<(), YamlError> {
+        let mut open = 0usize;
+        loop {
+            match self.next()?.0 {
+                Event::SequenceStart(..) | Event::MappingStart(..) => open += 1,
+                Event::SequenceEnd | Event::MappingEnd => open -= 1,
+                _ => {}
+            }
+            if open == 0 {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// One node of the stream, as serde reads it.
+struct Node<'e, 'i, I: BorrowedInput<'i>> {
+    events: &'e mut Events<'i, I>,
+    depth: usize,
+}
+
+impl<'de, 'i, I: BorrowedInput<'i>> Deserializer<'de> for Node<'_, 'i, I> {
+    type Error = YamlError;
+
+    fn deserialize_any<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, YamlError> {
+        let (event, span) = self.events.next()?;
+        match event {
+            Event::Scalar(text, style, _, tag) => {
+                match resolve(&text, style, tag.as_deref(), span.start)? {
+                    Scalar::Null => visitor.visit_unit(),
+                    Scalar::Bool(b) => visitor.visit_bool(b),
+                    Scalar::Int(i) => visitor.visit_i64(i),
+                    Scalar::Uint(u) => visitor.visit_u64(u),
+                    Scalar::Float(f) => visitor.visit_f64(f),
+                    Scalar::Text => visitor.visit_string(text.into_owned()),
+                }
+            }
+            Event::SequenceStart(..) => {
+                let depth = self.deeper(span.start)?;
+                let value = visitor.visit_seq(Items {
+                    events: &mut *self.events,
+                    depth,
+                })?;
+                self.finish()?;
+                Ok(value)
+            }
+            Event::MappingStart(..) => {
+                let depth = self.deeper(span.start)?;
+                let value = visitor.visit_map(Entries {
+                    events: &mut *self.events,
+                    depth,
+                })?;
+                self.finish()?;
+                Ok(value)
+            }
+            _ => Err(YamlError::at("expected a value", span.start)),
+        }
+    }
+
+    fn deserialize_ignored_any<V: de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, YamlError> {
+        self.events.skip()?;
+        visitor.visit_unit()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier
+    }
+}
+
+impl<'i, I: BorrowedInput<'i>> Node<'_, 'i, I> {
+    fn deeper(&self, at: Marker) -> Result<usize, YamlError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(YamlError::at(
+                format!("nested deeper than {MAX_DEPTH} levels (the depth limit)"),
+                at,
+            ));
+        }
+        Ok(self.depth + 1)
+    }
+
+    /// Reads past what a visitor left of a collection, and its end.
+    fn finish(self) -> Result<(), YamlError> {
+        loop {
+            match self.events.peek()?.0 {
+                Event::SequenceEnd | Event::MappingEnd => {
+                    self.events.next()?;
+                    return Ok(());
+                }
+                _ => self.events.skip()?,
+            }
+        }
+    }
+}
+
+/// The items of a sequence.
+struct Items<'e, 'i, I: BorrowedInput<'i>> {
+    events: &'e mut Events<'i, I>,
+    depth: usize,
+}
+
+impl<'de, 'i, I: BorrowedInput<'i>> SeqAccess<'de> for Items<'_, 'i, I> {
+    type Error = YamlError;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, YamlError> {
+        if matches!(self.events.peek()?.0, Event::SequenceEnd) {
+            return Ok(None);
+        }
+        seed.deserialize(Node {
+            events: &mut *self.events,
+            depth: self.depth,
+        })
+        .map(Some)
+    }
+}
+
+/// The entries of a mapping.
+struct Entries<'e, 'i, I: BorrowedInput<'i>> {
+    events: &'e mut Events<'i, I>,
+    depth: usize,
+}
+
+impl<'de, 'i, I: BorrowedInput<'i>> MapAccess<'de> for Entries<'_, 'i, I> {
+    type Error = YamlError;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, YamlError> {
+        let (event, span) = self.events.peek()?;
+        match event {
+            Event::MappingEnd => Ok(None),
+            Event::Scalar(..) => {
+                KEY_LINE.set(span.start.line() as u64);
+                seed.deserialize(Key {
+                    events: &mut *self.events,
+                })
+                .map(Some)
+            }
+            _ => Err(YamlError::at(
+                "a mapping key that is not a scalar (mdiag reads text keys only)",
+                span.start,
+            )),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, YamlError> {
+        seed.deserialize(Node {
+            events: &mut *self.events,
+            depth: self.depth,
+        })
+    }
+}
+
+thread_local! {
+    /// The line of the last mapping key read on this thread.
+    static KEY_LINE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The line (from 1) of the mapping key the YAML reader gave last.
+pub(crate) fn last_key_line() -> Option<u64> {
+    Some(KEY_LINE.get()).filter(|&line| line > 0)
+}
+
+/// A mapping key: its text as written, whatever it would resolve to (as
+/// kubectl's YAML-to-JSON step makes every key a string).
+struct Key<'e, 'i, I: BorrowedInput<'i>> {
+    events: &'e mut Events<'i, I>,
+}
+
+impl<'de, 'i, I: BorrowedInput<'i>> Deserializer<'de> for Key<'_, 'i, I> {
+    type Error = YamlError;
+
+    fn deserialize_any<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, YamlError> {
+        match self.events.next()? {
+            (Event::Scalar(text, ..), _) => visitor.visit_string(text.into_owned()),
+            (_, span) => Err(YamlError::at("expected a mapping key", span.start)),
+        }
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+/// What a scalar is.
+#[derive(Debug, PartialEq)]
+enum Scalar {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    Float(f64),
+    /// The text as written.
+    Text,
+}
+
+/// Resolves a scalar by its tag, or, plain and untagged, by its text.
+fn resolve(
+    text: &str,
+    style: ScalarStyle,
+    tag: Option<&Tag>,
+    at: Marker,
+) -> Result<Scalar, YamlError> {
+    let core = tag.and_then(|t| t.is_yaml_core_schema().then(|| t.suffix()));
+    let refuse = |what: &str| Err(YamlError::at(format!("{text:?} is not {what}"), at));
+    match core {
+        Some("str" | "binary" | "timestamp" | "map" | "seq") => return Ok(Scalar::Text),
+        Some("null") => return Ok(Scalar::Null),
+        Some("bool") => return bool_of(text).map_or_else(|| refuse("a boolean"), |b| Ok(Scalar::Bool(b))),
+        Some("int") => return number_of(text, false).map_or_else(|| refuse("an integer"), Ok),
+        Some("float") => {
+            return number_of(text, true)
+                .or_else(|| non_finite(text).map(Scalar::Float))
+                .map_or_else(|| refuse("a number"), Ok);
+        }
+        _ => {}
+    }
+    // `!` (non-specific) keeps a plain scalar text; other local tags are
+    // read past, the value resolved as if untagged.
+    let non_specific = tag.is_some_and(|t| t.handle() == "!" && t.suffix().is_empty());
+    if style != ScalarStyle::Plain || non_specific {
+        return Ok(Scalar::Text);
+    }
+    Ok(plain(text))
+}
+
+/// A plain, untagged scalar.
+fn plain(text: &str) -> Scalar {
+    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
+        return Scalar::Null;
+    }
+    let Some(&first) = text.as_bytes().first() else {
+        return Scalar::Null;
+    };
+    // Most scalars are names: only these can start anything else.
+    if !(first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.' | b'y' | b'Y' | b'n' | b'N' | b'o' | b'O' | b't' | b'T' | b'f' | b'F')) {
+        return Scalar::Text;
+    }
+    if let Some(b) = bool_of(text) {
+        return Scalar::Bool(b);
+    }
+    if let Some(number) = number_of(text, true) {
+        return number;
+    }
+    // `.inf` and `.nan` are floats JSON cannot hold: null, as the decoder
+    // makes of any non-finite number.
+    if non_finite(text).is_some() {
+        return Scalar::Null;
+    }
+    Scalar::Text
+}
+
+/// YAML 1.1's booleans, as kubectl reads them, in any case.
+fn bool_of(text: &str) -> Option<bool> {
+    const TRUE: [&str; 4] = ["true", "yes", "y", "on"];
+    const FALSE: [&str; 4] = ["false", "no", "n", "off"];
+    if text.len() > 5 {
+        return None;
+    }
+    if TRUE.iter().any(|t| text.eq_ignore_ascii_case(t)) {
+        Some(true)
+    } else if FALSE.iter().any(|f| text.eq_ignore_ascii_case(f)) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// An integer (decimal without a leading zero, or `0x`, `0o`, `0b`, `_`
+/// between digits) or, when `floats`, a finite decimal float; an integer
+/// too large for 64 bits is read as a float.
+fn number_of(text: &str, floats: bool) -> Option<Scalar> {
+    let (negative, unsigned) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let radix = [("0x", 16), ("0o", 8), ("0b", 2)]
+        .iter()
+        .find_map(|(prefix, radix)| unsigned.strip_prefix(prefix).map(|d| (d, *radix)));
+    let integer = match radix {
+        Some((digits, radix)) => digits_of(digits, radix),
+        None if unsigned.len() > 1 && unsigned.starts_with('0') => None,
+        None => digits_of(unsigned, 10),
+    };
+    if let Some(magnitude) = integer {
+        if negative {
+            if let Ok(value) = i64::try_from(-(magnitude as i128)) {
+                return Some(Scalar::Int(value));
+            }
+        } else if let Ok(value) = u64::try_from(magnitude) {
+            return Some(if let Ok(small) = i64::try_from(value) {
+                Scalar::Int(small)
+            } else {
+                Scalar::Uint(value)
+            });
+        }
+    }
+    if !floats || !unsigned.bytes().next().is_some_and(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    // Rust's float syntax also takes `inf` and `nan`, which the check
+    // above has ruled out; a numeral too large for f64 stays a number.
+    let value: f64 = text.parse().ok()?;
+    if value.is_nan() {
+        return None;
+    }
+    Some(Scalar::Float(value))
+}
+
+/// Digits in `radix`, `_` allowed between two of them; at most 128 bits.
+fn digits_of(digits: &str, radix: u32) -> Option<u128> {
+    let bytes = digits.as_bytes();
+    let mut value: u128 = 0;
+    let mut seen = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'_' {
+            let between = i > 0 && bytes[i - 1] != b'_' && bytes.get(i + 1).is_some_and(|&n| n != b'_');
+            if !between {
+                return None;
+            }
+            continue;
+        }
+        let digit = (b as char).to_digit(radix)?;
+        value = value.checked_mul(u128::from(radix))?.checked_add(u128::from(digit))?;
+        seen = true;
+    }
+    seen.then_some(value)
+}
+
+/// `.inf`, `-.inf`, `.nan` in YAML's three spellings each.
+fn non_finite(text: &str) -> Option<f64> {
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    match unsigned {
+        ".inf" | ".Inf" | ".INF" => Some(if negative { f64::NEG_INFINITY } else { f64::INFINITY }),
+        ".nan" | ".NaN" | ".NAN" if text == unsigned => Some(f64::NAN),
+        _ => None,
+    }
+}
+
+/// The characters of a byte stream, for the parser; bytes that are not
+/// UTF-8, or a read that fails, end it with an error.
+struct Utf8Chars<'r, R: BufRead> {
+    reader: &'r mut R,
+    failed: bool,
+}
+
+impl<R: BufRead> Iterator for Utf8Chars<'_, R> {
+    type Item = Result<char, ErrorKind>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let fail = |this: &mut Self, kind: ErrorKind| {
+            this.failed = true;
+            Some(Err(kind))
+        };
+        let buf = match self.reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) => {
+                return fail(self, ErrorKind::InputIo {
+                    error: InputIoError::from_io(e),
+                });
+            }
+        };
+        let first = *buf.first()?;
+        if first.is_ascii() {
+            self.reader.consume(1);
+            return Some(Ok(first as char));
+        }
+        let width = match first {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => 0,
+        };
+        let mut bytes = [0u8; 4];
+        let mut have = 0;
+        while have < width {
+            let buf = match self.reader.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) => {
+                    return fail(self, ErrorKind::InputIo {
+                        error: InputIoError::from_io(e),
+                    });
+                }
+            };
+            let Some(&b) = buf.first() else { break };
+            bytes[have] = b;
+            have += 1;
+            self.reader.consume(1);
+        }
+        match std::str::from_utf8(&bytes[..have]).ok().and_then(|s| s.chars().next()) {
+            Some(c) if width > 0 && have == width => Some(Ok(c)),
+            _ => fail(self, ErrorKind::InputDecoding {
+                message: "the input is not UTF-8 text".into(),
+            }),
+        }
+    }
+}
