@@ -91,6 +91,14 @@ pub(crate) fn parse_snapshot_bytes(
         });
     }
     let json = trimmed.starts_with('{') || trimmed.starts_with('[');
+    if !json {
+        // A big List on every core; what cannot be read so is read again
+        // by one parser, from a fresh start.
+        let scope = ReadingScope::start(path, keep, true);
+        if yaml::read_big_str::<Document>(trimmed) {
+            return scope.finish(Ok(()));
+        }
+    }
     let scope = ReadingScope::start(path, keep, !json);
     let parsed = if json {
         serde_json::Deserializer::from_str(trimmed)
@@ -290,5 +298,41 @@ mod tests {
         let err = read_endless(&mut endless, Compression::Sniff);
         assert!(matches!(err, SourceError::NotText { .. }), "{err}");
         assert!(endless.given <= 2 * BUFFER as u64);
+    }
+
+    /// A List big enough to be read in pieces gives the snapshot one
+    /// parser gives, warnings (with their lines) and all.
+    #[test]
+    fn a_big_list_read_in_pieces_is_the_list_read_by_one_parser() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/cases");
+        let text = std::fs::read_to_string(root.join("argo-aborted-serves-nothing.yaml")).unwrap();
+        let start = text.find("\nitems:\n").unwrap() + "\nitems:\n".len();
+        let end = text.find("\nkind: List").unwrap() + 1;
+        let (head, items, tail) = (&text[..start], &text[start..end], &text[end..]);
+        // Each copy in a namespace of its own, one key named twice.
+        let mut big = head.to_string();
+        let mut copy = 0;
+        while big.len() < yaml::PIECES_FROM_BYTES + (1 << 20) {
+            big.push_str(&items.replace("namespace: serving", &format!("namespace: ns-{copy}")));
+            copy += 1;
+        }
+        big.push_str("- apiVersion: v1\n  kind: Service\n  kind: Service\n  metadata: {name: twice, namespace: ns-0}\n");
+        big.push_str(tail);
+        let path = Path::new("big.yaml");
+        let in_pieces = parse_snapshot_text(&big, path).unwrap();
+        let scope = ReadingScope::start(path, Keep::Analysed, true);
+        let one = scope
+            .finish(yaml::read_str::<Document>(&big).map_err(|e| yaml_error(&e, path)))
+            .unwrap();
+        assert!(
+            in_pieces.objects.pods.len() > 100,
+            "{}",
+            in_pieces.objects.pods.len()
+        );
+        let scope = ReadingScope::start(path, Keep::Analysed, true);
+        assert!(yaml::read_big_str::<Document>(&big), "not read in pieces");
+        drop(scope);
+        assert_eq!(in_pieces.warnings.len(), 1);
+        assert_eq!(format!("{in_pieces:?}"), format!("{one:?}"));
     }
 }

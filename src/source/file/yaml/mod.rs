@@ -22,6 +22,8 @@ use granit_parser::{
     BorrowedInput, ErrorKind, Event, InputIoError, Marker, Parser, ScalarStyle, ScanError, Span,
     Tag,
 };
+mod pieces;
+
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
 
 /// Collections nested deeper than this are refused (serde_json stops at
@@ -40,7 +42,7 @@ pub(crate) struct YamlError {
 }
 
 impl YamlError {
-    fn at(message: impl Into<String>, marker: Marker) -> Self {
+    pub(crate) fn at(message: impl Into<String>, marker: Marker) -> Self {
         YamlError {
             message: message.into(),
             at: Some((marker.line(), marker.col() + 1)),
@@ -48,7 +50,7 @@ impl YamlError {
     }
 
     /// The parser's message, its first line (the rest names the input).
-    fn scan(error: &ScanError) -> Self {
+    pub(crate) fn scan(error: &ScanError) -> Self {
         let info = error.info();
         YamlError::at(info.lines().next().unwrap_or_default(), *error.marker())
     }
@@ -76,7 +78,45 @@ impl de::Error for YamlError {
 
 /// Reads every document of `text` as a `T`.
 pub(crate) fn read_str<T: DeserializeOwned>(text: &str) -> Result<(), YamlError> {
-    read_all::<_, T>(Parser::new_from_str_with_options(text, options()), text.len())
+    read_all::<_, T>(
+        Parser::new_from_str_with_options(text, options()),
+        text.len(),
+    )
+}
+
+/// Texts this long are read on every core when they hold a List
+/// (`pieces`); shorter ones are not worth the threads.
+pub(crate) const PIECES_FROM_BYTES: usize = 4 << 20;
+
+/// Each piece of a List read on every core is about this long.
+const PIECE_BYTES: usize = 512 << 10;
+
+/// Reads every document of `text` as a `T`, a List's items parsed on
+/// every core. `false` means the text could not be read in pieces
+/// (it does not hold such a List, or its pieces did not join, or it is not
+/// valid): nothing it read counts, and the caller reads it with
+/// [`read_str`], which finds the true error if there is one.
+pub(crate) fn read_str_in_pieces<T: DeserializeOwned>(text: &str, piece_bytes: usize) -> bool {
+    let Some(cut) = pieces::cut(text, piece_bytes) else {
+        return false;
+    };
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
+    let shared = pieces::Shared::new(cut);
+    let read = std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| shared.work());
+        }
+        let read = read_all::<_, T>(pieces::Pieces::new(&shared), text.len());
+        shared.stop();
+        read
+    });
+    read.is_ok()
+}
+
+/// [`read_str_in_pieces`] with pieces of the usual size, for a text long
+/// enough to be worth it.
+pub(crate) fn read_big_str<T: DeserializeOwned>(text: &str) -> bool {
+    text.len() >= PIECES_FROM_BYTES && read_str_in_pieces::<T>(text, PIECE_BYTES)
 }
 
 /// Reads every document of a stream as a `T`, as its bytes arrive; bytes
@@ -96,19 +136,31 @@ pub(crate) fn read_stream<T: DeserializeOwned>(
     )
 }
 
-fn options() -> granit_parser::Options {
+pub(crate) fn options() -> granit_parser::Options {
     granit_parser::options! {
         // Comments are read past, not kept.
         emit_comments: false,
     }
 }
 
-fn read_all<'i, I: BorrowedInput<'i>, T: DeserializeOwned>(
-    parser: Parser<'i, I>,
+/// Where the events come from: one parser, or the pieces of a List read
+/// in parallel (`pieces`).
+pub(crate) trait Source<'i> {
+    fn next_event(&mut self) -> Option<Result<(Event<'i>, Span), YamlError>>;
+}
+
+impl<'i, I: BorrowedInput<'i>> Source<'i> for Parser<'i, I> {
+    fn next_event(&mut self) -> Option<Result<(Event<'i>, Span), YamlError>> {
+        Some(Parser::next_event(self)?.map_err(|e| YamlError::scan(&e)))
+    }
+}
+
+pub(crate) fn read_all<'i, S: Source<'i>, T: DeserializeOwned>(
+    source: S,
     input_bytes: usize,
 ) -> Result<(), YamlError> {
     let mut events = Events {
-        parser,
+        source,
         peeked: None,
         replay: Vec::new(),
         anchors: HashMap::new(),
@@ -122,7 +174,7 @@ fn read_all<'i, I: BorrowedInput<'i>, T: DeserializeOwned>(
             Event::StreamStart => {}
             Event::StreamEnd => return Ok(()),
             Event::DocumentStart(..) => {
-                let located = |e: YamlError, events: &Events<'i, I>| match e.at {
+                let located = |e: YamlError, events: &Events<'i, S>| match e.at {
                     Some(_) => e,
                     None => YamlError {
                         at: Some((events.last.line(), events.last.col() + 1)),
@@ -137,7 +189,10 @@ fn read_all<'i, I: BorrowedInput<'i>, T: DeserializeOwned>(
                 match events.next()? {
                     (Event::DocumentEnd, _) => {}
                     (_, span) => {
-                        return Err(YamlError::at("more than one node in a document", span.start));
+                        return Err(YamlError::at(
+                            "more than one node in a document",
+                            span.start,
+                        ));
                     }
                 }
                 // Anchors name nodes of their own document only.
@@ -150,8 +205,8 @@ fn read_all<'i, I: BorrowedInput<'i>, T: DeserializeOwned>(
 
 /// The parser's events, with aliases replayed from what their anchors
 /// recorded.
-struct Events<'i, I: BorrowedInput<'i>> {
-    parser: Parser<'i, I>,
+struct Events<'i, S: Source<'i>> {
+    source: S,
     peeked: Option<(Event<'i>, Span)>,
     /// Aliases being replayed, innermost last.
     replay: Vec<std::vec::IntoIter<(Event<'i>, Span)>>,
@@ -171,7 +226,7 @@ struct Recording<'i> {
     events: Vec<(Event<'i>, Span)>,
 }
 
-impl<'i, I: BorrowedInput<'i>> Events<'i, I> {
+impl<'i, S: Source<'i>> Events<'i, S> {
     fn peek(&mut self) -> Result<&(Event<'i>, Span), YamlError> {
         if self.peeked.is_none() {
             let next = self.pull()?;
@@ -205,9 +260,8 @@ impl<'i, I: BorrowedInput<'i>> Events<'i, I> {
                     }
                 }
             }
-            let (event, span) = match self.parser.next_event() {
-                Some(Ok(event)) => event,
-                Some(Err(error)) => return Err(YamlError::scan(&error)),
+            let (event, span) = match self.source.next_event() {
+                Some(event) => event?,
                 None => return Err(YamlError::at("the input ended early", self.last)),
             };
             match event {
@@ -292,12 +346,12 @@ impl<'i, I: BorrowedInput<'i>> Events<'i, I> {
 }
 
 /// One node of the stream, as serde reads it.
-struct Node<'e, 'i, I: BorrowedInput<'i>> {
-    events: &'e mut Events<'i, I>,
+struct Node<'e, 'i, S: Source<'i>> {
+    events: &'e mut Events<'i, S>,
     depth: usize,
 }
 
-impl<'de, 'i, I: BorrowedInput<'i>> Deserializer<'de> for Node<'_, 'i, I> {
+impl<'de, 'i, S: Source<'i>> Deserializer<'de> for Node<'_, 'i, S> {
     type Error = YamlError;
 
     fn deserialize_any<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, YamlError> {
@@ -350,7 +404,7 @@ impl<'de, 'i, I: BorrowedInput<'i>> Deserializer<'de> for Node<'_, 'i, I> {
     }
 }
 
-impl<'i, I: BorrowedInput<'i>> Node<'_, 'i, I> {
+impl<'i, S: Source<'i>> Node<'_, 'i, S> {
     fn deeper(&self, at: Marker) -> Result<usize, YamlError> {
         if self.depth >= MAX_DEPTH {
             return Err(YamlError::at(
@@ -376,12 +430,12 @@ impl<'i, I: BorrowedInput<'i>> Node<'_, 'i, I> {
 }
 
 /// The items of a sequence.
-struct Items<'e, 'i, I: BorrowedInput<'i>> {
-    events: &'e mut Events<'i, I>,
+struct Items<'e, 'i, S: Source<'i>> {
+    events: &'e mut Events<'i, S>,
     depth: usize,
 }
 
-impl<'de, 'i, I: BorrowedInput<'i>> SeqAccess<'de> for Items<'_, 'i, I> {
+impl<'de, 'i, S: Source<'i>> SeqAccess<'de> for Items<'_, 'i, S> {
     type Error = YamlError;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(
@@ -400,12 +454,12 @@ impl<'de, 'i, I: BorrowedInput<'i>> SeqAccess<'de> for Items<'_, 'i, I> {
 }
 
 /// The entries of a mapping.
-struct Entries<'e, 'i, I: BorrowedInput<'i>> {
-    events: &'e mut Events<'i, I>,
+struct Entries<'e, 'i, S: Source<'i>> {
+    events: &'e mut Events<'i, S>,
     depth: usize,
 }
 
-impl<'de, 'i, I: BorrowedInput<'i>> MapAccess<'de> for Entries<'_, 'i, I> {
+impl<'de, 'i, S: Source<'i>> MapAccess<'de> for Entries<'_, 'i, S> {
     type Error = YamlError;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
@@ -449,11 +503,11 @@ pub(crate) fn last_key_line() -> Option<u64> {
 
 /// A mapping key: its text as written, whatever it would resolve to (as
 /// kubectl's YAML-to-JSON step makes every key a string).
-struct Key<'e, 'i, I: BorrowedInput<'i>> {
-    events: &'e mut Events<'i, I>,
+struct Key<'e, 'i, S: Source<'i>> {
+    events: &'e mut Events<'i, S>,
 }
 
-impl<'de, 'i, I: BorrowedInput<'i>> Deserializer<'de> for Key<'_, 'i, I> {
+impl<'de, 'i, S: Source<'i>> Deserializer<'de> for Key<'_, 'i, S> {
     type Error = YamlError;
 
     fn deserialize_any<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, YamlError> {
@@ -494,7 +548,9 @@ fn resolve(
     match core {
         Some("str" | "binary" | "timestamp" | "map" | "seq") => return Ok(Scalar::Text),
         Some("null") => return Ok(Scalar::Null),
-        Some("bool") => return bool_of(text).map_or_else(|| refuse("a boolean"), |b| Ok(Scalar::Bool(b))),
+        Some("bool") => {
+            return bool_of(text).map_or_else(|| refuse("a boolean"), |b| Ok(Scalar::Bool(b)));
+        }
         Some("int") => return number_of(text, false).map_or_else(|| refuse("an integer"), Ok),
         Some("float") => {
             return number_of(text, true)
@@ -521,7 +577,23 @@ fn plain(text: &str) -> Scalar {
         return Scalar::Null;
     };
     // Most scalars are names: only these can start anything else.
-    if !(first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.' | b'y' | b'Y' | b'n' | b'N' | b'o' | b'O' | b't' | b'T' | b'f' | b'F')) {
+    if !(first.is_ascii_digit()
+        || matches!(
+            first,
+            b'-' | b'+'
+                | b'.'
+                | b'y'
+                | b'Y'
+                | b'n'
+                | b'N'
+                | b'o'
+                | b'O'
+                | b't'
+                | b'T'
+                | b'f'
+                | b'F'
+        ))
+    {
         return Scalar::Text;
     }
     if let Some(b) = bool_of(text) {
@@ -584,7 +656,12 @@ fn number_of(text: &str, floats: bool) -> Option<Scalar> {
             });
         }
     }
-    if !floats || !unsigned.bytes().next().is_some_and(|b| b.is_ascii_digit() || b == b'.') {
+    if !floats
+        || !unsigned
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_digit() || b == b'.')
+    {
         return None;
     }
     // Rust's float syntax also takes `inf` and `nan`, which the check
@@ -603,14 +680,17 @@ fn digits_of(digits: &str, radix: u32) -> Option<u128> {
     let mut seen = false;
     for (i, &b) in bytes.iter().enumerate() {
         if b == b'_' {
-            let between = i > 0 && bytes[i - 1] != b'_' && bytes.get(i + 1).is_some_and(|&n| n != b'_');
+            let between =
+                i > 0 && bytes[i - 1] != b'_' && bytes.get(i + 1).is_some_and(|&n| n != b'_');
             if !between {
                 return None;
             }
             continue;
         }
         let digit = (b as char).to_digit(radix)?;
-        value = value.checked_mul(u128::from(radix))?.checked_add(u128::from(digit))?;
+        value = value
+            .checked_mul(u128::from(radix))?
+            .checked_add(u128::from(digit))?;
         seen = true;
     }
     seen.then_some(value)
@@ -623,7 +703,11 @@ fn non_finite(text: &str) -> Option<f64> {
         None => (false, text.strip_prefix('+').unwrap_or(text)),
     };
     match unsigned {
-        ".inf" | ".Inf" | ".INF" => Some(if negative { f64::NEG_INFINITY } else { f64::INFINITY }),
+        ".inf" | ".Inf" | ".INF" => Some(if negative {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }),
         ".nan" | ".NaN" | ".NAN" if text == unsigned => Some(f64::NAN),
         _ => None,
     }
@@ -650,9 +734,12 @@ impl<R: BufRead> Iterator for Utf8Chars<'_, R> {
         let buf = match self.reader.fill_buf() {
             Ok(buf) => buf,
             Err(e) => {
-                return fail(self, ErrorKind::InputIo {
-                    error: InputIoError::from_io(e),
-                });
+                return fail(
+                    self,
+                    ErrorKind::InputIo {
+                        error: InputIoError::from_io(e),
+                    },
+                );
             }
         };
         let first = *buf.first()?;
@@ -672,9 +759,12 @@ impl<R: BufRead> Iterator for Utf8Chars<'_, R> {
             let buf = match self.reader.fill_buf() {
                 Ok(buf) => buf,
                 Err(e) => {
-                    return fail(self, ErrorKind::InputIo {
-                        error: InputIoError::from_io(e),
-                    });
+                    return fail(
+                        self,
+                        ErrorKind::InputIo {
+                            error: InputIoError::from_io(e),
+                        },
+                    );
                 }
             };
             let Some(&b) = buf.first() else { break };
@@ -682,11 +772,158 @@ impl<R: BufRead> Iterator for Utf8Chars<'_, R> {
             have += 1;
             self.reader.consume(1);
         }
-        match std::str::from_utf8(&bytes[..have]).ok().and_then(|s| s.chars().next()) {
+        match std::str::from_utf8(&bytes[..have])
+            .ok()
+            .and_then(|s| s.chars().next())
+        {
             Some(c) if width > 0 && have == width => Some(Ok(c)),
-            _ => fail(self, ErrorKind::InputDecoding {
-                message: "the input is not UTF-8 text".into(),
-            }),
+            _ => fail(
+                self,
+                ErrorKind::InputDecoding {
+                    message: "the input is not UTF-8 text".into(),
+                },
+            ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::{Value, json};
+    use std::cell::RefCell;
+
+    thread_local! {
+        static READ: RefCell<Vec<Value>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// A document, kept as the decoder's values are (JSON values).
+    struct Collect;
+
+    impl<'de> Deserialize<'de> for Collect {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let value = Value::deserialize(d)?;
+            READ.with(|r| r.borrow_mut().push(value));
+            Ok(Collect)
+        }
+    }
+
+    fn documents(text: &str) -> Result<Vec<Value>, YamlError> {
+        READ.with(|r| r.borrow_mut().clear());
+        read_str::<Collect>(text)?;
+        Ok(READ.with(|r| r.take()))
+    }
+
+    fn one(text: &str) -> Value {
+        let mut docs = documents(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        assert_eq!(docs.len(), 1, "{text:?}");
+        docs.remove(0)
+    }
+
+    /// The reader before this one (serde-saphyr into JSON values) and this
+    /// one read every YAML file of the fixtures alike.
+    #[test]
+    fn every_yaml_fixture_reads_as_serde_saphyr_read_it() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut files = Vec::new();
+        let mut dirs = vec![root];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                    files.push(path);
+                }
+            }
+        }
+        assert!(files.len() > 100, "{} YAML fixtures", files.len());
+        let mut compared = 0;
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let Ok(before) = serde_saphyr::from_multiple::<Value>(&text) else {
+                // Refused before; still refused or read, never a panic.
+                let _ = documents(&text);
+                continue;
+            };
+            let before: Vec<Value> = before.into_iter().filter(|d| !d.is_null()).collect();
+            let now: Vec<Value> = documents(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+                .into_iter()
+                .filter(|d| !d.is_null())
+                .collect();
+            assert!(before == now, "{} reads differently", file.display());
+            compared += 1;
+        }
+        assert!(compared > 100, "{compared} compared");
+    }
+
+    #[test]
+    fn plain_scalars_resolve_as_kubectl_reads_them() {
+        let doc = one(concat!(
+            "a: ~\nb:\nc: null\nd: true\ne: yes\nf: Off\ng: n\nh: 42\ni: -7\n",
+            "j: 0x1F\nk: 0o17\nl: 0b101\nm: 1_000\nn: 3.5\no: 1e3\np: .inf\n",
+            "q: 18446744073709551615\nr: 1e999\ns: web-1\nt: \"42\"\nu: '0x1F'\n",
+            "v: !!str 42\nw: !!int \"7\"\nx: !!float 1\ny: 0127\nz: v1.2\n",
+            "1: key\ntrue: key\n",
+        ));
+        assert_eq!(
+            doc,
+            json!({
+                "a": null, "b": null, "c": null, "d": true, "e": true, "f": false,
+                "g": false, "h": 42, "i": -7, "j": 31, "k": 15, "l": 5, "m": 1000,
+                "n": 3.5, "o": 1000.0, "p": null, "q": 18446744073709551615u64,
+                "r": null, "s": "web-1", "t": "42", "u": "0x1F", "v": "42",
+                "w": 7, "x": 1, "y": 127.0, "z": "v1.2", "1": "key", "true": "key",
+            })
+        );
+    }
+
+    #[test]
+    fn aliases_replay_their_anchor_and_bombs_are_stopped() {
+        assert_eq!(
+            one("a: &x {b: [1, &y two]}\nc: *x\nd: *y\n"),
+            json!({"a": {"b": [1, "two"]}, "c": {"b": [1, "two"]}, "d": "two"})
+        );
+        let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for level in 1..10 {
+            let prev = (b'a' + level - 1) as char;
+            let name = (b'a' + level) as char;
+            bomb.push_str(&format!(
+                "{name}: &{name} [{}]\n",
+                vec![format!("*{prev}"); 10].join(", ")
+            ));
+        }
+        let e = documents(&bomb).unwrap_err().to_string();
+        assert!(e.contains("alias bomb"), "{e}");
+    }
+
+    #[test]
+    fn documents_keys_and_errors() {
+        assert_eq!(
+            documents("---\na: 1\n---\n---\n- b\n").unwrap(),
+            vec![json!({"a": 1}), Value::Null, json!(["b"])]
+        );
+        let e = documents("? [a, b]\n: c\n").unwrap_err().to_string();
+        assert!(e.starts_with("line 1 column 3: a mapping key"), "{e}");
+        let deep = format!("x: {}{}", "[".repeat(200), "]".repeat(200));
+        let e = documents(&deep).unwrap_err().to_string();
+        assert!(e.contains("depth limit"), "{e}");
+    }
+
+    #[test]
+    fn a_stream_reads_as_the_same_text_does() {
+        let text = "a: &x {b: [1, \"é\u{1F600}\"]}\nc: *x\n---\nd: 0x10\n";
+        READ.with(|r| r.borrow_mut().clear());
+        read_stream::<Collect>(
+            &mut std::io::BufReader::with_capacity(3, text.as_bytes()),
+            1 << 20,
+        )
+        .unwrap();
+        let streamed = READ.with(|r| r.take());
+        assert_eq!(streamed, documents(text).unwrap());
+        let e = read_stream::<Collect>(&mut &b"a: \xff\xfe\n"[..], 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("not UTF-8"), "{e}");
     }
 }
