@@ -335,4 +335,26 @@ mod tests {
         assert_eq!(in_pieces.warnings.len(), 1);
         assert_eq!(format!("{in_pieces:?}"), format!("{one:?}"));
     }
+
+    /// A merge key gives the keys a mapping does not give itself, as
+    /// kubectl reads it.
+    #[test]
+    fn a_merge_key_fills_in_what_the_mapping_leaves_out() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- &pod {apiVersion: v1, kind: Pod, metadata: {name: a, namespace: ns}, spec: {nodeName: n1}}\n- <<: *pod\n  metadata: {name: b, namespace: ns}\n- <<: [{spec: {nodeName: n3}}, *pod]\n  metadata: {name: c, namespace: ns}\n";
+        let snapshot = parse_snapshot_text(text, Path::new("merge.yaml")).unwrap();
+        let pods: Vec<(String, String)> = snapshot
+            .objects
+            .pods
+            .iter()
+            .map(|p| {
+                let node = p.spec.as_ref().and_then(|s| s.node_name.clone());
+                (p.metadata.name.clone().unwrap(), node.unwrap_or_default())
+            })
+            .collect();
+        assert_eq!(
+            pods,
+            [("a", "n1"), ("b", "n1"), ("c", "n3")].map(|(n, s)| (n.to_string(), s.to_string()))
+        );
+        assert!(snapshot.warnings.is_empty(), "{:?}", snapshot.warnings);
+    }
 }

@@ -92,10 +92,38 @@ impl<'de> Visitor<'de> for Tree {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         let spanned = self.spanned;
+        let mut merged = Vec::new();
         while let Some(key) = map.next_key_seed(KeySeed { spanned })? {
             let value = map.next_value_seed(self)?;
-            if out.insert(key.name.clone(), value).is_some() {
-                (self.duplicate)(key);
+            // YAML's merge key (`<<: *defaults`), as kubectl reads it: the
+            // keys of the mapping (or mappings, the first winning) that
+            // this one does not give itself.
+            if spanned && key.name == "<<" {
+                match value {
+                    Value::Object(from) => merged.push(from),
+                    Value::Array(list) if list.iter().all(Value::is_object) => {
+                        merged.extend(list.into_iter().filter_map(|v| match v {
+                            Value::Object(from) => Some(from),
+                            _ => None,
+                        }));
+                    }
+                    value => {
+                        out.insert(key.name, value);
+                    }
+                }
+                continue;
+            }
+            if out.contains_key(&key.name) {
+                (self.duplicate)(Key {
+                    name: key.name.clone(),
+                    line: key.line,
+                });
+            }
+            out.insert(key.name, value);
+        }
+        for from in merged {
+            for (name, value) in from {
+                out.entry(name).or_insert(value);
             }
         }
         Ok(Value::Object(out))

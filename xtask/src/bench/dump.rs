@@ -66,6 +66,7 @@ pub fn run(args: &DumpBench) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir)?;
     let mdiag = super::measure::mdiag_binary()?;
     let anchor = anchor_binary()?;
+    let floor = super::measure::release_binary("xtask", "yaml-floor")?;
     let kubectl_decoder = go_decoder(&root, &dir)?;
 
     let t = Instant::now();
@@ -89,6 +90,7 @@ pub fn run(args: &DumpBench) -> anyhow::Result<()> {
         "| file | bytes | mdiag triage -A (load + judge) | max RSS | RSS / file size | anchor: serde_json parse of the JSON | ratio mdiag / anchor | kubectl's decoder (Go, decode only) of the same file | its max RSS | ratio mdiag / kubectl's decoder |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|");
+    let mut yaml_time = None;
     let mut binaries = vec![("mdiag", mdiag.clone())];
     if let Some(b) = &args.baseline {
         binaries.push(("baseline", b.clone()));
@@ -161,6 +163,9 @@ pub fn run(args: &DumpBench) -> anyhow::Result<()> {
             let kb = median_u64(rss);
             let go_kb = median_u64(go_rss);
             let bytes = size(file);
+            if *label == "mdiag" && *file == files.yaml {
+                yaml_time = Some(m);
+            }
             println!(
                 "| {label} {} | {bytes} | {:.3} s | {:.0} MB | {:.2} | {:.3} s | **{:.2}** | {:.3} s | {:.0} MB | **{:.2}** |",
                 file.file_name().unwrap().to_string_lossy(),
@@ -175,10 +180,55 @@ pub fn run(args: &DumpBench) -> anyhow::Result<()> {
             );
         }
     }
+    if let Some(mdiag_yaml) = yaml_time {
+        println!();
+        yaml_floor(&floor, &files.yaml, args.runs, mdiag_yaml)?;
+    }
     if !args.no_bombs {
         println!();
         bombs(&mdiag, &dir)?;
     }
+    Ok(())
+}
+
+/// Where the YAML time goes: the tokenizer alone and serde-saphyr's layer
+/// (mdiag's reader before it fed the tokenizer's events to its decoder),
+/// each on one thread, beside mdiag's whole load and judgement.
+fn yaml_floor(floor: &Path, yaml: &Path, runs: u32, mdiag: Duration) -> anyhow::Result<()> {
+    println!(
+        "| reading dump.yaml, median of {runs} runs | time | its share of mdiag's load + judge |"
+    );
+    println!("|---|---|---|");
+    for (mode, what) in [
+        ("events", "granit-parser's events alone, one thread"),
+        (
+            "serde-saphyr",
+            "serde-saphyr into nothing (`IgnoredAny`), one thread: mdiag's YAML reader until issue 30",
+        ),
+    ] {
+        let mut times = Vec::new();
+        for _ in 0..runs {
+            let t = Instant::now();
+            let out = Command::new(floor).arg(mode).arg(yaml).output()?;
+            if !out.status.success() {
+                bail!(
+                    "yaml-floor {mode} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            times.push(t.elapsed());
+        }
+        let t = super::measure::median(times);
+        println!(
+            "| {what} | {:.3} s | {:.2} |",
+            t.as_secs_f64(),
+            t.as_secs_f64() / mdiag.as_secs_f64()
+        );
+    }
+    println!(
+        "| mdiag triage -A (load on every core + judge) | {:.3} s | 1.00 |",
+        mdiag.as_secs_f64()
+    );
     Ok(())
 }
 

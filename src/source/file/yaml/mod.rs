@@ -19,8 +19,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use granit_parser::{
-    BorrowedInput, ErrorKind, Event, InputIoError, Marker, Parser, ScalarStyle, ScanError, Span,
-    Tag,
+    BorrowedInput, ErrorKind, Event, InputIoError, Marker, Parser, ScalarStyle, ScanError, Tag,
 };
 mod pieces;
 
@@ -34,6 +33,43 @@ pub(crate) const MAX_DEPTH: usize = 128;
 /// of input) the read stops, as an alias bomb would.
 const MIN_ALIAS_BUDGET: usize = 1 << 16;
 
+/// Where an event starts, all the reader keeps of the parser's span (a
+/// fifth of its size: events are moved and held by the million).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Pos {
+    line: u32,
+    col: u32,
+}
+
+impl Pos {
+    pub(crate) fn of(marker: &Marker) -> Pos {
+        Pos {
+            line: u32::try_from(marker.line()).unwrap_or(u32::MAX),
+            col: u32::try_from(marker.col()).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// From 1.
+    pub(crate) fn line(self) -> usize {
+        self.line as usize
+    }
+
+    /// From 0.
+    pub(crate) fn col(self) -> usize {
+        self.col as usize
+    }
+
+    /// The same place in a text that starts `lines` lines later.
+    pub(crate) fn down(self, lines: usize) -> Pos {
+        Pos {
+            line: self
+                .line
+                .saturating_add(u32::try_from(lines).unwrap_or(u32::MAX)),
+            col: self.col,
+        }
+    }
+}
+
 /// Why a YAML read stopped, with where, when the parser knows.
 #[derive(Debug)]
 pub(crate) struct YamlError {
@@ -42,7 +78,7 @@ pub(crate) struct YamlError {
 }
 
 impl YamlError {
-    pub(crate) fn at(message: impl Into<String>, marker: Marker) -> Self {
+    pub(crate) fn at(message: impl Into<String>, marker: Pos) -> Self {
         YamlError {
             message: message.into(),
             at: Some((marker.line(), marker.col() + 1)),
@@ -52,7 +88,10 @@ impl YamlError {
     /// The parser's message, its first line (the rest names the input).
     pub(crate) fn scan(error: &ScanError) -> Self {
         let info = error.info();
-        YamlError::at(info.lines().next().unwrap_or_default(), *error.marker())
+        YamlError::at(
+            info.lines().next().unwrap_or_default(),
+            Pos::of(error.marker()),
+        )
     }
 }
 
@@ -89,7 +128,7 @@ pub(crate) fn read_str<T: DeserializeOwned>(text: &str) -> Result<(), YamlError>
 pub(crate) const PIECES_FROM_BYTES: usize = 4 << 20;
 
 /// Each piece of a List read on every core is about this long.
-const PIECE_BYTES: usize = 512 << 10;
+const PIECE_BYTES: usize = 128 << 10;
 
 /// Reads every document of `text` as a `T`, a List's items parsed on
 /// every core. `false` means the text could not be read in pieces
@@ -146,12 +185,16 @@ pub(crate) fn options() -> granit_parser::Options {
 /// Where the events come from: one parser, or the pieces of a List read
 /// in parallel (`pieces`).
 pub(crate) trait Source<'i> {
-    fn next_event(&mut self) -> Option<Result<(Event<'i>, Span), YamlError>>;
+    fn next_event(&mut self) -> Option<Result<(Event<'i>, Pos), YamlError>>;
 }
 
 impl<'i, I: BorrowedInput<'i>> Source<'i> for Parser<'i, I> {
-    fn next_event(&mut self) -> Option<Result<(Event<'i>, Span), YamlError>> {
-        Some(Parser::next_event(self)?.map_err(|e| YamlError::scan(&e)))
+    fn next_event(&mut self) -> Option<Result<(Event<'i>, Pos), YamlError>> {
+        Some(
+            Parser::next_event(self)?
+                .map(|(event, span)| (event, Pos::of(&span.start)))
+                .map_err(|e| YamlError::scan(&e)),
+        )
     }
 }
 
@@ -166,7 +209,7 @@ pub(crate) fn read_all<'i, S: Source<'i>, T: DeserializeOwned>(
         anchors: HashMap::new(),
         recording: Vec::new(),
         alias_budget: input_bytes.max(MIN_ALIAS_BUDGET),
-        last: Marker::default(),
+        last: Pos::default(),
     };
     loop {
         let (event, span) = events.next()?;
@@ -189,16 +232,13 @@ pub(crate) fn read_all<'i, S: Source<'i>, T: DeserializeOwned>(
                 match events.next()? {
                     (Event::DocumentEnd, _) => {}
                     (_, span) => {
-                        return Err(YamlError::at(
-                            "more than one node in a document",
-                            span.start,
-                        ));
+                        return Err(YamlError::at("more than one node in a document", span));
                     }
                 }
                 // Anchors name nodes of their own document only.
                 events.anchors.clear();
             }
-            _ => return Err(YamlError::at("expected a document", span.start)),
+            _ => return Err(YamlError::at("expected a document", span)),
         }
     }
 }
@@ -207,27 +247,27 @@ pub(crate) fn read_all<'i, S: Source<'i>, T: DeserializeOwned>(
 /// recorded.
 struct Events<'i, S: Source<'i>> {
     source: S,
-    peeked: Option<(Event<'i>, Span)>,
+    peeked: Option<(Event<'i>, Pos)>,
     /// Aliases being replayed, innermost last.
-    replay: Vec<std::vec::IntoIter<(Event<'i>, Span)>>,
-    anchors: HashMap<usize, Vec<(Event<'i>, Span)>>,
+    replay: Vec<std::vec::IntoIter<(Event<'i>, Pos)>>,
+    anchors: HashMap<usize, Vec<(Event<'i>, Pos)>>,
     /// Anchored collections still open: their id, how deep inside them the
     /// stream is, and their events so far.
     recording: Vec<Recording<'i>>,
     /// Events aliases may still replay.
     alias_budget: usize,
     /// Where the last event started, for errors a visitor raises.
-    last: Marker,
+    last: Pos,
 }
 
 struct Recording<'i> {
     anchor: usize,
     open: usize,
-    events: Vec<(Event<'i>, Span)>,
+    events: Vec<(Event<'i>, Pos)>,
 }
 
 impl<'i, S: Source<'i>> Events<'i, S> {
-    fn peek(&mut self) -> Result<&(Event<'i>, Span), YamlError> {
+    fn peek(&mut self) -> Result<&(Event<'i>, Pos), YamlError> {
         if self.peeked.is_none() {
             let next = self.pull()?;
             self.peeked = Some(next);
@@ -235,18 +275,18 @@ impl<'i, S: Source<'i>> Events<'i, S> {
         Ok(self.peeked.as_ref().expect("just filled"))
     }
 
-    fn next(&mut self) -> Result<(Event<'i>, Span), YamlError> {
+    fn next(&mut self) -> Result<(Event<'i>, Pos), YamlError> {
         let next = match self.peeked.take() {
             Some(next) => next,
             None => self.pull()?,
         };
-        self.last = next.1.start;
+        self.last = next.1;
         Ok(next)
     }
 
     /// The next node event: a replayed one, or the parser's (an alias
     /// becomes its anchor's events).
-    fn pull(&mut self) -> Result<(Event<'i>, Span), YamlError> {
+    fn pull(&mut self) -> Result<(Event<'i>, Pos), YamlError> {
         loop {
             if let Some(replaying) = self.replay.last_mut() {
                 match replaying.next() {
@@ -267,12 +307,12 @@ impl<'i, S: Source<'i>> Events<'i, S> {
             match event {
                 Event::Alias(id) => {
                     let Some(events) = self.anchors.get(&id) else {
-                        return Err(YamlError::at("an alias of an unknown anchor", span.start));
+                        return Err(YamlError::at("an alias of an unknown anchor", span));
                     };
                     if events.len() > self.alias_budget {
                         return Err(YamlError::at(
                             "aliases expand past the limit (an alias bomb?)",
-                            span.start,
+                            span,
                         ));
                     }
                     self.alias_budget -= events.len();
@@ -293,7 +333,7 @@ impl<'i, S: Source<'i>> Events<'i, S> {
     /// Adds an event to every anchored node still open, and opens a new
     /// one when the event is anchored (anchors are the parser's, never a
     /// replayed node's, so a replay does not redefine them).
-    fn record(&mut self, event: &(Event<'i>, Span), from_parser: bool) {
+    fn record(&mut self, event: &(Event<'i>, Pos), from_parser: bool) {
         if self.recording.is_empty() && !from_parser {
             return;
         }
@@ -358,7 +398,7 @@ impl<'de, 'i, S: Source<'i>> Deserializer<'de> for Node<'_, 'i, S> {
         let (event, span) = self.events.next()?;
         match event {
             Event::Scalar(text, style, _, tag) => {
-                match resolve(&text, style, tag.as_deref(), span.start)? {
+                match resolve(&text, style, tag.as_deref(), span)? {
                     Scalar::Null => visitor.visit_unit(),
                     Scalar::Bool(b) => visitor.visit_bool(b),
                     Scalar::Int(i) => visitor.visit_i64(i),
@@ -368,7 +408,7 @@ impl<'de, 'i, S: Source<'i>> Deserializer<'de> for Node<'_, 'i, S> {
                 }
             }
             Event::SequenceStart(..) => {
-                let depth = self.deeper(span.start)?;
+                let depth = self.deeper(span)?;
                 let value = visitor.visit_seq(Items {
                     events: &mut *self.events,
                     depth,
@@ -377,7 +417,7 @@ impl<'de, 'i, S: Source<'i>> Deserializer<'de> for Node<'_, 'i, S> {
                 Ok(value)
             }
             Event::MappingStart(..) => {
-                let depth = self.deeper(span.start)?;
+                let depth = self.deeper(span)?;
                 let value = visitor.visit_map(Entries {
                     events: &mut *self.events,
                     depth,
@@ -385,7 +425,7 @@ impl<'de, 'i, S: Source<'i>> Deserializer<'de> for Node<'_, 'i, S> {
                 self.finish()?;
                 Ok(value)
             }
-            _ => Err(YamlError::at("expected a value", span.start)),
+            _ => Err(YamlError::at("expected a value", span)),
         }
     }
 
@@ -405,7 +445,7 @@ impl<'de, 'i, S: Source<'i>> Deserializer<'de> for Node<'_, 'i, S> {
 }
 
 impl<'i, S: Source<'i>> Node<'_, 'i, S> {
-    fn deeper(&self, at: Marker) -> Result<usize, YamlError> {
+    fn deeper(&self, at: Pos) -> Result<usize, YamlError> {
         if self.depth >= MAX_DEPTH {
             return Err(YamlError::at(
                 format!("nested deeper than {MAX_DEPTH} levels (the depth limit)"),
@@ -470,7 +510,7 @@ impl<'de, 'i, S: Source<'i>> MapAccess<'de> for Entries<'_, 'i, S> {
         match event {
             Event::MappingEnd => Ok(None),
             Event::Scalar(..) => {
-                KEY_LINE.set(span.start.line() as u64);
+                KEY_LINE.set(span.line() as u64);
                 seed.deserialize(Key {
                     events: &mut *self.events,
                 })
@@ -478,7 +518,7 @@ impl<'de, 'i, S: Source<'i>> MapAccess<'de> for Entries<'_, 'i, S> {
             }
             _ => Err(YamlError::at(
                 "a mapping key that is not a scalar (mdiag reads text keys only)",
-                span.start,
+                *span,
             )),
         }
     }
@@ -513,7 +553,7 @@ impl<'de, 'i, S: Source<'i>> Deserializer<'de> for Key<'_, 'i, S> {
     fn deserialize_any<V: de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, YamlError> {
         match self.events.next()? {
             (Event::Scalar(text, ..), _) => visitor.visit_string(text.into_owned()),
-            (_, span) => Err(YamlError::at("expected a mapping key", span.start)),
+            (_, span) => Err(YamlError::at("expected a mapping key", span)),
         }
     }
 
@@ -541,7 +581,7 @@ fn resolve(
     text: &str,
     style: ScalarStyle,
     tag: Option<&Tag>,
-    at: Marker,
+    at: Pos,
 ) -> Result<Scalar, YamlError> {
     let core = tag.and_then(|t| t.is_yaml_core_schema().then(|| t.suffix()));
     let refuse = |what: &str| Err(YamlError::at(format!("{text:?} is not {what}"), at));

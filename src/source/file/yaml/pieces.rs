@@ -17,13 +17,13 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
-use granit_parser::{Event, Marker, Parser, ScalarStyle, Span, StructureStyle};
+use granit_parser::{Event, Parser, ScalarStyle, StructureStyle};
 
-use super::{Source, YamlError};
+use super::{Pos, Source, YamlError};
 
 /// Pieces parsed ahead of the decoder, at most: each holds its events
-/// (about 130 bytes each) until the decoder reaches it.
-const AHEAD: usize = 4;
+/// (120 bytes each, a few per line) until the decoder reaches it.
+const AHEAD: usize = 3;
 
 /// How a text is cut: the part before the items, the items in pieces,
 /// and the part after them.
@@ -99,14 +99,15 @@ pub(crate) fn cut(text: &str, piece_bytes: usize) -> Option<Cut<'_>> {
     })
 }
 
-type Parsed<'t> = Result<Vec<(Event<'t>, Span)>, YamlError>;
+type Located<'t> = VecDeque<(Event<'t>, Pos)>;
+type Parsed<'t> = Result<Located<'t>, YamlError>;
 
 /// The pieces' events in order, parsed by `workers` threads while the
 /// decoder reads.
 pub(crate) struct Pieces<'t, 's> {
     shared: &'s Shared<'t>,
     /// The events of the piece being read.
-    current: VecDeque<(Event<'t>, Span)>,
+    current: VecDeque<(Event<'t>, Pos)>,
     /// The next piece to read (0 is the head, then the items, then the tail).
     next: usize,
     count: usize,
@@ -119,6 +120,10 @@ pub(crate) struct Shared<'t> {
     claimed: AtomicUsize,
     state: Mutex<State<'t>>,
     changed: Condvar,
+    /// Event buffers the decoder is done with, for the next pieces: a
+    /// piece's buffer is megabytes, and a fresh one each time costs page
+    /// faults and leaves the allocator's arenas fragmented.
+    spare: Mutex<Vec<Located<'t>>>,
 }
 
 struct State<'t> {
@@ -142,6 +147,7 @@ impl<'t> Shared<'t> {
                 stopped: false,
             }),
             changed: Condvar::new(),
+            spare: Mutex::new(Vec::new()),
         }
     }
 
@@ -194,19 +200,20 @@ impl<'t> Shared<'t> {
         // Anchor ids unique across pieces: an alias into another piece is
         // the parser's "unknown anchor", and the whole text is read again.
         parser.set_anchor_offset(index << 32);
-        let mut events = Vec::new();
+        let mut events = self
+            .spare
+            .lock()
+            .expect("no thread panics holding it")
+            .pop()
+            .unwrap_or_default();
+        // About one event in twelve bytes of a kubectl List.
+        events.reserve(text.len() / 10);
         for event in parser {
-            let (event, mut span) = event.map_err(|e| YamlError::scan(&e))?;
-            span.start = moved(span.start, first_line);
-            span.end = moved(span.end, first_line);
-            events.push((event, span));
+            let (event, span) = event.map_err(|e| YamlError::scan(&e))?;
+            events.push_back((event, Pos::of(&span.start).down(first_line - 1)));
         }
         Ok(events)
     }
-}
-
-fn moved(marker: Marker, first_line: usize) -> Marker {
-    Marker::new(marker.index(), marker.line() + first_line - 1, marker.col())
 }
 
 impl<'t, 's> Pieces<'t, 's> {
@@ -222,7 +229,7 @@ impl<'t, 's> Pieces<'t, 's> {
 
     /// The events of piece `index`, waiting for a worker to parse it, cut
     /// to what they stand for in the whole document.
-    fn take(&mut self, index: usize) -> Result<VecDeque<(Event<'t>, Span)>, YamlError> {
+    fn take(&mut self, index: usize) -> Parsed<'t> {
         let parsed = {
             let mut state = self
                 .shared
@@ -254,37 +261,40 @@ impl<'t, 's> Pieces<'t, 's> {
 
 /// The stitching does not hold: the caller reads the whole text again.
 fn mismatch() -> YamlError {
-    YamlError::at("the pieces of the list do not join", Marker::default())
+    YamlError::at("the pieces of the list do not join", Pos::default())
 }
 
 /// The head ends with the key `items` and (alone) no value: keep all but
 /// the value and what closes the document, and open the items' sequence.
-fn head(mut events: Vec<(Event<'_>, Span)>) -> Result<VecDeque<(Event<'_>, Span)>, YamlError> {
-    let closing = events.split_off(events.len().saturating_sub(4));
+fn head(mut events: Located<'_>) -> Parsed<'_> {
+    let closing = [
+        events.pop_back(),
+        events.pop_back(),
+        events.pop_back(),
+        events.pop_back(),
+    ];
     let shape_holds = matches!(
-        closing.as_slice(),
+        &closing,
         [
-            (Event::Scalar(value, ScalarStyle::Plain, 0, None), _),
-            (Event::MappingEnd, _),
-            (Event::DocumentEnd, _),
-            (Event::StreamEnd, _),
+            Some((Event::StreamEnd, _)),
+            Some((Event::DocumentEnd, _)),
+            Some((Event::MappingEnd, _)),
+            Some((Event::Scalar(value, ScalarStyle::Plain, 0, None), _)),
         ] if value.is_empty() || value == "~"
     ) && matches!(
-        events.last(),
+        events.back(),
         Some((Event::Scalar(key, ScalarStyle::Plain, 0, None), _)) if key == "items"
     );
     if !shape_holds {
         return Err(mismatch());
     }
-    let span = closing[0].1;
-    let mut events: VecDeque<_> = events.into();
+    let span = closing[3].as_ref().map(|(_, at)| *at).unwrap_or_default();
     events.push_back((Event::SequenceStart(StructureStyle::Block, 0, None), span));
     Ok(events)
 }
 
 /// A piece of items parses as a sequence of them: keep what is inside.
-fn items(events: Vec<(Event<'_>, Span)>) -> Result<VecDeque<(Event<'_>, Span)>, YamlError> {
-    let mut events: VecDeque<_> = events.into();
+fn items(mut events: Located<'_>) -> Parsed<'_> {
     let opened = matches!(
         (events.pop_front(), events.pop_front(), events.pop_front()),
         (
@@ -309,21 +319,15 @@ fn items(events: Vec<(Event<'_>, Span)>) -> Result<VecDeque<(Event<'_>, Span)>, 
 
 /// The tail closes the items, then goes on with their mapping (its next
 /// keys), or, after a document marker, closes it and reads on.
-fn tail(
-    events: Vec<(Event<'_>, Span)>,
-    is_document: bool,
-) -> Result<VecDeque<(Event<'_>, Span)>, YamlError> {
-    let at = events.first().map(|(_, span)| *span).unwrap_or_default();
-    let mut events: VecDeque<_> = events.into();
+fn tail(mut events: Located<'_>, is_document: bool) -> Parsed<'_> {
+    let at = events.front().map(|(_, span)| *span).unwrap_or_default();
     if !matches!(events.pop_front(), Some((Event::StreamStart, _))) {
         return Err(mismatch());
     }
-    let mut out = VecDeque::with_capacity(events.len() + 3);
-    out.push_back((Event::SequenceEnd, at));
     let only_comments = matches!(events.front(), Some((Event::StreamEnd, _)));
     if is_document || only_comments {
-        out.push_back((Event::MappingEnd, at));
-        out.push_back((Event::DocumentEnd, at));
+        events.push_front((Event::DocumentEnd, at));
+        events.push_front((Event::MappingEnd, at));
     } else {
         let continues = matches!(
             (events.pop_front(), events.pop_front()),
@@ -336,13 +340,13 @@ fn tail(
             return Err(mismatch());
         }
     }
+    events.push_front((Event::SequenceEnd, at));
     // The tail's own StreamEnd ends the whole stream.
-    out.extend(events);
-    Ok(out)
+    Ok(events)
 }
 
 impl<'t> Source<'t> for Pieces<'t, '_> {
-    fn next_event(&mut self) -> Option<Result<(Event<'t>, Span), YamlError>> {
+    fn next_event(&mut self) -> Option<Result<(Event<'t>, Pos), YamlError>> {
         loop {
             if let Some(event) = self.current.pop_front() {
                 // The head's and every later piece's stream start are one.
@@ -353,7 +357,12 @@ impl<'t> Source<'t> for Pieces<'t, '_> {
             }
             match self.take(self.next) {
                 Ok(events) => {
-                    self.current = events;
+                    let done = std::mem::replace(&mut self.current, events);
+                    self.shared
+                        .spare
+                        .lock()
+                        .expect("no thread panics holding it")
+                        .push(done);
                     self.next += 1;
                 }
                 Err(e) => {
@@ -372,9 +381,9 @@ mod tests {
 
     /// An event, with its place when it is a scalar's (the only places
     /// the decoder reads: a key's line, where a value was wrong).
-    fn shown(event: &Event<'_>, span: &Span) -> String {
+    fn shown(event: &Event<'_>, at: Pos) -> String {
         match event {
-            Event::Scalar(..) => format!("{event:?} {}:{}", span.start.line(), span.start.col()),
+            Event::Scalar(..) => format!("{event:?} {}:{}", at.line(), at.col()),
             _ => format!("{event:?}"),
         }
     }
@@ -384,7 +393,7 @@ mod tests {
         Parser::new_from_str_with_options(text, super::super::options())
             .map(|e| {
                 let (event, span) = e.unwrap();
-                shown(&event, &span)
+                shown(&event, Pos::of(&span.start))
             })
             .collect()
     }
@@ -417,7 +426,7 @@ mod tests {
                 match pieces.next_event() {
                     Some(Ok((event, span))) => {
                         let end = matches!(event, Event::StreamEnd);
-                        out.push(shown(&event, &span));
+                        out.push(shown(&event, span));
                         if end {
                             break true;
                         }
