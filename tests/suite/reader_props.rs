@@ -180,7 +180,7 @@ fn deep_nesting_is_refused_without_overflowing_the_stack() {
         let message = err.to_string();
         assert!(message.contains(name), "{message}");
         // The parsers' own limits (serde_json's recursion limit of 128,
-        // the YAML budget's depth of 64) are what refuses it, by name.
+        // the YAML reader's depth limit of 128) are what refuses it, by name.
         assert!(
             message.contains("recursion limit") || message.contains("depth"),
             "{name}: the error should say the nesting is the problem: {message}"
