@@ -18,11 +18,11 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::BufRead;
 
+mod pieces;
+
 use granit_parser::{
     BorrowedInput, ErrorKind, Event, InputIoError, Marker, Parser, ScalarStyle, ScanError, Tag,
 };
-mod pieces;
-
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess};
 
 /// Collections nested deeper than this are refused (serde_json stops at
@@ -141,15 +141,21 @@ pub(crate) fn read_str_in_pieces<T: DeserializeOwned>(text: &str, piece_bytes: u
     };
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
     let shared = pieces::Shared::new(cut);
-    let read = std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| shared.work());
-        }
-        let read = read_all::<_, T>(pieces::Pieces::new(&shared), text.len());
+    std::thread::scope(|scope| {
+        let started = (0..workers)
+            .filter(|_| {
+                std::thread::Builder::new()
+                    .name("mdiag-yaml".into())
+                    .spawn_scoped(scope, || shared.work())
+                    .is_ok()
+            })
+            .count();
+        // No thread to be had (a process limit): one parser reads it all.
+        let read =
+            started > 0 && read_all::<_, T>(pieces::Pieces::new(&shared), text.len()).is_ok();
         shared.stop();
         read
-    });
-    read.is_ok()
+    })
 }
 
 /// [`read_str_in_pieces`] with pieces of the usual size, for a text long
@@ -409,7 +415,7 @@ impl<'de, 'i, S: Source<'i>> Deserializer<'de> for Node<'_, 'i, S> {
             }
             Event::SequenceStart(..) => {
                 let depth = self.deeper(span)?;
-                let value = visitor.visit_seq(Items {
+                let value = visitor.visit_seq(Inside {
                     events: &mut *self.events,
                     depth,
                 })?;
@@ -418,7 +424,7 @@ impl<'de, 'i, S: Source<'i>> Deserializer<'de> for Node<'_, 'i, S> {
             }
             Event::MappingStart(..) => {
                 let depth = self.deeper(span)?;
-                let value = visitor.visit_map(Entries {
+                let value = visitor.visit_map(Inside {
                     events: &mut *self.events,
                     depth,
                 })?;
@@ -469,13 +475,14 @@ impl<'i, S: Source<'i>> Node<'_, 'i, S> {
     }
 }
 
-/// The items of a sequence.
-struct Items<'e, 'i, S: Source<'i>> {
+/// What is inside a collection: the items of a sequence, the entries of a
+/// mapping, one level deeper than the collection.
+struct Inside<'e, 'i, S: Source<'i>> {
     events: &'e mut Events<'i, S>,
     depth: usize,
 }
 
-impl<'de, 'i, S: Source<'i>> SeqAccess<'de> for Items<'_, 'i, S> {
+impl<'de, 'i, S: Source<'i>> SeqAccess<'de> for Inside<'_, 'i, S> {
     type Error = YamlError;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(
@@ -493,13 +500,7 @@ impl<'de, 'i, S: Source<'i>> SeqAccess<'de> for Items<'_, 'i, S> {
     }
 }
 
-/// The entries of a mapping.
-struct Entries<'e, 'i, S: Source<'i>> {
-    events: &'e mut Events<'i, S>,
-    depth: usize,
-}
-
-impl<'de, 'i, S: Source<'i>> MapAccess<'de> for Entries<'_, 'i, S> {
+impl<'de, 'i, S: Source<'i>> MapAccess<'de> for Inside<'_, 'i, S> {
     type Error = YamlError;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
@@ -965,5 +966,23 @@ mod tests {
         assert_eq!(streamed, documents(text).unwrap());
         let e = read_stream::<Collect>(&mut &b"a: \xff\xfe\n"[..], 1 << 20).unwrap_err();
         assert!(e.to_string().contains("not UTF-8"), "{e}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, ..Default::default() })]
+
+        /// A plain scalar means what it meant to the reader before this one
+        /// (serde-saphyr), but where that one refused it: `.inf` and `.nan`
+        /// (null here, as JSON has no such number).
+        #[test]
+        fn plain_scalars_resolve_as_the_reader_before_resolved_them(
+            scalar in "[-+0-9a-fA-FxXoObB._~eEyYnNtTrRuUlLsS]{0,10}"
+        ) {
+            let text = format!("k: {scalar}\n");
+            if let Ok(before) = serde_saphyr::from_str::<Value>(&text) {
+                let now = documents(&text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+                proptest::prop_assert_eq!(&now[0], &before, "{:?}", text);
+            }
+        }
     }
 }

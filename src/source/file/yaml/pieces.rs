@@ -388,14 +388,44 @@ mod tests {
         }
     }
 
-    /// Every event as one parser gives them.
-    fn one_parser(text: &str) -> Vec<String> {
-        Parser::new_from_str_with_options(text, super::super::options())
-            .map(|e| {
-                let (event, span) = e.unwrap();
-                shown(&event, Pos::of(&span.start))
+    /// The events shown, anchors numbered in the order they come (pieces
+    /// number theirs apart, one parser from 1).
+    fn shown_all(events: Vec<(Event<'_>, Pos)>) -> Vec<String> {
+        let mut ids = std::collections::HashMap::new();
+        let mut renumber = |id: usize| {
+            if id == 0 {
+                return 0;
+            }
+            let next = ids.len() + 1;
+            *ids.entry(id).or_insert(next)
+        };
+        events
+            .into_iter()
+            .map(|(event, at)| {
+                let event = match event {
+                    Event::Scalar(v, style, a, t) => Event::Scalar(v, style, renumber(a), t),
+                    Event::SequenceStart(style, a, t) => {
+                        Event::SequenceStart(style, renumber(a), t)
+                    }
+                    Event::MappingStart(style, a, t) => Event::MappingStart(style, renumber(a), t),
+                    Event::Alias(a) => Event::Alias(renumber(a)),
+                    other => other,
+                };
+                shown(&event, at)
             })
             .collect()
+    }
+
+    /// Every event as one parser gives them.
+    fn one_parser(text: &str) -> Vec<String> {
+        shown_all(
+            Parser::new_from_str_with_options(text, super::super::options())
+                .map(|e| {
+                    let (event, span) = e.unwrap();
+                    (event, Pos::of(&span.start))
+                })
+                .collect(),
+        )
     }
 
     fn first_difference(a: &[String], b: &[String]) -> String {
@@ -426,7 +456,7 @@ mod tests {
                 match pieces.next_event() {
                     Some(Ok((event, span))) => {
                         let end = matches!(event, Event::StreamEnd);
-                        out.push(shown(&event, span));
+                        out.push((event, span));
                         if end {
                             break true;
                         }
@@ -435,7 +465,7 @@ mod tests {
                 }
             };
             shared.stop();
-            joined.then_some(out)
+            joined.then(|| shown_all(out))
         })
     }
 
@@ -553,5 +583,66 @@ mod tests {
             read
         });
         assert!(read.is_err());
+    }
+
+    /// Parts of a List item, each of which keeps the item's lines indented
+    /// (as any YAML writer does): block scalars holding item-like lines,
+    /// quoted scalars over lines, flow collections, comments, anchors used
+    /// within the item.
+    const PARTS: [&str; 10] = [
+        "  kind: Pod\n",
+        "  script: |\n    - not an item\n    items:\n\n    ---\n",
+        "  quoted: \"one\n    two\"\n",
+        "  flow: {a: [1, 2],\n    b: c}\n",
+        "  # a comment\n",
+        "\n",
+        "  list:\n  - x\n  - y: 1\n",
+        "  folded: >-\n    a\n    b\n",
+        "  anchored: &own {p: 1}\n  again: *own\n",
+        "  empty:\n",
+    ];
+
+    fn list(items: &[Vec<usize>], tail: usize) -> String {
+        let mut text = String::from("apiVersion: v1\nitems:\n");
+        for (i, parts) in items.iter().enumerate() {
+            text.push_str(&format!("- name: item-{i}\n"));
+            for &p in parts {
+                text.push_str(PARTS[p]);
+            }
+        }
+        text.push_str(
+            [
+                "kind: List\nmetadata:\n  resourceVersion: \"\"\n",
+                "",
+                "---\nkind: Other\n",
+                "# only a comment\n",
+            ][tail],
+        );
+        text
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// However a valid List is cut, its pieces give the events of one
+        /// parser (an alias inside one item never keeps them apart).
+        #[test]
+        fn any_list_read_in_pieces_is_the_list_read_whole(
+            items in proptest::collection::vec(
+                proptest::collection::vec(0..PARTS.len(), 0..6),
+                2..12,
+            ),
+            tail in 0usize..4,
+            piece_bytes in 1usize..200,
+        ) {
+            let text = list(&items, tail);
+            // Items longer than the pieces asked for: one piece, no cut.
+            proptest::prop_assume!(cut(&text, piece_bytes).is_some());
+            let whole = one_parser(&text);
+            let pieces = in_pieces(&text, piece_bytes);
+            proptest::prop_assert!(pieces.is_some(), "did not join:\n{}", text);
+            let pieces = pieces.unwrap();
+            proptest::prop_assert!(pieces == whole, "{}\n{}", first_difference(&pieces, &whole), text);
+        }
     }
 }
