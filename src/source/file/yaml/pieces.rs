@@ -25,6 +25,9 @@ use super::{Pos, Source, YamlError};
 /// (120 bytes each, a few per line) until the decoder reaches it.
 const AHEAD: usize = 3;
 
+/// The most text before the items, and after them, a cut allows.
+const MAX_EDGE_BYTES: usize = 1 << 20;
+
 /// How a text is cut: the part before the items, the items in pieces,
 /// and the part after them.
 #[derive(Debug)]
@@ -88,7 +91,11 @@ pub(crate) fn cut(text: &str, piece_bytes: usize) -> Option<Cut<'_>> {
     }
     let (tail_line, tail_at, tail_is_document) = end.unwrap_or((line, text.len(), false));
     items.push((piece_line, &text[piece_at..tail_at]));
-    if items.len() < 2 {
+    // The head and the tail are each one piece, their events held whole:
+    // a big document before or after the List (a second List) is left to
+    // the one parser, which holds no events.
+    let edges_small = head.len() <= MAX_EDGE_BYTES && text.len() - tail_at <= MAX_EDGE_BYTES;
+    if items.len() < 2 || !edges_small {
         return None;
     }
     Some(Cut {
@@ -567,6 +574,12 @@ mod tests {
         ] {
             assert!(cut(text, 1).is_none(), "{text}");
         }
+        // A second List after the first is more than a tail.
+        let second: String = (0..200_000).map(|i| format!("- {i}\n")).collect();
+        let two = format!("items:\n- a\n- b\n---\nitems:\n{second}");
+        assert!(two.len() > MAX_EDGE_BYTES);
+        assert!(cut(&two, 1).is_none());
+        assert!(cut(&two[..two.len() - second.len() + 10], 1).is_some());
     }
 
     /// A read stopped early (here by the decoder) stops the workers, however
