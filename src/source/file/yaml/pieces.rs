@@ -204,9 +204,11 @@ impl<'t> Shared<'t> {
             _ => self.cut.tail,
         };
         let mut parser = Parser::new_from_str_with_options(text, super::options());
-        // Anchor ids unique across pieces: an alias into another piece is
-        // the parser's "unknown anchor", and the whole text is read again.
-        parser.set_anchor_offset(index << 32);
+        // An alias into another piece is this parser's "unknown anchor",
+        // and the whole text is read again. Ids apart per piece (a piece
+        // of 128 KiB cannot hold a million anchors) keep the events as one
+        // parser would number them, but for the offset.
+        parser.set_anchor_offset(index.saturating_mul(1 << 20));
         let mut events = self
             .spare
             .lock()
