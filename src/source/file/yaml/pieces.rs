@@ -205,9 +205,8 @@ impl<'t> Shared<'t> {
         };
         let mut parser = Parser::new_from_str_with_options(text, super::options());
         // An alias into another piece is this parser's "unknown anchor",
-        // and the whole text is read again. Ids apart per piece (a piece
-        // of 128 KiB cannot hold a million anchors) keep the events as one
-        // parser would number them, but for the offset.
+        // and the whole text is read again. Each piece numbers its anchors
+        // from its own offset (128 KiB cannot hold a million anchors).
         parser.set_anchor_offset(index.saturating_mul(1 << 20));
         let mut events = self
             .spare
