@@ -171,10 +171,7 @@ pub(crate) fn read_stream<T: DeserializeOwned>(
     reader: &mut impl BufRead,
     input_limit: usize,
 ) -> Result<(), YamlError> {
-    let chars = Utf8Chars {
-        reader,
-        failed: false,
-    };
+    let chars = Utf8Chars::new(reader);
     read_all::<_, T>(
         Parser::new_from_fallible_iter_with_options(chars, options()),
         input_limit,
@@ -754,76 +751,87 @@ fn non_finite(text: &str) -> Option<f64> {
     }
 }
 
-/// The characters of a byte stream, for the parser; bytes that are not
-/// UTF-8, or a read that fails, end it with an error.
+/// The characters of a byte stream, for the parser, decoded a buffer at a
+/// time; bytes that are not UTF-8, or a read that fails, end it with an
+/// error.
 struct Utf8Chars<'r, R: BufRead> {
     reader: &'r mut R,
+    /// The text decoded, and how far the parser has read it.
+    text: String,
+    at: usize,
+    /// The start of a character the last buffer cut in two.
+    carry: Vec<u8>,
     failed: bool,
+}
+
+impl<'r, R: BufRead> Utf8Chars<'r, R> {
+    fn new(reader: &'r mut R) -> Self {
+        Utf8Chars {
+            reader,
+            text: String::new(),
+            at: 0,
+            carry: Vec::new(),
+            failed: false,
+        }
+    }
+
+    /// Decodes the reader's next buffer; `false` at its end.
+    fn refill(&mut self) -> Result<bool, ErrorKind> {
+        let buf = self.reader.fill_buf().map_err(|e| ErrorKind::InputIo {
+            error: InputIoError::from_io(e),
+        })?;
+        if buf.is_empty() {
+            if self.carry.is_empty() {
+                return Ok(false);
+            }
+            return Err(not_utf8());
+        }
+        let mut bytes = std::mem::take(&mut self.carry);
+        bytes.extend_from_slice(buf);
+        let read = buf.len();
+        self.reader.consume(read);
+        let valid = match std::str::from_utf8(&bytes) {
+            Ok(_) => bytes.len(),
+            // A character cut at the end: kept for the next buffer.
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => return Err(not_utf8()),
+        };
+        self.text.clear();
+        self.text
+            .push_str(std::str::from_utf8(&bytes[..valid]).map_err(|_| not_utf8())?);
+        self.at = 0;
+        bytes.drain(..valid);
+        self.carry = bytes;
+        Ok(true)
+    }
+}
+
+fn not_utf8() -> ErrorKind {
+    ErrorKind::InputDecoding {
+        message: "the input is not UTF-8 text".into(),
+    }
 }
 
 impl<R: BufRead> Iterator for Utf8Chars<'_, R> {
     type Item = Result<char, ErrorKind>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        let fail = |this: &mut Self, kind: ErrorKind| {
-            this.failed = true;
-            Some(Err(kind))
-        };
-        let buf = match self.reader.fill_buf() {
-            Ok(buf) => buf,
-            Err(e) => {
-                return fail(
-                    self,
-                    ErrorKind::InputIo {
-                        error: InputIoError::from_io(e),
-                    },
-                );
+        loop {
+            if let Some(c) = self.text[self.at..].chars().next() {
+                self.at += c.len_utf8();
+                return Some(Ok(c));
             }
-        };
-        let first = *buf.first()?;
-        if first.is_ascii() {
-            self.reader.consume(1);
-            return Some(Ok(first as char));
-        }
-        let width = match first {
-            0xC0..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF7 => 4,
-            _ => 0,
-        };
-        let mut bytes = [0u8; 4];
-        let mut have = 0;
-        while have < width {
-            let buf = match self.reader.fill_buf() {
-                Ok(buf) => buf,
-                Err(e) => {
-                    return fail(
-                        self,
-                        ErrorKind::InputIo {
-                            error: InputIoError::from_io(e),
-                        },
-                    );
+            if self.failed {
+                return None;
+            }
+            match self.refill() {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(kind) => {
+                    self.failed = true;
+                    return Some(Err(kind));
                 }
-            };
-            let Some(&b) = buf.first() else { break };
-            bytes[have] = b;
-            have += 1;
-            self.reader.consume(1);
-        }
-        match std::str::from_utf8(&bytes[..have])
-            .ok()
-            .and_then(|s| s.chars().next())
-        {
-            Some(c) if width > 0 && have == width => Some(Ok(c)),
-            _ => fail(
-                self,
-                ErrorKind::InputDecoding {
-                    message: "the input is not UTF-8 text".into(),
-                },
-            ),
+            }
         }
     }
 }
