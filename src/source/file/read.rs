@@ -357,4 +357,15 @@ mod tests {
         );
         assert!(snapshot.warnings.is_empty(), "{:?}", snapshot.warnings);
     }
+
+    /// A hand-written manifest's `defaultMode: 0644` is the octal kubectl
+    /// reads (420), not a float the Pod cannot hold.
+    #[test]
+    fn a_leading_zero_is_octal_as_kubectl_reads_it() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ns}\nspec:\n  containers: []\n  volumes:\n  - name: v\n    configMap: {name: c, defaultMode: 0644}\n";
+        let snapshot = parse_snapshot_text(text, Path::new("pod.yaml")).unwrap();
+        let pod = &snapshot.objects.pods[0];
+        let volume = &pod.spec.as_ref().unwrap().volumes.as_ref().unwrap()[0];
+        assert_eq!(volume.config_map.as_ref().unwrap().default_mode, Some(420));
+    }
 }
