@@ -653,7 +653,7 @@ _mdiag() {
             return 0
             ;;
         mdiag__subcmd__triage)
-            opts="-o -A -l -f -v -n -h -V --alert --all --output --all-namespaces --selector --snapshot --at --verbose --width --kubeconfig --context --namespace --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version"
+            opts="-o -A -l -f -v -n -h -V --alert --all --all-contexts --output --all-namespaces --selector --snapshot --at --verbose --width --kubeconfig --context --namespace --lang --color --resource --controller --request-timeout --redact --no-default-redaction --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

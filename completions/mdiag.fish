@@ -25,7 +25,7 @@ function __fish_mdiag_using_subcommand
 end
 
 complete -c mdiag -n "__fish_mdiag_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
-complete -c mdiag -n "__fish_mdiag_needs_command" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_needs_command" -l context -d 'The kubeconfig context to use; triage reads several at once when given a comma-separated list (`--context prod-eu,prod-us`)' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
 complete -c mdiag -n "__fish_mdiag_needs_command" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
@@ -54,7 +54,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s f -l snapshot -d '
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l at -d 'Judge the snapshot as it stood at this time (RFC 3339) instead of its capture time: what it dates after TIME is left out (docs/contract.md)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l width -d 'Fit the view to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l context -d 'The kubeconfig context to use; triage reads several at once when given a comma-separated list (`--context prod-eu,prod-us`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand trace" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
@@ -80,7 +80,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s f -l snapshot -d 
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l at -d 'Judge the snapshot as it stood at this time (RFC 3339) instead of its capture time: what it dates after TIME is left out (docs/contract.md)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l width -d 'Fit the view to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l context -d 'The kubeconfig context to use; triage reads several at once when given a comma-separated list (`--context prod-eu,prod-us`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
@@ -92,6 +92,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l controller -d 'Wh
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l request-timeout -d 'How long to wait for each API request, and for the kubeconfig\'s credential plugin: 30s, 2m, or a number of seconds' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l redact -d 'Also replace text matching this regular expression, in everything printed or written: objects, logs, evidence, names (repeatable). Credential-like environment values and probe headers, ConfigMap binaryData and the last-applied annotation are always replaced' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l all -d 'Show healthy workloads too (they are folded into a count)'
+complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l all-contexts -d 'Read every context of the kubeconfig, one cluster each, into one table (a cluster that cannot be read is listed as a gap)'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s A -l all-namespaces -d 'Look in every namespace'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -s v -l verbose -d 'Show every finding in full (cause, every check, fix, verify) and each Pod\'s moments; by default the lead finding is shown with its evidence, first check and fix, the others one line each'
 complete -c mdiag -n "__fish_mdiag_using_subcommand triage" -l no-default-redaction -d 'Keep the shapes of credentials (JWTs, Bearer and Basic values, passwords in URLs and DSNs, signed URLs, webhooks, private keys, cloud and API tokens, password= pairs and --password VALUE flags) that are otherwise replaced in output, logs, messages and snapshot files'
@@ -111,7 +112,7 @@ yaml\t'The same report as YAML'
 html\t'The same report as one self-contained HTML page (inline CSS and SVG, no network): headline, tree, waterfall, Pods\' moments, findings with copy buttons, log tails and gaps'"
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l width -d 'Fit the view to N columns (default: the terminal\'s width; when stdout is not a terminal, $COLUMNS, else 80)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l context -d 'The kubeconfig context to use; triage reads several at once when given a comma-separated list (`--context prod-eu,prod-us`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand gate" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
@@ -134,7 +135,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-bytes -d 'K
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l log-lines -d 'Keep at most this many lines of each log (the last ones)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l concurrency -d 'Log reads to run at once' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l context -d 'The kubeconfig context to use; triage reads several at once when given a comma-separated list (`--context prod-eu,prod-us`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand snapshot" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
@@ -153,7 +154,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s l -l selector -d 'La
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s f -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed; `-` reads stdin)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l at -d 'Judge the snapshot as it stood at this time (RFC 3339) instead of its capture time: what it dates after TIME is left out (docs/contract.md)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l context -d 'The kubeconfig context to use; triage reads several at once when given a comma-separated list (`--context prod-eu,prod-us`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand mcp" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"
@@ -175,7 +176,7 @@ complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l width -d 'Wrap t
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s f -l snapshot -d 'Read objects from a file instead of a cluster: an mdiag snapshot, or `kubectl get -o yaml|json` output (.gz is decompressed; `-` reads stdin)' -r -F
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l at -d 'Judge the snapshot as it stood at this time (RFC 3339) instead of its capture time: what it dates after TIME is left out (docs/contract.md)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)' -r -F
-complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l context -d 'The kubeconfig context to use' -r
+complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l context -d 'The kubeconfig context to use; triage reads several at once when given a comma-separated list (`--context prod-eu,prod-us`)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -s n -l namespace -d 'Namespace of the target (default: the context\'s namespace, or the one in the snapshot)' -r
 complete -c mdiag -n "__fish_mdiag_using_subcommand explain" -l lang -d 'Language of the explanations (default: from LANG)' -r -f -a "en\t''
 zh\t''"

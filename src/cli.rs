@@ -33,7 +33,8 @@ pub struct GlobalArgs {
     /// Path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
     #[arg(long, global = true, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
-    /// The kubeconfig context to use.
+    /// The kubeconfig context to use; triage reads several at once when
+    /// given a comma-separated list (`--context prod-eu,prod-us`).
     #[arg(long, global = true, value_name = "NAME")]
     pub context: Option<String>,
     /// Namespace of the target (default: the context's namespace, or the one in the snapshot).
@@ -172,6 +173,10 @@ pub struct TriageArgs {
     /// Show healthy workloads too (they are folded into a count).
     #[arg(long)]
     pub all: bool,
+    /// Read every context of the kubeconfig, one cluster each, into one
+    /// table (a cluster that cannot be read is listed as a gap).
+    #[arg(long)]
+    pub all_contexts: bool,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,

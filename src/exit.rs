@@ -257,6 +257,16 @@ pub fn for_triage(t: &Triage) -> Exit {
     for_diagnoses(&t.items)
 }
 
+/// A triage over several clusters: [`for_triage`] of every row, and 4
+/// rather than 0 or 3 when a cluster could not be read (what it holds is
+/// unknown, never healthy); a problem found elsewhere is still 1.
+pub fn for_clusters(t: &Triage, unread: usize) -> Exit {
+    match for_triage(t) {
+        Exit::Healthy | Exit::Progressing if unread > 0 => Exit::Unreachable,
+        exit => exit,
+    }
+}
+
 /// How a gate's wait ended.
 pub fn for_outcome(outcome: Outcome) -> Exit {
     match outcome {

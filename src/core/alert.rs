@@ -233,6 +233,13 @@ pub fn subject(alert: &Alert, default_namespace: Option<&str>) -> Subject {
     Subject::Namespace(namespace.to_string())
 }
 
+/// The cluster an alert is about, as multi-cluster Prometheus setups
+/// label it (`cluster`, `cluster_name`): what picks the kubeconfig context
+/// when a triage names several.
+pub fn cluster_of(alert: &Alert) -> Option<&str> {
+    label(&alert.labels, &["cluster", "cluster_name"])
+}
+
 /// The namespace a subject is in, when the alert says.
 pub fn namespace_of(subject: &Subject) -> Option<String> {
     match subject {

@@ -36,6 +36,10 @@ pub struct ReportTarget {
     pub namespace: String,
     pub name: String,
     pub uid: String,
+    /// The kubeconfig context it was read in, when one was named
+    /// (`--context`; each row of a triage over several clusters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -254,6 +258,7 @@ pub fn trace_report(d: &Diagnosis, run: &RunInfo, lang: Lang) -> TraceReport {
             namespace: d.target.namespace.clone(),
             name: d.target.name.clone(),
             uid: d.target.uid.clone(),
+            context: d.target.context.clone(),
         },
         healthy: d.healthy,
         verdict: ReportVerdict {

@@ -30,13 +30,47 @@ pub struct TriageReport {
     /// first.
     pub outside: Vec<OutsideReport>,
     /// Everything that could not be read (a namespace you may not list,
-    /// Nodes...), whether or not a workload's chain needed it.
+    /// Nodes...), whether or not a workload's chain needed it. Several
+    /// clusters: each names the `contexts` it was seen in, and a cluster
+    /// of which nothing could be read is a gap of resource `*`.
     pub gaps: Vec<Gap>,
+    /// Several clusters (`--context a,b`, `--all-contexts`): each one, in
+    /// the order named, and whether it could be read; absent for one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub contexts: Vec<ContextReport>,
+}
+
+/// One cluster of a triage over several.
+#[derive(Debug, Serialize)]
+pub struct ContextReport {
+    pub context: String,
+    /// Whether it could be read; when not, `reason` says why.
+    pub read: bool,
+    pub reason: Option<String>,
+    /// The server URL, when it was read.
+    pub server: Option<String>,
+    pub server_version: Option<String>,
+    /// API requests the read of this cluster made.
+    pub requests: Option<u32>,
+    /// Rows of this cluster: workloads, and objects outside them.
+    pub workloads: usize,
+    pub outside: usize,
+}
+
+/// What a report of several clusters says of each.
+pub struct ClusterInfo<'a> {
+    pub context: &'a str,
+    pub run: RunInfo<'a>,
+    /// Why nothing could be read from it, when nothing could.
+    pub unread: Option<&'a str>,
 }
 
 /// One object outside every workload.
 #[derive(Debug, Serialize)]
 pub struct OutsideReport {
+    /// The kubeconfig context it was read in, as a workload's target says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
     pub kind: &'static str,
     pub namespace: String,
     pub name: String,
@@ -64,6 +98,7 @@ pub fn report_with_gaps(t: &Triage, gaps: &[Gap], run: &RunInfo, lang: Lang) -> 
             .outside
             .iter()
             .map(|o| OutsideReport {
+                context: o.context.clone(),
                 kind: o.kind,
                 namespace: o.namespace.clone(),
                 name: o.name.clone(),
@@ -74,7 +109,48 @@ pub fn report_with_gaps(t: &Triage, gaps: &[Gap], run: &RunInfo, lang: Lang) -> 
             })
             .collect(),
         gaps: gaps.to_vec(),
+        contexts: Vec::new(),
     }
+}
+
+/// [`report_with_gaps`] of a triage over several clusters: each row's
+/// `source` is its own cluster's, and `contexts` lists every cluster.
+pub fn clusters_report(
+    t: &Triage,
+    gaps: &[Gap],
+    run: &RunInfo,
+    clusters: &[ClusterInfo],
+    lang: Lang,
+) -> TriageReport {
+    let mut report = report_with_gaps(t, gaps, run, lang);
+    let run_of = |context: Option<&String>| {
+        clusters
+            .iter()
+            .find(|c| Some(c.context) == context.map(String::as_str))
+            .map_or(run, |c| &c.run)
+    };
+    report.items = t
+        .items
+        .iter()
+        .map(|d| trace_report(d, run_of(d.target.context.as_ref()), lang))
+        .collect();
+    report.contexts = clusters
+        .iter()
+        .map(|c| {
+            let mine = |context: &Option<String>| context.as_deref() == Some(c.context);
+            ContextReport {
+                context: c.context.to_string(),
+                read: c.unread.is_none(),
+                reason: c.unread.map(str::to_string),
+                server: c.unread.is_none().then(|| c.run.origin.location.clone()),
+                server_version: c.run.origin.server_version.clone(),
+                requests: c.run.requests,
+                workloads: t.items.iter().filter(|d| mine(&d.target.context)).count(),
+                outside: t.outside.iter().filter(|o| mine(&o.context)).count(),
+            }
+        })
+        .collect();
+    report
 }
 
 /// How a target is named on the command line: `NAME` for a ModelService,
@@ -111,9 +187,13 @@ fn short_kind(kind: &str) -> &str {
 /// Spaces between two columns.
 const GAP: usize = 2;
 
+/// How many columns the table has.
+const NCOLS: usize = 8;
+
 /// The columns of the table, in the order they are printed.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Col {
+    Context,
     Namespace,
     Workload,
     State,
@@ -123,7 +203,8 @@ enum Col {
     Since,
 }
 
-const COLUMNS: [Col; 7] = [
+const COLUMNS: [Col; NCOLS] = [
+    Col::Context,
     Col::Namespace,
     Col::Workload,
     Col::State,
@@ -140,6 +221,7 @@ impl Col {
 
     fn header(self) -> &'static str {
         match self {
+            Col::Context => "triage.col_context",
             Col::Namespace => "triage.col_namespace",
             Col::Workload => "triage.col_workload",
             Col::State => "triage.col_state",
@@ -173,9 +255,54 @@ impl Cell {
 /// finding cell is prose that may be shortened (an id never is), and what
 /// `-v` prints under it.
 struct TableRow {
-    cells: [Cell; 7],
+    cells: [Cell; NCOLS],
     prose: bool,
     detail: Vec<String>,
+    /// The contexts it stands for: one, or several when the same workload
+    /// has the same state and finding in each.
+    contexts: Vec<String>,
+}
+
+impl TableRow {
+    /// What must be equal for rows of several clusters to be one: the
+    /// workload, its state and count, and its finding.
+    fn same_in_another_context(&self, other: &TableRow) -> bool {
+        [
+            Col::Namespace,
+            Col::Workload,
+            Col::State,
+            Col::Ready,
+            Col::Step,
+            Col::Finding,
+        ]
+        .iter()
+        .all(|c| self.cells[c.at()].plain == other.cells[c.at()].plain)
+    }
+}
+
+/// Rows of several clusters, ranked: a row equal to one before it but for
+/// its context joins that one, which then names every context and counts
+/// them after its finding (`✘ image-pull-backoff ×3`): the same cause
+/// seen in three clusters is read once.
+fn merge_contexts(rows: Vec<TableRow>) -> Vec<TableRow> {
+    let mut merged: Vec<TableRow> = Vec::with_capacity(rows.len());
+    for row in rows {
+        match merged.iter_mut().find(|m| m.same_in_another_context(&row)) {
+            Some(same) => same.contexts.extend(row.contexts),
+            None => merged.push(row),
+        }
+    }
+    for row in &mut merged {
+        let context = &mut row.cells[Col::Context.at()];
+        *context = Cell::text(row.contexts.join(","));
+        if row.contexts.len() > 1 {
+            let times = format!(" ×{}", row.contexts.len());
+            let finding = &mut row.cells[Col::Finding.at()];
+            finding.plain.push_str(&times);
+            finding.painted.push_str(&times);
+        }
+    }
+    merged
 }
 
 /// Columns the prose of the finding column (a row's reason, never an id)
@@ -192,12 +319,12 @@ const PROSE_ROOM: usize = 24;
 /// column: prose is what gives way, cut to the room left.
 fn columns_shown(
     rows: &[TableRow],
-    headers: &[String; 7],
-    namespaces: bool,
+    headers: &[String; NCOLS],
+    (contexts, namespaces): (bool, bool),
     room: usize,
-) -> ([bool; 7], [usize; 7]) {
+) -> ([bool; NCOLS], [usize; NCOLS]) {
     let mut widths = headers.each_ref().map(|h| layout::width(h));
-    let mut filled = [false; 7];
+    let mut filled = [false; NCOLS];
     let mut prose = 0;
     for row in rows {
         for (i, cell) in row.cells.iter().enumerate() {
@@ -216,10 +343,11 @@ fn columns_shown(
     some[finding] = some[finding].max(prose.min(PROSE_ROOM));
     let mut whole = widths;
     whole[finding] = whole[finding].max(prose);
-    let mut shown = [false; 7];
+    let mut shown = [false; NCOLS];
     shown[Col::Workload.at()] = true;
     shown[finding] = true;
     shown[Col::Namespace.at()] = namespaces;
+    shown[Col::Context.at()] = contexts;
     for (col, with_prose) in [
         (Col::State, &some),
         (Col::Ready, &some),
@@ -239,17 +367,20 @@ fn columns_shown(
 }
 
 /// Columns a line of the `shown` columns takes.
-fn line_width(shown: &[bool; 7], widths: &[usize; 7]) -> usize {
-    let cols: Vec<usize> = (0..7).filter(|i| shown[*i]).map(|i| widths[i]).collect();
+fn line_width(shown: &[bool; NCOLS], widths: &[usize; NCOLS]) -> usize {
+    let cols: Vec<usize> = (0..NCOLS)
+        .filter(|i| shown[*i])
+        .map(|i| widths[i])
+        .collect();
     cols.iter().sum::<usize>() + GAP * cols.len().saturating_sub(1)
 }
 
 /// One line of the table: the shown cells, each padded to its column but
 /// the last, and no space at the end.
-fn table_line(cells: &[Cell; 7], shown: &[bool; 7], widths: &[usize; 7]) -> String {
-    let last = (0..7).rev().find(|i| shown[*i]).unwrap_or(0);
+fn table_line(cells: &[Cell; NCOLS], shown: &[bool; NCOLS], widths: &[usize; NCOLS]) -> String {
+    let last = (0..NCOLS).rev().find(|i| shown[*i]).unwrap_or(0);
     let mut line = String::new();
-    for i in (0..7).filter(|i| shown[*i]) {
+    for i in (0..NCOLS).filter(|i| shown[*i]) {
         if i == last {
             line.push_str(&cells[i].painted);
         } else {
@@ -267,14 +398,15 @@ fn table_line(cells: &[Cell; 7], shown: &[bool; 7], widths: &[usize; 7]) -> Stri
 /// side, only those are shown, the finding last and as wide as its own
 /// text, and a row whose finding still does not fit has it on a line of
 /// its own under it. With `-v`, each row's lines under it.
-fn rows_table(mut rows: Vec<TableRow>, namespaces: bool, style: &Style) -> String {
+fn rows_table(mut rows: Vec<TableRow>, names: (bool, bool), style: &Style) -> String {
     let headers = COLUMNS.map(|c| Message::new(c.header()).render(style.lang));
     let finding = Col::Finding.at();
-    let (mut shown, mut widths) = columns_shown(&rows, &headers, namespaces, style.width);
+    let (mut shown, mut widths) = columns_shown(&rows, &headers, names, style.width);
     let ragged = line_width(&shown, &widths) > style.width;
     if ragged {
-        shown = [false; 7];
-        shown[Col::Namespace.at()] = namespaces;
+        shown = [false; NCOLS];
+        shown[Col::Context.at()] = names.0;
+        shown[Col::Namespace.at()] = names.1;
         shown[Col::Workload.at()] = true;
     } else {
         // The room the other columns leave, for the prose.
@@ -295,7 +427,7 @@ fn rows_table(mut rows: Vec<TableRow>, namespaces: bool, style: &Style) -> Strin
         with[finding] = true;
         ragged && line_width(&with, &w) <= style.width
     };
-    let line = |cells: &[Cell; 7], finding_too: bool| {
+    let line = |cells: &[Cell; NCOLS], finding_too: bool| {
         let mut with = shown;
         with[finding] |= finding_too;
         table_line(cells, &with, &widths)
@@ -335,6 +467,9 @@ fn rows_table(mut rows: Vec<TableRow>, namespaces: bool, style: &Style) -> Strin
 /// a command's word, as `layout::command` keeps it whole).
 pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
     let rows = t.rows();
+    // Several clusters: a CONTEXT column, and the same row in several once.
+    let contexts = t.contexts.len() > 1;
+    let unread_cluster = gaps.iter().any(Gap::is_cluster_unread);
     let table_rows: Vec<TableRow> = rows
         .iter()
         .filter_map(|row| match row {
@@ -343,20 +478,44 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
             Row::Outside(o) => Some(outside_row(o, style)),
         })
         .collect();
+    let table_rows = if contexts {
+        merge_contexts(table_rows)
+    } else {
+        table_rows
+    };
     let items = &t.items;
     let healthy = items.iter().filter(|d| d.healthy).count();
+    // A cluster not read holds what is unknown: never "all healthy".
     let everything_healthy = t.outside.is_empty()
         && healthy == items.len()
-        && (!items.is_empty() || t.checked.total() > 0);
+        && (!items.is_empty() || t.checked.total() > 0)
+        && !unread_cluster;
     // One namespace: the count line names it and the table leaves it out.
     let namespace = only_namespace(t);
     let mut out = String::new();
     // First what was judged: the count, or that nothing fails.
+    let across = contexts.then(|| {
+        let unread: usize = gaps
+            .iter()
+            .filter(|g| g.is_cluster_unread())
+            .map(|g| g.contexts.len())
+            .sum();
+        (
+            t.contexts.len() - unread.min(t.contexts.len()),
+            t.contexts.len(),
+        )
+    });
     if items.is_empty() && t.outside.is_empty() && t.checked.total() == 0 {
-        out.push_str(&Message::new("triage.no_workloads").render(style.lang));
+        let none = match across {
+            Some((read, n)) => {
+                Message::new("triage.no_workloads_across").arg("contexts", contexts_read(read, n))
+            }
+            None => Message::new("triage.no_workloads"),
+        };
+        out.push_str(&none.render(style.lang));
         out.push('\n');
     } else if !everything_healthy {
-        let count = count_line_in(t, namespace, style.lang);
+        let count = count_line_across(t, namespace, across, style.lang);
         for line in layout::wrap(&count, style.width, "", "  ") {
             out.push_str(&line);
             out.push('\n');
@@ -404,7 +563,11 @@ pub fn table(t: &Triage, gaps: &[Gap], all: bool, style: &Style) -> String {
         }
     }
     if !table_rows.is_empty() {
-        out.push_str(&rows_table(table_rows, namespace.is_none(), style));
+        out.push_str(&rows_table(
+            table_rows,
+            (contexts, namespace.is_none()),
+            style,
+        ));
     }
     if !all && healthy > 0 && !everything_healthy {
         let hidden = Message::new("triage.hidden").arg("n", healthy);
@@ -516,7 +679,9 @@ fn workload_row(d: &Diagnosis, style: &Style) -> TableRow {
         painted: super::headline::painted_word(d, style),
     };
     TableRow {
+        contexts: d.target.context.iter().cloned().collect(),
         cells: [
+            Cell::text(d.target.context.clone().unwrap_or_default()),
             Cell::text(d.target.namespace.clone()),
             Cell::text(format!("{}/{}", short_kind(&d.target.kind), d.target.name)),
             state,
@@ -566,7 +731,9 @@ fn outside_row(o: &Outside, style: &Style) -> TableRow {
         Vec::new()
     };
     TableRow {
+        contexts: o.context.iter().cloned().collect(),
         cells: [
+            Cell::text(o.context.clone().unwrap_or_default()),
             Cell::text(o.namespace.clone()),
             Cell::text(format!("{}/{}", short_kind(o.kind), o.name)),
             state,
@@ -655,6 +822,27 @@ pub fn count_line(t: &Triage, lang: Lang) -> String {
 /// [`count_line`], naming the one namespace of every row when given:
 /// `3 workloads in shop: ...`.
 fn count_line_in(t: &Triage, namespace: Option<&str>, lang: Lang) -> String {
+    count_line_across(t, namespace, None, lang)
+}
+
+/// `2 contexts`, or `1 of 2 contexts` when one could not be read.
+fn contexts_read(read: usize, n: usize) -> Message {
+    match read == n {
+        true => Message::new("triage.contexts_all").arg("n", n),
+        false => Message::new("triage.contexts_some")
+            .arg("read", read)
+            .arg("n", n),
+    }
+}
+
+/// [`count_line_in`], naming the clusters read of those asked for when
+/// the rows are of several: `5 workloads in 1 of 2 contexts: ...`.
+fn count_line_across(
+    t: &Triage,
+    namespace: Option<&str>,
+    contexts: Option<(usize, usize)>,
+    lang: Lang,
+) -> String {
     #[derive(PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
     enum Bucket {
         Errors,
@@ -708,9 +896,14 @@ fn count_line_in(t: &Triage, namespace: Option<&str>, lang: Lang) -> String {
             .arg("n", w)
             .arg("outside", n),
     };
-    let line = match namespace {
-        None => Message::new("triage.count_line"),
-        Some(ns) => Message::new("triage.count_line_in").arg("namespace", ns),
+    let across = contexts.map(|(read, n)| contexts_read(read, n));
+    let line = match (namespace, across) {
+        (None, None) => Message::new("triage.count_line"),
+        (Some(ns), None) => Message::new("triage.count_line_in").arg("namespace", ns),
+        (None, Some(c)) => Message::new("triage.count_line_across").arg("contexts", c),
+        (Some(ns), Some(c)) => Message::new("triage.count_line_in_across")
+            .arg("namespace", ns)
+            .arg("contexts", c),
     };
     let mut line = line
         .arg("what", what)

@@ -39,13 +39,48 @@ pub fn step_id(step: Step) -> &'static str {
 
 /// A gap's reason: the apiserver's words, or mdiag's own for a kind a
 /// dump does not hold.
-pub(crate) fn gap_reason(reason: &str, style: &Style) -> String {
+pub(crate) fn gap_reason(reason: &str, lang: Lang) -> String {
     if reason == mdiag_core::model::Gap::NOT_IN_DUMP {
-        tr(style, Message::new("gap.not_in_dump"))
+        Message::new("gap.not_in_dump").render(lang)
     } else if reason == mdiag_core::model::Gap::KNATIVE_PREDICTOR_ABSENT {
-        tr(style, Message::new("gap.knative_predictor_absent"))
+        Message::new("gap.knative_predictor_absent").render(lang)
     } else {
         reason.to_string()
+    }
+}
+
+/// One gap in words, as every view says it: what could not be read,
+/// where, why, and (several clusters) in which contexts.
+pub(crate) fn gap_sentence(g: &mdiag_core::model::Gap, lang: Lang) -> String {
+    if g.is_cluster_unread() {
+        return Message::new("gap.context_unread")
+            .arg("context", g.contexts.join(", "))
+            .arg("reason", gap_reason(&g.reason, lang))
+            .render(lang);
+    }
+    // A kind missing from a file is about the file, not a cluster scope.
+    let scope = match (&g.namespace, &g.complete_with) {
+        (Some(n), _) => Message::new("gap.in").arg("namespace", n).into(),
+        // A kind a dump holds in some namespaces: unknown in the others.
+        (None, _) if !g.read_in.is_empty() => Message::new("gap.outside")
+            .arg("namespaces", g.read_in.join(", "))
+            .into(),
+        (None, Some(_)) => mdiag_core::catalogue::Arg::from(""),
+        (None, None) => Message::new("gap.cluster").into(),
+    };
+    let line = Message::new("gap.line")
+        .arg("verb", &g.verb)
+        .arg("resource", &g.resource)
+        .arg("scope", scope)
+        .arg("reason", gap_reason(&g.reason, lang))
+        .render(lang);
+    // Several clusters: the contexts it was seen in, once.
+    match g.contexts.is_empty() {
+        true => line,
+        false => {
+            let contexts = Message::new("gap.contexts").arg("contexts", g.contexts.join(", "));
+            format!("{line}{}", contexts.render(lang))
+        }
     }
 }
 
@@ -86,26 +121,7 @@ pub fn gap_lines(gaps: &[mdiag_core::model::Gap], style: &Style) -> String {
     }
     let grouped = group_dump_gaps(gaps);
     let gaps = grouped.as_slice();
-    let line_of = |g: &mdiag_core::model::Gap| {
-        // A kind missing from a file is about the file, not a cluster scope.
-        let scope = match (&g.namespace, &g.complete_with) {
-            (Some(n), _) => Message::new("gap.in").arg("namespace", n).into(),
-            // A kind a dump holds in some namespaces: unknown in the others.
-            (None, _) if !g.read_in.is_empty() => Message::new("gap.outside")
-                .arg("namespaces", g.read_in.join(", "))
-                .into(),
-            (None, Some(_)) => mdiag_core::catalogue::Arg::from(""),
-            (None, None) => Message::new("gap.cluster").into(),
-        };
-        tr(
-            style,
-            Message::new("gap.line")
-                .arg("verb", &g.verb)
-                .arg("resource", &g.resource)
-                .arg("scope", scope)
-                .arg("reason", gap_reason(&g.reason, style)),
-        )
-    };
+    let line_of = |g: &mdiag_core::model::Gap| gap_sentence(g, style.lang);
     // The kubectl get that would add a kind missing from a dump, pasteable.
     let complete = |out: &mut String, g: &mdiag_core::model::Gap| {
         if let Some(command) = &g.complete_with {

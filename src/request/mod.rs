@@ -27,7 +27,7 @@ pub use mcp::{Allowed, FileScope, McpRequest, NamespaceScope};
 pub use snapshot::SnapshotRequest;
 pub use source::SourceRequest;
 pub use trace::TraceRequest;
-pub use triage::TriageRequest;
+pub use triage::{Clusters, TriageRequest};
 
 /// The language: `--lang`, else LC_ALL / LC_MESSAGES / LANG.
 pub fn lang(global: &GlobalArgs) -> Lang {

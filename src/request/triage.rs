@@ -13,8 +13,21 @@ use mdiag_core::catalogue::Message;
 use mdiag_core::model::LabelFilter;
 use mdiag_render::DEFAULT_WIDTH;
 
+/// Which clusters a live triage reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Clusters {
+    /// The context named (`--context NAME`), else the current one.
+    One,
+    /// `--context a,b,c`: these, in this order.
+    Named(Vec<String>),
+    /// `--all-contexts`: every context of the kubeconfig.
+    All,
+}
+
+#[derive(Clone)]
 pub struct TriageRequest {
     pub source: SourceRequest,
+    pub clusters: Clusters,
     /// Every namespace (`-A`); else `-n`, or the context's.
     pub all_namespaces: bool,
     /// `-l` as written, and parsed.
@@ -54,6 +67,7 @@ impl TriageRequest {
         }
         Ok(TriageRequest {
             source,
+            clusters: Clusters::One,
             all_namespaces,
             selector,
             filter,
@@ -84,6 +98,7 @@ impl TriageRequest {
         } else {
             TriageRequest::scope(source, scope.all_namespaces, scope.selector.clone(), at)?
         };
+        request.clusters = clusters(global, args.all_contexts, &request.source)?;
         request.alert = args.alert.clone();
         request.output = args.output;
         request.all = args.all;
@@ -93,4 +108,29 @@ impl TriageRequest {
         request.verbose = args.view.verbose;
         Ok(request)
     }
+}
+
+/// `--context a,b` (more than one name) and `--all-contexts`: several
+/// clusters, live only. One name stays the one cluster it always was.
+fn clusters(global: &GlobalArgs, all: bool, source: &SourceRequest) -> anyhow::Result<Clusters> {
+    let mut names: Vec<String> = Vec::new();
+    for name in global.context.iter().flat_map(|c| c.split(',')) {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(UsageError(Message::new("usage.context_empty")).into());
+        }
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    let clusters = match (all, names.len()) {
+        (true, 0) => Clusters::All,
+        (true, _) => return Err(UsageError(Message::new("usage.all_contexts_and_context")).into()),
+        (false, 0 | 1) => Clusters::One,
+        (false, _) => Clusters::Named(names),
+    };
+    if clusters != Clusters::One && source.snapshot_file.is_some() {
+        return Err(UsageError(Message::new("usage.contexts_with_file")).into());
+    }
+    Ok(clusters)
 }

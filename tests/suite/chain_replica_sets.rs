@@ -117,6 +117,7 @@ fn a_replica_set_its_deployment_owns_is_traced_through_that_deployment() {
     assert!(chain.lone_replica_set().is_some());
     // Not read (a dump without them): its unknown Deployment's, no row.
     gone.gaps.push(Gap {
+        contexts: Vec::new(),
         resource: "deployments".into(),
         namespace: None,
         verb: "list".into(),

@@ -162,6 +162,8 @@ fn exception(command: &str, flag: &str) -> Option<(Vec<&'static str>, Vec<&'stat
     match (command, flag) {
         // Logs are read live: tried on a cluster that does not answer.
         ("trace", "--logs") => Some((vec!["chart-demo"], vec!["--request-timeout", "2s"])),
+        // Every context of the kubeconfig is a cluster: read live.
+        ("triage", "--all-contexts") => Some((vec![], vec!["-A", "--request-timeout", "2s"])),
         // --list stands for "no symptom".
         ("explain", "--list") => Some((vec![], vec![])),
         _ => None,

@@ -469,6 +469,7 @@ fn gate_page_shows_the_outcome_checks_and_trace() {
             namespace: NAMESPACE.into(),
             name: "chart-demo".into(),
             uid: String::new(),
+            context: None,
         };
         let report = GateReport::new(
             Some(trace),
@@ -519,6 +520,7 @@ fn gate_page_shows_the_outcome_checks_and_trace() {
             namespace: NAMESPACE.into(),
             name: "chart-demo".into(),
             uid: String::new(),
+            context: None,
         },
         Outcome::CouldNotDecide,
         Duration::from_millis(3200),

@@ -54,6 +54,7 @@ mod revisions;
 mod targets;
 mod timeline_views;
 mod trace_view;
+mod triage_contexts;
 mod triage_index;
 mod triage_lone;
 mod triage_outside;

@@ -355,6 +355,7 @@ fn a_forbidden_pod_list_is_a_gap_not_an_absence() {
     let mut s = load("crash-loop");
     s.objects.pods.clear();
     s.gaps.push(Gap {
+        contexts: Vec::new(),
         resource: "pods".into(),
         namespace: Some(NAMESPACE.into()),
         verb: "list".into(),
@@ -377,6 +378,7 @@ fn a_forbidden_pod_list_is_a_gap_not_an_absence() {
 fn a_forbidden_service_list_does_not_claim_the_service_is_missing() {
     let mut s = load("service-missing");
     s.gaps.push(Gap {
+        contexts: Vec::new(),
         resource: "services".into(),
         namespace: Some(NAMESPACE.into()),
         verb: "list".into(),

@@ -241,6 +241,7 @@ fn a_snapshot_of_the_chain_keeps_every_revisions_deployment() {
 #[test]
 fn a_refused_knative_service_list_is_not_the_core_services() {
     let refused = |resource: &str, namespace: &str| Gap {
+        contexts: Vec::new(),
         resource: resource.into(),
         namespace: Some(namespace.into()),
         verb: "list".into(),

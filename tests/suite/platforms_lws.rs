@@ -297,6 +297,7 @@ fn a_leader_worker_set_list_refused_matters_to_its_own_chains_only() {
     // refusal hides nothing of its chain. An LWS's own chain is unknown.
     let refused = |s: &mut Snapshot, namespace: &str| {
         s.gaps.push(mdiag_core::model::Gap {
+            contexts: Vec::new(),
             resource: "leaderworkersets".into(),
             namespace: Some(namespace.into()),
             verb: "watch".into(),

@@ -71,6 +71,7 @@ fn without_the_nodes_whether_one_offers_it_is_unknown() {
     let mut s = demo();
     s.objects.nodes.clear();
     s.gaps.push(Gap {
+        contexts: Vec::new(),
         verb: "list".into(),
         resource: "nodes".into(),
         namespace: None,

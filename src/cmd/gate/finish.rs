@@ -122,6 +122,7 @@ pub(super) fn render(
         namespace: namespace.to_string(),
         name: request.target.name.clone(),
         uid: String::new(),
+        context: request.source.live.context.clone(),
     };
     let clock = Clock {
         now: diagnosis.map_or_else(Timestamp::now, |d| d.now),

@@ -4,7 +4,10 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
+mod fleet;
 mod read;
+
+pub use fleet::ClusterRun;
 
 use read::read_and_analyze;
 pub use read::{of_snapshot, refuse_before_the_specs, summary_of};
@@ -45,7 +48,7 @@ pub async fn run(request: &TriageRequest) -> anyhow::Result<Exit> {
         mdiag_render::write_encoded_stdout(&judged.report(lang), encoding)
             .map_err(|e| crate::error::Failed::new("error.stdout", e))?;
         judged.print_timings();
-        let exit = crate::exit::for_triage(&judged.items);
+        let exit = judged.exit();
         exit_without_freeing(judged);
         return Ok(exit);
     }
@@ -63,7 +66,7 @@ pub async fn run(request: &TriageRequest) -> anyhow::Result<Exit> {
     };
     super::emit(&text, request.output.paints(request.color))?;
     judged.print_timings();
-    let exit = crate::exit::for_triage(&judged.items);
+    let exit = judged.exit();
     exit_without_freeing(judged);
     Ok(exit)
 }
@@ -79,9 +82,15 @@ fn exit_without_freeing(judged: Triaged) {
 /// triage but the printing (the CLI's and `mdiag mcp`'s). Nothing to judge
 /// is [`NoWorkloads`].
 pub async fn answer(request: &TriageRequest) -> anyhow::Result<Triaged> {
-    let mut judged = read_and_analyze(request).await?;
+    let contexts = fleet::contexts_to_read(request)?;
+    let mut judged = if contexts.is_empty() {
+        read_and_analyze(request).await?
+    } else {
+        fleet::read_clusters(request, contexts).await?
+    };
     judged.redact(&request.source.redactor);
-    if judged.items.is_empty() {
+    // Several clusters: one that could not be read is an answer (a gap).
+    if judged.items.is_empty() && !judged.clusters.iter().any(|c| c.unread.is_some()) {
         return Err(NoWorkloads {
             namespace: judged.namespace,
             selector: request.selector.clone(),
@@ -103,6 +112,9 @@ impl Triaged {
         redactor.triage(&mut self.items);
         redactor.gaps(&mut self.snapshot.gaps);
         redactor.origin(&mut self.snapshot.origin);
+        for cluster in &mut self.clusters {
+            redactor.origin(&mut cluster.origin);
+        }
     }
 
     pub fn run_info(&self) -> RunInfo<'_> {
@@ -113,9 +125,20 @@ impl Triaged {
         }
     }
 
-    /// What the read could not get, with the gaps no item carries.
+    /// What the read could not get, with the gaps no item carries
+    /// (several clusters: each one's, gathered when read).
     pub fn gaps(&self) -> Vec<Gap> {
+        if !self.clusters.is_empty() {
+            return self.snapshot.gaps.clone();
+        }
         triage::read_gaps(&self.snapshot.gaps, &self.items)
+    }
+
+    /// The exit code: the worst row's, and never better than 4 when a
+    /// cluster could not be read at all.
+    pub fn exit(&self) -> Exit {
+        let unread = self.clusters.iter().filter(|c| c.unread.is_some()).count();
+        crate::exit::for_clusters(&self.items, unread)
     }
 
     /// How long loading and analysis took, on stderr, when
@@ -137,9 +160,37 @@ impl Triaged {
         );
     }
 
-    /// The `mdiag/v1` report `triage -o json` prints.
+    /// The `mdiag/v1` report `triage -o json` prints. Several clusters:
+    /// each row's source is its own cluster's.
     pub fn report(&self, lang: Lang) -> TriageReport {
-        mdiag_render::triage::report_with_gaps(&self.items, &self.gaps(), &self.run_info(), lang)
+        if self.clusters.is_empty() {
+            return mdiag_render::triage::report_with_gaps(
+                &self.items,
+                &self.gaps(),
+                &self.run_info(),
+                lang,
+            );
+        }
+        let runs: Vec<mdiag_render::triage::ClusterInfo> = self
+            .clusters
+            .iter()
+            .map(|c| mdiag_render::triage::ClusterInfo {
+                context: &c.context,
+                run: RunInfo {
+                    origin: &c.origin,
+                    clock: self.clock,
+                    requests: c.requests,
+                },
+                unread: c.unread.as_deref(),
+            })
+            .collect();
+        mdiag_render::triage::clusters_report(
+            &self.items,
+            &self.gaps(),
+            &self.run_info(),
+            &runs,
+            lang,
+        )
     }
 }
 
@@ -155,4 +206,7 @@ pub struct Triaged {
     objects: usize,
     load_time: Duration,
     analysis_time: Duration,
+    /// Several clusters (`--context a,b`, `--all-contexts`): each one read,
+    /// in the order named; empty for one.
+    pub clusters: Vec<ClusterRun>,
 }

@@ -126,6 +126,7 @@ pub(super) fn analyze_read(
         clock,
         load_time: Duration::ZERO,
         analysis_time: t_analysis.elapsed(),
+        clusters: Vec::new(),
     }
 }
 
@@ -226,10 +227,8 @@ pub(super) async fn by_namespace(
     let mut objects = common.object_count();
     let mut analysis_time = Duration::ZERO;
     for result in results {
-        let (mut judged, gaps, read, took) = result?;
-        items.items.append(&mut judged.items);
-        items.outside.append(&mut judged.outside);
-        items.checked.add(judged.checked);
+        let (judged, gaps, read, took) = result?;
+        items.append(judged);
         snapshot.gaps.extend(gaps);
         objects += read;
         analysis_time += took;
@@ -244,5 +243,6 @@ pub(super) async fn by_namespace(
         objects,
         load_time: t_load.elapsed().saturating_sub(analysis_time),
         analysis_time,
+        clusters: Vec::new(),
     })
 }

@@ -310,6 +310,10 @@ pub struct TargetInfo {
     pub namespace: String,
     pub name: String,
     pub uid: String,
+    /// The kubeconfig context it was read in, when the user named one
+    /// (`--context`; a triage over several names each row's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
 }
 
 /// Everything `trace` reports about one workload.
@@ -451,6 +455,7 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
             replay: snapshot.origin.replay_vars(now),
         },
     );
+    diagnosis.target.context = snapshot.origin.named_context.clone();
     // Last, once every rule has read the cluster's words whole.
     quote::bound_diagnosis(&mut diagnosis);
     diagnosis

@@ -33,6 +33,10 @@ pub struct Outside {
     pub findings: Vec<Finding>,
     /// Gaps that kept a finding about it from being made in full.
     pub gaps: Vec<Gap>,
+    /// The kubeconfig context it was read in, when the user named one
+    /// (as [`super::TargetInfo::context`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
     /// Its labels, for `-l`.
     #[serde(skip)]
     pub labels: std::collections::BTreeMap<String, String>,
@@ -232,6 +236,7 @@ fn row(
         state,
         findings,
         gaps,
+        context: None,
         labels: meta.labels.clone().unwrap_or_default(),
     }
 }
@@ -473,6 +478,7 @@ mod tests {
         // A list that failed hides the target.
         let mut s = snapshot(OriginKind::Live, hpa("ReplicaSet", "shard"));
         s.gaps.push(Gap {
+            contexts: Vec::new(),
             resource: "replicasets".into(),
             namespace: Some("serve".into()),
             verb: "list".into(),

@@ -26,6 +26,9 @@ pub struct Triage {
     /// without a row: Services, HPAs, PDBs. A file of only healthy ones
     /// is a triage with nothing failing, not one with nothing to judge.
     pub checked: Checked,
+    /// The kubeconfig contexts a triage over several clusters read (each
+    /// row names its own); empty for one cluster or a file.
+    pub contexts: Vec<String>,
 }
 
 /// How many objects outside the workloads a triage judged, per kind.
@@ -88,6 +91,14 @@ impl Triage {
         self.outside.sort_by_key(|o| rank_key(Row::Outside(o)));
     }
 
+    /// Adds another triage's rows (another namespace's, or another
+    /// cluster's), unranked.
+    pub fn append(&mut self, mut other: Triage) {
+        self.items.append(&mut other.items);
+        self.outside.append(&mut other.outside);
+        self.checked.add(other.checked);
+    }
+
     /// Nothing was judged: no workload, and no object outside one.
     pub fn is_empty(&self) -> bool {
         self.items.is_empty() && self.outside.is_empty() && self.checked.total() == 0
@@ -106,8 +117,18 @@ pub enum Row<'a> {
 /// only has information (a rollout still moving); then by what users get
 /// (not-serving, degraded, unknown, progressing, serving), the smaller
 /// share of replicas serving, the more severe leading finding, the earlier
-/// step on the ladder.
-type RankKey = (bool, bool, State, i64, u8, usize, String, String);
+/// step on the ladder; then by name, and by the context it was read in.
+type RankKey = (
+    bool,
+    bool,
+    State,
+    i64,
+    u8,
+    usize,
+    String,
+    String,
+    Option<String>,
+);
 
 fn rank_key(row: Row) -> RankKey {
     let severity_rank = |s: Option<Severity>| match s {
@@ -139,6 +160,7 @@ fn rank_key(row: Row) -> RankKey {
                 d.verdict.last_step.index(),
                 d.target.namespace.clone(),
                 d.target.name.clone(),
+                d.target.context.clone(),
             )
         }
         Row::Outside(o) => {
@@ -153,6 +175,7 @@ fn rank_key(row: Row) -> RankKey {
                 0,
                 o.namespace.clone(),
                 o.name.clone(),
+                o.context.clone(),
             )
         }
     }
@@ -198,6 +221,7 @@ pub fn triage_unranked(
         items,
         outside,
         checked: Checked::of(snapshot, namespace, filter),
+        contexts: Vec::new(),
     }
 }
 
@@ -235,6 +259,7 @@ pub fn triage_part(
                 items,
                 outside: Vec::new(),
                 checked: Checked::default(),
+                contexts: Vec::new(),
             }
         }
         _ => {
@@ -249,6 +274,7 @@ pub fn triage_part(
                 items,
                 outside,
                 checked: Checked::of(snapshot, Some(namespace), filter),
+                contexts: Vec::new(),
             }
         }
     }
@@ -306,6 +332,7 @@ impl Judge<'_> {
             .into_iter()
             .filter(|o| self.filter.is_none_or(|f| f.matches(&o.labels)))
             .map(|mut o| {
+                o.context = self.snapshot.origin.named_context.clone();
                 for f in &mut o.findings {
                     f.vars.extend(replay.iter().cloned());
                 }

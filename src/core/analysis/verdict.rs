@@ -447,6 +447,7 @@ fn target_info(chain: &Chain) -> TargetInfo {
             namespace: chain.namespace.clone(),
             name: chain.target.name.clone(),
             uid: String::new(),
+            context: None,
         };
     };
     TargetInfo {
@@ -454,6 +455,7 @@ fn target_info(chain: &Chain) -> TargetInfo {
         namespace: chain.namespace.clone(),
         name: facts::name(meta).to_string(),
         uid: facts::uid(meta).to_string(),
+        context: None,
     }
 }
 

@@ -348,6 +348,9 @@ pub fn fill(template: &str, vars: &BTreeMap<String, String>) -> Command {
 
 /// The var holding the file a diagnosis was read from.
 pub const REPLAY_FILE: &str = "snapshot";
+/// The var holding the kubeconfig context a live read named
+/// (`--context`): kubectl and mdiag commands printed about it name it too.
+pub const REPLAY_CONTEXT: &str = "context";
 /// The var holding the clock (`--at`) a file was judged at, when it was
 /// not the file's own.
 pub const REPLAY_AT: &str = "at";
@@ -398,6 +401,17 @@ pub fn template_shown(template: &str) -> Command {
 /// program as it was run ([`program`]), such as `kubectl mdiag trace ...`,
 /// and reads the same file again when `vars` name one.
 pub fn as_run(command: Command, vars: &BTreeMap<String, String>) -> Command {
+    let context = vars.get(REPLAY_CONTEXT);
+    if command.program() == Some("kubectl")
+        && let Some(context) = context
+        && !command.argv().iter().any(|w| w == "--context")
+    {
+        // Right after the program: a word after `--` would be the
+        // container's.
+        let mut words = vec!["kubectl".to_string(), "--context".into(), context.clone()];
+        words.extend(command.argv()[1..].iter().cloned());
+        return Command::new(words);
+    }
     if command.program() != Some("mdiag") {
         return command;
     }
@@ -411,6 +425,12 @@ pub fn as_run(command: Command, vars: &BTreeMap<String, String>) -> Command {
             run.push("--at");
             run.push(at.clone());
         }
+    }
+    if let Some(context) = context
+        && !run.argv().iter().any(|w| w == "--context")
+    {
+        run.push("--context");
+        run.push(context.clone());
     }
     run
 }
@@ -508,6 +528,30 @@ impl Entry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_context_is_in_every_kubectl_and_mdiag_command_once() {
+        let mut vars = BTreeMap::new();
+        vars.insert(REPLAY_CONTEXT.to_string(), "prod eu".to_string());
+        vars.insert("namespace".to_string(), "shop".to_string());
+        vars.insert("pod".to_string(), "web-1".to_string());
+        let exec = fill("kubectl -n {namespace} exec {pod} -- cat /etc/hosts", &vars);
+        assert_eq!(
+            exec.shell(),
+            "kubectl --context 'prod eu' -n shop exec web-1 -- cat /etc/hosts"
+        );
+        let trace = fill("mdiag trace {pod} -n {namespace}", &vars);
+        assert!(
+            trace.shell().ends_with("-n shop --context 'prod eu'"),
+            "{trace}"
+        );
+        // Filled twice (a check quoted in a next command): still once.
+        assert_eq!(as_run(exec.clone(), &vars), exec);
+        assert_eq!(as_run(trace.clone(), &vars), trace);
+        // Other programs are left as they are.
+        let curl = fill("curl -s http://x", &vars);
+        assert_eq!(curl.shell(), "curl -s http://x");
+    }
 
     #[test]
     fn fill_replaces_known_and_marks_unknown_placeholders() {

@@ -86,6 +86,11 @@ pub struct Gap {
     /// (docs/contract.md#basis).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_in: Vec<String>,
+    /// The kubeconfig contexts (clusters) it was seen in, for a triage
+    /// over several (`--context a,b`); empty for a read of one cluster
+    /// or a file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contexts: Vec<String>,
 }
 
 fn default_verb() -> String {
@@ -93,6 +98,42 @@ fn default_verb() -> String {
 }
 
 impl Gap {
+    /// The resource of a gap that stands for everything of a cluster: it
+    /// could not be reached, or refused the first read.
+    pub const EVERYTHING: &'static str = "*";
+
+    /// A cluster (kubeconfig `context`) of which nothing could be read,
+    /// and why: a triage over several clusters lists it, never counts it
+    /// healthy.
+    pub fn cluster_unread(context: &str, reason: String) -> Gap {
+        Gap {
+            resource: Self::EVERYTHING.to_string(),
+            namespace: None,
+            verb: "list".to_string(),
+            name: None,
+            reason,
+            complete_with: None,
+            read_in: Vec::new(),
+            contexts: vec![context.to_string()],
+        }
+    }
+
+    /// Whether this gap is [`Gap::cluster_unread`]'s.
+    pub fn is_cluster_unread(&self) -> bool {
+        self.resource == Self::EVERYTHING && !self.contexts.is_empty()
+    }
+
+    /// The same gap seen in several contexts: equal but for them.
+    pub fn same_but_context(&self, other: &Gap) -> bool {
+        Gap {
+            contexts: Vec::new(),
+            ..self.clone()
+        } == Gap {
+            contexts: Vec::new(),
+            ..other.clone()
+        }
+    }
+
     /// Why a kind a kubectl dump does not hold is a gap.
     pub const NOT_IN_DUMP: &'static str =
         "not in the file (a kubectl dump holds only the kinds it was asked for)";
@@ -150,6 +191,7 @@ mod tests {
     #[test]
     fn a_gap_hides_only_its_resource_and_namespace() {
         let gap = Gap {
+            contexts: Vec::new(),
             resource: "pods".into(),
             namespace: Some("lab".into()),
             verb: "list".into(),

@@ -43,6 +43,10 @@ pub struct Origin {
     pub captured_at: Option<Timestamp>,
     pub captured_by: Option<String>,
     pub context: Option<String>,
+    /// The context the user named for this live read (`--context`, or
+    /// one of several): every command printed about it names it too, so
+    /// it reads the same cluster whatever the current context is then.
+    pub named_context: Option<String>,
     pub server_version: Option<String>,
     pub target: Option<TargetSpec>,
     /// The namespace a snapshot file captured.
@@ -169,7 +173,11 @@ impl Origin {
     /// ([`crate::catalogue::REPLAY_FILE`], [`crate::catalogue::REPLAY_AT`]).
     pub fn replay_vars(&self, now: Timestamp) -> Vec<(String, String)> {
         if self.kind == OriginKind::Live {
-            return Vec::new();
+            return self
+                .named_context
+                .iter()
+                .map(|c| (crate::catalogue::REPLAY_CONTEXT.to_string(), c.clone()))
+                .collect();
         }
         // Read from standard input: `--snapshot -` again.
         let file = if self.location == STDIN_LOCATION {

@@ -143,22 +143,5 @@ pub(super) fn gaps(list: &[Gap], lang: Lang) -> Markup {
 
 /// A gap in words, as the terminal view says it.
 pub(super) fn gap_line(g: &Gap, lang: Lang) -> String {
-    let scope: mdiag_core::catalogue::Arg = match (&g.namespace, &g.complete_with) {
-        (Some(n), _) => Message::new("gap.in").arg("namespace", n).into(),
-        (None, Some(_)) => "".into(),
-        (None, None) => Message::new("gap.cluster").into(),
-    };
-    let reason = if g.reason == Gap::NOT_IN_DUMP {
-        say(lang, Message::new("gap.not_in_dump"))
-    } else {
-        g.reason.clone()
-    };
-    say(
-        lang,
-        Message::new("gap.line")
-            .arg("verb", &g.verb)
-            .arg("resource", &g.resource)
-            .arg("scope", scope)
-            .arg("reason", reason),
-    )
+    crate::words::gap_sentence(g, lang)
 }

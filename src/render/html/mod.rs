@@ -182,16 +182,33 @@ pub fn triage(r: &TriageReport, lang: Lang) -> String {
             .arg("total", r.total)
             .arg("healthy", r.healthy),
     );
+    // Several clusters: a context column, and a line for each cluster.
+    let contexts = !r.contexts.is_empty();
     let body = html! {
         header.page {
             h1 { "mdiag triage" }
             p.facts { (title) " · " (l.judged_at) " " (time(r.clock.now, r.clock.now)) }
+            @if contexts {
+                ul.contexts {
+                    @for c in &r.contexts {
+                        li data-context=(c.context) data-read=(c.read) {
+                            code { (c.context) } " "
+                            @match (&c.server, &c.reason) {
+                                (Some(server), _) => { (server) }
+                                (None, Some(reason)) => { span.unread { (reason) } }
+                                (None, None) => {}
+                            }
+                        }
+                    }
+                }
+            }
         }
         section.ranked {
             h2 { (say(lang, Message::new("html.workloads"))) }
             table.ranked {
                 thead { tr {
                     th { "#" }
+                    @if contexts { th { (col("triage.col_context")) } }
                     th { (col("triage.col_namespace")) }
                     th { (col("triage.col_workload")) }
                     th { (col("triage.col_state")) }
@@ -203,6 +220,7 @@ pub fn triage(r: &TriageReport, lang: Lang) -> String {
                         @let lead = item.verdict.lead.as_deref().and_then(|id| item.findings.iter().find(|f| f.id == id));
                         tr {
                             td { (i + 1) }
+                            @if contexts { td { (item.target.context.as_deref().unwrap_or("")) } }
                             td { (item.target.namespace) }
                             td { a href=(format!("#w{}", i + 1)) { (target_arg(&item.target.kind, &item.target.name)) } }
                             td { span class=(format!("state state-{}", slug(&item.verdict.state))) { (word(&item.verdict.summary)) } }
@@ -231,6 +249,7 @@ pub fn triage(r: &TriageReport, lang: Lang) -> String {
             section.workload id=(format!("w{}", i + 1)) {
                 h2.workload {
                     (i + 1) ". " span.kind { (item.target.kind) } " "
+                    @if let Some(c) = &item.target.context { span.context { (c) } " " }
                     (item.target.namespace) "/" (item.target.name)
                 }
                 (trace_body(item, lang, &format!("w{}-", i + 1)))
@@ -244,7 +263,9 @@ fn outside(o: &OutsideReport, lang: Lang, i: usize, now: Timestamp) -> Markup {
     html! {
         div.outside-item id=(format!("o{}", i + 1)) {
             h3 {
-                span.kind { (o.kind) } " " (o.namespace) "/" (o.name)
+                span.kind { (o.kind) } " "
+                @if let Some(c) = &o.context { span.context { (c) } " " }
+                (o.namespace) "/" (o.name)
                 @if o.state == Some(State::NotServing) {
                     " " span class="state state-not-serving" { (say(lang, Message::new("headline.word_not_serving"))) }
                 }

@@ -50,6 +50,7 @@ pub(crate) fn unlisted_kinds(snapshot: &Snapshot, listed: &Listed) -> Vec<Gap> {
         .map(|kind| {
             let resource = kind.resource();
             Gap {
+                contexts: Vec::new(),
                 resource: resource.to_string(),
                 namespace: None,
                 verb: "list".into(),

@@ -543,6 +543,7 @@ fn add_object_to(
 fn not_read(snapshot: &mut Snapshot, kind: Kind, reason: String, object: Value, keep: Keep) {
     let namespace = object["metadata"]["namespace"].as_str().map(str::to_string);
     let gap = Gap {
+        contexts: Vec::new(),
         resource: kind.resource().to_string(),
         namespace,
         verb: "read".into(),

@@ -81,9 +81,75 @@ pub async fn connect(options: &LiveOptions) -> Result<Connection, LiveError> {
     let mut conn = Connection::from_client(client, &server, ReadPolicy::default());
     conn.default_namespace = default_namespace;
     conn.context = context;
+    conn.named_context = options.context.clone();
     conn.request_timeout = options.request_timeout;
     conn.credential_plugin = plugin;
     Ok(conn)
+}
+
+/// The contexts of the user's kubeconfig, as `kubectl config
+/// get-contexts` lists them: what `triage --all-contexts` reads, and what
+/// a list of names is checked against before any cluster is.
+#[derive(Debug, Clone, Default)]
+pub struct KubeconfigContexts {
+    /// How errors name the file: its path, or `the kubeconfig`.
+    pub file: String,
+    /// Each context's name and the name of the cluster entry it uses.
+    pub contexts: Vec<(String, String)>,
+    pub current: Option<String>,
+}
+
+impl KubeconfigContexts {
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.contexts.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// The context named `label`, or else the only one whose cluster entry
+    /// is named so: how an alert's `cluster` label picks a context.
+    pub fn for_cluster(&self, label: &str) -> Option<&str> {
+        if let Some((name, _)) = self.contexts.iter().find(|(n, _)| n == label) {
+            return Some(name);
+        }
+        let mut by_cluster = self.contexts.iter().filter(|(_, c)| c == label);
+        match (by_cluster.next(), by_cluster.next()) {
+            (Some((name, _)), None) => Some(name),
+            _ => None,
+        }
+    }
+}
+
+/// Reads the kubeconfig kubectl would (`--kubeconfig`, else `$KUBECONFIG`,
+/// else `~/.kube/config`) for its contexts only: no client is built.
+pub fn kubeconfig_contexts(options: &LiveOptions) -> Result<KubeconfigContexts, LiveError> {
+    let (kubeconfig, file) = match &options.kubeconfig {
+        Some(path) => {
+            let shown = path.display().to_string();
+            let k = Kubeconfig::read_from(path).map_err(|e| config_error(&e, &shown))?;
+            (k, shown)
+        }
+        None if kubeconfig_present() => (
+            Kubeconfig::read().map_err(|e| config_error(&e, "the kubeconfig"))?,
+            "the kubeconfig".to_string(),
+        ),
+        None => return Err(LiveError::KubeconfigFile(no_kubeconfig_message())),
+    };
+    let contexts = kubeconfig
+        .contexts
+        .iter()
+        .map(|c| {
+            let cluster = c
+                .context
+                .as_ref()
+                .map(|x| x.cluster.clone())
+                .unwrap_or_default();
+            (c.name.clone(), cluster)
+        })
+        .collect();
+    Ok(KubeconfigContexts {
+        file,
+        contexts,
+        current: kubeconfig.current_context.clone(),
+    })
 }
 
 /// Neither a kubeconfig nor a Pod's service account: where mdiag looked,

@@ -57,6 +57,7 @@ pub async fn read_helm_release(
                     other => other.to_string(),
                 };
                 release.gap = Some(Gap {
+                    contexts: Vec::new(),
                     resource: "secrets".into(),
                     namespace: Some(namespace.to_string()),
                     verb: "list".into(),

@@ -144,6 +144,7 @@ pub async fn read_requested(
                     other => error_chain(other),
                 };
                 let gap = Gap {
+                    contexts: Vec::new(),
                     resource: "pods/log".into(),
                     namespace: Some(r.namespace.clone()),
                     verb: "get".into(),

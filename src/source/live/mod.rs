@@ -31,7 +31,7 @@ mod parts;
 mod read;
 mod target;
 
-pub use connect::{USER_AGENT, connect};
+pub use connect::{KubeconfigContexts, USER_AGENT, connect, kubeconfig_contexts};
 
 pub use helm::read_helm_release;
 pub use logs::{LogCaps, LogRequest, log_request_count, read_logs, read_requested};
@@ -156,6 +156,9 @@ pub struct Connection {
     /// The context's namespace (or `default`).
     pub default_namespace: String,
     pub context: Option<String>,
+    /// The context as the user named it (`--context`), when named: what
+    /// printed commands name (`Origin::named_context`).
+    pub named_context: Option<String>,
     pub server: String,
     requests: Arc<AtomicU32>,
     policy: ReadPolicy,
@@ -214,6 +217,7 @@ impl Connection {
             client,
             default_namespace: "default".into(),
             context: None,
+            named_context: None,
             server: server.to_string(),
             requests: Arc::new(AtomicU32::new(0)),
             limiter: Arc::new(Semaphore::new(policy.concurrency.max(1))),
@@ -669,6 +673,7 @@ impl Collector<'_> {
                 match self.conn.classify(&e) {
                     Failure::Absent => {}
                     Failure::Gap(reason) => self.gaps.push(Gap {
+                        contexts: Vec::new(),
                         resource: resource.to_string(),
                         namespace: namespace.map(str::to_string),
                         verb: verb.to_string(),

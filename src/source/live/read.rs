@@ -240,6 +240,7 @@ pub async fn read_common(conn: &Connection, read: &TraceRead<'_>) -> Result<Comm
             kind: OriginKind::Live,
             location: conn.server.clone(),
             context: conn.context.clone(),
+            named_context: conn.named_context.clone(),
             server_version: version.ok(),
             ..Origin::default()
         },

@@ -90,7 +90,9 @@ impl Scrub<'_> {
                 reason,
                 complete_with,
                 read_in,
+                contexts,
             } = g;
+            contexts.iter_mut().for_each(|c| self.s(c));
             self.s(resource);
             self.opt(namespace);
             self.s(verb);
@@ -182,11 +184,13 @@ impl Scrub<'_> {
             namespace,
             name,
             uid,
+            context,
         } = target;
         self.s(kind);
         self.s(namespace);
         self.s(name);
         self.s(uid);
+        self.opt(context);
         self.verdict(verdict);
         for step in steps {
             // `unread` is a resource name of mdiag's own list.
@@ -400,10 +404,12 @@ impl Scrub<'_> {
             state: _,
             findings,
             gaps,
+            context,
             // Not shown: `-l` reads them, and the selector the user
             // typed must still match.
             labels: _,
         } = o;
+        self.opt(context);
         self.s(namespace);
         self.s(name);
         self.s(uid);
@@ -449,7 +455,9 @@ impl Redactor {
                 items,
                 outside,
                 checked: _,
+                contexts,
             } = t;
+            contexts.iter_mut().for_each(|c| s.s(c));
             items.iter_mut().for_each(|d| s.diagnosis(d));
             outside.iter_mut().for_each(|o| s.outside(o));
         })
@@ -490,6 +498,7 @@ impl Redactor {
                 captured_at: _,
                 captured_by,
                 context,
+                named_context,
                 server_version,
                 target,
                 namespace,
@@ -498,6 +507,7 @@ impl Redactor {
             s.s(location);
             s.opt(captured_by);
             s.opt(context);
+            s.opt(named_context);
             s.opt(server_version);
             if let Some(t) = target {
                 s.target_spec(t);

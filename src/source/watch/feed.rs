@@ -98,6 +98,7 @@ impl Feed {
             kind: OriginKind::Live,
             location: conn.server.clone(),
             context: conn.context.clone(),
+            named_context: conn.named_context.clone(),
             server_version: live::server_version(conn).await,
             ..Origin::default()
         };

@@ -202,6 +202,7 @@ impl WatchHealth {
             .filter_map(|(id, s)| match s {
                 WatchState::Gap { failure, reason } if *failure != WatchFailure::NotServed => {
                     Some(Gap {
+                        contexts: Vec::new(),
                         resource: id.resource.to_string(),
                         namespace: id.namespace.clone(),
                         verb: "watch".into(),
