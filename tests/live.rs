@@ -33,6 +33,8 @@ use serde_json::Value;
 mod audit;
 #[path = "live/commands.rs"]
 mod commands;
+#[path = "live/contexts.rs"]
+mod contexts;
 #[path = "live/credentials.rs"]
 mod credentials;
 #[path = "live/gate.rs"]
@@ -438,6 +440,7 @@ fn trials() -> Vec<Trial> {
     all.extend(gate::trials());
     all.extend(pod_sets::trials());
     all.extend(triage_scale::trials());
+    all.extend(contexts::trials());
     all.extend(commands::trials());
     all.extend(credentials::trials());
     all.extend(audit::trials());

@@ -2,6 +2,7 @@
 //! is a file of its own; what they share to measure is in measure.rs and,
 //! for the two gate benchmarks, gate_common.rs.
 
+mod contexts;
 mod dump;
 mod gate;
 mod gate_common;
@@ -42,6 +43,9 @@ pub enum BenchCommand {
     /// 10k, 50k Pods by default), each beside the `kubectl get` of what it
     /// reads, with peak memory; writes a plot.
     Scale(scale::ScaleBench),
+    /// `triage -A --context one,two` over two loaded control planes beside
+    /// each alone and beside kubectl of one then the other.
+    Contexts(contexts::ContextsBench),
 }
 
 pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
@@ -53,5 +57,6 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Dump(args) => dump::run(&args),
         BenchCommand::Release(args) => release::run(&args),
         BenchCommand::Scale(args) => scale::run(&args),
+        BenchCommand::Contexts(args) => contexts::run(&args),
     }
 }

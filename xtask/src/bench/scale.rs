@@ -71,9 +71,9 @@ fn parse_step(text: &str) -> anyhow::Result<Step> {
 
 /// One run: wall time and max RSS in KiB.
 #[derive(Clone, Copy)]
-struct Run {
-    wall: Duration,
-    rss_kb: u64,
+pub(super) struct Run {
+    pub(super) wall: Duration,
+    pub(super) rss_kb: u64,
 }
 
 /// Medians of one side of a pair.
@@ -363,7 +363,11 @@ fn ratio(r: &Row) -> f64 {
 
 /// Runs `argv` under `/usr/bin/time`, its output thrown away; fails on an
 /// exit code outside `codes`.
-fn timed_rss(argv: &[String], env: Option<(&str, &str)>, codes: &[i32]) -> anyhow::Result<Run> {
+pub(super) fn timed_rss(
+    argv: &[String],
+    env: Option<(&str, &str)>,
+    codes: &[i32],
+) -> anyhow::Result<Run> {
     let mut cmd = Command::new("/usr/bin/time");
     cmd.args(["-f", "maxrss_kb=%M"])
         .args(argv)
