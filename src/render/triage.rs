@@ -84,6 +84,17 @@ pub struct OutsideReport {
 
 /// The report, with the gaps of the whole read (also those no item carries).
 pub fn report_with_gaps(t: &Triage, gaps: &[Gap], run: &RunInfo, lang: Lang) -> TriageReport {
+    report_of(t, gaps, run, &|_| run, lang)
+}
+
+/// The report, each item traced with the run `run_of` gives it.
+fn report_of<'r>(
+    t: &Triage,
+    gaps: &[Gap],
+    run: &RunInfo,
+    run_of: &dyn Fn(&Diagnosis) -> &'r RunInfo<'r>,
+    lang: Lang,
+) -> TriageReport {
     TriageReport {
         schema: SCHEMA,
         kind: "Triage",
@@ -93,7 +104,11 @@ pub fn report_with_gaps(t: &Triage, gaps: &[Gap], run: &RunInfo, lang: Lang) -> 
         },
         total: t.items.len(),
         healthy: t.items.iter().filter(|d| d.healthy).count(),
-        items: t.items.iter().map(|d| trace_report(d, run, lang)).collect(),
+        items: t
+            .items
+            .iter()
+            .map(|d| trace_report(d, run_of(d), lang))
+            .collect(),
         outside: t
             .outside
             .iter()
@@ -122,18 +137,13 @@ pub fn clusters_report(
     clusters: &[ClusterInfo],
     lang: Lang,
 ) -> TriageReport {
-    let mut report = report_with_gaps(t, gaps, run, lang);
-    let run_of = |context: Option<&String>| {
+    let run_of = |d: &Diagnosis| {
         clusters
             .iter()
-            .find(|c| Some(c.context) == context.map(String::as_str))
+            .find(|c| d.target.context.as_deref() == Some(c.context))
             .map_or(run, |c| &c.run)
     };
-    report.items = t
-        .items
-        .iter()
-        .map(|d| trace_report(d, run_of(d.target.context.as_ref()), lang))
-        .collect();
+    let mut report = report_of(t, gaps, run, &run_of, lang);
     report.contexts = clusters
         .iter()
         .map(|c| {

@@ -6,7 +6,6 @@
 //! stopped, halfway through the trial, and the same triage lists it as a
 //! gap: never as a cluster with nothing wrong.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -49,10 +48,13 @@ fn two_clusters(second: &Layout) -> Result<(), Failed> {
         "--image=registry.example.com/web:1",
         "--replicas=2",
     ])?;
-    let kubeconfig = two_contexts(
-        &world().layout.viewer_kubeconfig(),
-        &second.viewer_kubeconfig(),
-    )?;
+    let kubeconfig = world().layout.dir().join("two-contexts.kubeconfig");
+    cluster::write_contexts(
+        &kubeconfig,
+        &[("one", &world().layout), ("two", second)],
+        true,
+    )
+    .map_err(|e| format!("{e:#}"))?;
     let kc = kubeconfig.to_str().unwrap();
 
     // Both clusters up: one row each, the one failing ranked first.
@@ -177,39 +179,4 @@ fn triage(kubeconfig: &str, ns: &str) -> Result<(i32, Value), Failed> {
 
 fn table(kubeconfig: &str, ns: &str) -> Result<String, Failed> {
     Ok(run(kubeconfig, ns, &[])?.1)
-}
-
-/// One kubeconfig holding `one` and `two`: each file's cluster, user and
-/// context, renamed, as `kubectl config view --flatten` of both would.
-fn two_contexts(one: &Path, two: &Path) -> Result<PathBuf, Failed> {
-    let read = |p: &Path| -> Result<Value, Failed> {
-        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        serde_saphyr::from_str(&text).map_err(|e| format!("{}: {e}", p.display()).into())
-    };
-    let mut merged = json!({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [],
-        "users": [],
-        "contexts": [],
-        "current-context": "one",
-    });
-    for (name, file) in [("one", one), ("two", two)] {
-        let k = read(file)?;
-        merged["clusters"].as_array_mut().unwrap().push(json!({
-            "name": format!("{name}-cluster"),
-            "cluster": k["clusters"][0]["cluster"],
-        }));
-        merged["users"].as_array_mut().unwrap().push(json!({
-            "name": format!("{name}-user"),
-            "user": k["users"][0]["user"],
-        }));
-        merged["contexts"].as_array_mut().unwrap().push(json!({
-            "name": name,
-            "context": {"cluster": format!("{name}-cluster"), "user": format!("{name}-user")},
-        }));
-    }
-    let path = world().layout.dir().join("two-contexts.kubeconfig");
-    std::fs::write(&path, merged.to_string()).map_err(|e| e.to_string())?;
-    Ok(path)
 }

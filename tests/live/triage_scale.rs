@@ -99,6 +99,11 @@ fn loaded_share() -> Result<(), Failed> {
         Ok(rows)
     };
     let whole = rows(run_mdiag_with(&viewer, &args, None)?)?;
+    let audit = || {
+        mdiag_harness::audit::requests(&w.layout.audit_log(), "mdiag/")
+            .map_err(|e| Failed::from(format!("{e:#}")))
+    };
+    let before = audit()?.len();
     let in_parts = rows(run_mdiag_with(
         &viewer,
         &args,
@@ -106,6 +111,22 @@ fn loaded_share() -> Result<(), Failed> {
     )?)?;
     if whole.len() != 5 || in_parts != whole {
         return Err(format!("in parts:\n{in_parts:#?}\nwhole:\n{whole:#?}").into());
+    }
+    // The shards after the first listed only their own Pods, by their
+    // ReplicaSets' template hashes (src/source/live/parts.rs): the read in
+    // parts listed the namespace's Pods whole once, on its first pass.
+    let pod_lists: Vec<_> = audit()?
+        .into_iter()
+        .skip(before)
+        .filter(|r| r.verb == "list" && r.resource == "pods" && r.namespace == first)
+        .collect();
+    let by_hash = pod_lists
+        .iter()
+        .filter(|r| r.uri.contains("labelSelector=pod-template-hash"))
+        .count();
+    if by_hash == 0 || pod_lists.len() - by_hash != 1 {
+        let uris: Vec<&str> = pod_lists.iter().map(|r| r.uri.as_str()).collect();
+        return Err(format!("the Pod lists of {first} read in parts: {uris:#?}").into());
     }
     let table = run_mdiag(&partial, &["triage", "-A"])?;
     let gap_line = table

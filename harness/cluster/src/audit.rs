@@ -43,6 +43,8 @@ pub struct Request {
     pub user: String,
     pub user_agent: String,
     pub code: i64,
+    /// The request's path and query, as the apiserver logged it.
+    pub uri: String,
 }
 
 impl Request {
@@ -68,6 +70,7 @@ impl Request {
             user: text(&event["user"]["username"]),
             user_agent: text(&event["userAgent"]),
             code: event["responseStatus"]["code"].as_i64().unwrap_or(0),
+            uri: text(&event["requestURI"]),
         })
     }
 

@@ -45,3 +45,45 @@ pub fn write(path: &Path, server: &str, pki: &Pki, id: &Identity) -> anyhow::Res
     f.write_all(text.as_bytes())?;
     Ok(())
 }
+
+/// One cluster of a kubeconfig of several ([`write_contexts`]).
+pub struct ContextOf<'a> {
+    /// The context's name; its cluster and user entries are named after it.
+    pub name: &'a str,
+    pub server: &'a str,
+    pub pki: &'a Pki,
+    pub id: &'a Identity,
+}
+
+/// Writes one kubeconfig (mode 0600) holding a context per cluster, the
+/// first current: what `kubectl config view --flatten` of each cluster's
+/// own file, renamed, would hold.
+pub fn write_contexts(path: &Path, contexts: &[ContextOf]) -> anyhow::Result<()> {
+    let (mut clusters, mut users, mut names) = (String::new(), String::new(), String::new());
+    for c in contexts {
+        let ca = STANDARD.encode(pki::read(&c.pki.ca_crt())?);
+        let crt = STANDARD.encode(pki::read(&c.pki.client_crt(c.id))?);
+        let key = STANDARD.encode(pki::read(&c.pki.client_key(c.id))?);
+        let name = c.name;
+        clusters.push_str(&format!(
+            "- name: {name}-cluster\n  cluster:\n    server: {}\n    certificate-authority-data: {ca}\n",
+            c.server
+        ));
+        users.push_str(&format!(
+            "- name: {name}-user\n  user:\n    client-certificate-data: {crt}\n    client-key-data: {key}\n"
+        ));
+        names.push_str(&format!(
+            "- name: {name}\n  context:\n    cluster: {name}-cluster\n    user: {name}-user\n    namespace: default\n"
+        ));
+    }
+    let current = contexts.first().map_or("", |c| c.name);
+    let text = format!(
+        "# Written by the harness: one context per cluster.\n\
+         apiVersion: v1\nkind: Config\n\
+         clusters:\n{clusters}users:\n{users}contexts:\n{names}\
+         current-context: {current}\npreferences: {{}}\n"
+    );
+    let mut f = procs::private_file(path)?;
+    f.write_all(text.as_bytes())?;
+    Ok(())
+}

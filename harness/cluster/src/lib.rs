@@ -153,6 +153,37 @@ impl Layout {
     }
 }
 
+/// Writes one kubeconfig at `path` with a context per cluster, named as
+/// given, each with the identity `viewer` picks (the view-only one, or
+/// the admin): what a triage over several clusters is given. The first is
+/// the current context.
+pub fn write_contexts(
+    path: &Path,
+    clusters: &[(&str, &Layout)],
+    viewer: bool,
+) -> anyhow::Result<()> {
+    let id = if viewer { &pki::VIEWER } else { &pki::ADMIN };
+    let mut found = Vec::new();
+    for (name, layout) in clusters {
+        let server = layout
+            .read_env()
+            .get("SERVER")
+            .cloned()
+            .with_context(|| format!("no SERVER in {}'s cluster.env", layout.dir.display()))?;
+        found.push((*name, server, Pki::new(layout.path("pki"))));
+    }
+    let contexts: Vec<kubeconfig::ContextOf> = found
+        .iter()
+        .map(|(name, server, pki)| kubeconfig::ContextOf {
+            name,
+            server,
+            pki,
+            id,
+        })
+        .collect();
+    kubeconfig::write_contexts(path, &contexts)
+}
+
 /// The start time of a pid (field 22 of /proc/<pid>/stat), while it is
 /// alive and not a zombie.
 pub fn proc_start_time(pid: i32) -> Option<u64> {

@@ -39,6 +39,8 @@ pub struct NamespaceParts<'c> {
     plan: Vec<Part>,
     /// The first shard's own Pods and Events, kept by the first pass.
     first: (Vec<Pod>, Vec<EventRecord>),
+    /// What lists each shard's own Pods, from the first pass.
+    shard_pods: Vec<ShardPods>,
     /// The namespace's own objects read (not the shared ones).
     objects: usize,
 }
@@ -73,12 +75,14 @@ pub async fn read_namespace_in_parts<'c>(
         skeleton,
         plan: vec![Part::Whole],
         first: (Vec::new(), Vec::new()),
+        shard_pods: vec![ShardPods::default(); count],
     };
     if count == 1 {
         return Ok(parts);
     }
     // The first pass: every Pod noted, the first shard's kept.
     let facts = Mutex::new(std::mem::take(&mut parts.facts));
+    let shard_pods = Mutex::new(std::mem::take(&mut parts.shard_pods));
     let shards = &parts.shards;
     let keep_first = |mut p: Pod| {
         if !p.keep() {
@@ -86,6 +90,11 @@ pub async fn read_namespace_in_parts<'c>(
         }
         let place = shards.of_pod(&p);
         facts.lock().expect("not poisoned").note(&p, place);
+        if let Place::One(k) = place
+            && let Some(s) = shard_pods.lock().expect("not poisoned").get_mut(k)
+        {
+            s.note(&p);
+        }
         place.in_shard(0).then_some((p, place))
     };
     let listed = conn
@@ -96,6 +105,7 @@ pub async fn read_namespace_in_parts<'c>(
         )
         .await;
     parts.facts = facts.into_inner().expect("not poisoned");
+    parts.shard_pods = shard_pods.into_inner().expect("not poisoned");
     // Without the Pods nothing can be split: the namespace whole, with
     // the gap, as before.
     let Ok(pods) = listed else {
@@ -173,13 +183,8 @@ impl NamespaceParts<'_> {
                     (Ok(pods), Ok(events))
                 }
                 Part::Shard(k) => {
-                    let shards = &self.shards;
-                    let keep =
-                        |mut p: Pod| (p.keep() && shards.of_pod(&p) == Place::One(k)).then_some(p);
-                    let path = typed_path::<Pod>(Some(&self.namespace));
-                    let all = ListParams::default();
                     let (pods, events) = tokio::join!(
-                        self.conn.list_pages_into(&path, &all, &keep),
+                        self.shard_pods(k),
                         self.events_where(|place| place == Place::One(k))
                     );
                     let events = events.map(|e| e.into_iter().map(|(e, _)| e).collect::<Vec<_>>());
@@ -238,6 +243,32 @@ impl NamespaceParts<'_> {
         Ok(self.objects)
     }
 
+    /// Shard `k`'s own Pods: listed by the labels their controllers gave
+    /// them ([`ShardPods`]) when the first pass could name them all that
+    /// way, else the namespace's Pods listed again and the shard's kept.
+    async fn shard_pods(&self, k: usize) -> Result<Vec<Pod>, kube::Error> {
+        let shards = &self.shards;
+        let keep = |mut p: Pod| (p.keep() && shards.of_pod(&p) == Place::One(k)).then_some(p);
+        let path = typed_path::<Pod>(Some(&self.namespace));
+        let Some(selectors) = self.shard_pods.get(k).and_then(ShardPods::selectors) else {
+            return self
+                .conn
+                .list_pages_into(&path, &ListParams::default(), &keep)
+                .await;
+        };
+        let mut pods: Vec<Pod> = Vec::new();
+        for selector in selectors {
+            let params = ListParams::default().labels(&selector);
+            for pod in self.conn.list_pages_into(&path, &params, &keep).await? {
+                // A Pod with two of the labels is listed twice.
+                if !pods.iter().any(|p| p.metadata.uid == pod.metadata.uid) {
+                    pods.push(pod);
+                }
+            }
+        }
+        Ok(pods)
+    }
+
     /// Every Pod and Event of a namespace that fits one part.
     async fn read_rest_whole(
         &self,
@@ -284,8 +315,116 @@ impl NamespaceParts<'_> {
     }
 }
 
+/// The labels a Pod's controller gives it and no other controller's
+/// Pods share by design: a ReplicaSet's template hash, a StatefulSet's or
+/// DaemonSet's revision, a Job's UID.
+const POD_SET_LABELS: [&str; 3] = [
+    "pod-template-hash",
+    "controller-revision-hash",
+    "batch.kubernetes.io/controller-uid",
+];
+
+/// Values past which a shard's Pods are listed with the namespace's again:
+/// a selector that long is a URL of several kilobytes.
+const MAX_SELECTOR_VALUES: usize = 300;
+
+/// What lists one shard's own Pods instead of the namespace's again: the
+/// values of [`POD_SET_LABELS`] its Pods carried in the first pass. A Pod
+/// of the shard with none of them (a controller of another kind) means the
+/// shard lists the namespace's Pods, as before.
+#[derive(Debug, Clone, Default)]
+struct ShardPods {
+    values: [std::collections::BTreeSet<String>; 3],
+    unlabelled: bool,
+}
+
+impl ShardPods {
+    fn note(&mut self, pod: &Pod) {
+        let labels = pod.metadata.labels.as_ref();
+        let found = POD_SET_LABELS
+            .iter()
+            .enumerate()
+            .find_map(|(i, key)| Some((i, labels?.get(*key)?)));
+        match found {
+            Some((i, value)) => {
+                self.values[i].insert(value.clone());
+            }
+            None => self.unlabelled = true,
+        }
+    }
+
+    /// One `key in (...)` selector per label some Pod carried; `None` when
+    /// a Pod carried none, or there are too many values.
+    fn selectors(&self) -> Option<Vec<String>> {
+        let total: usize = self.values.iter().map(|v| v.len()).sum();
+        if self.unlabelled || total > MAX_SELECTOR_VALUES {
+            return None;
+        }
+        let selectors = POD_SET_LABELS
+            .iter()
+            .zip(&self.values)
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(key, v)| {
+                let list: Vec<&str> = v.iter().map(String::as_str).collect();
+                format!("{key} in ({})", list.join(","))
+            })
+            .collect();
+        Some(selectors)
+    }
+}
+
 /// Triage holds the Events of a namespace (or of a shard) at once and
 /// writes none back: each is kept as what the analysis reads of it.
 fn brief(event: CoreEvent) -> EventRecord {
     EventRecord::Core(Box::new(event)).brief()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(labels: &[(&str, &str)]) -> Pod {
+        let mut p = Pod::default();
+        p.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        p
+    }
+
+    #[test]
+    fn a_shards_pods_are_listed_by_their_controllers_labels() {
+        let mut s = ShardPods::default();
+        s.note(&pod(&[("app", "web"), ("pod-template-hash", "7d9f")]));
+        s.note(&pod(&[("pod-template-hash", "5c4b")]));
+        s.note(&pod(&[("pod-template-hash", "7d9f")]));
+        s.note(&pod(&[("controller-revision-hash", "db-6f7")]));
+        assert_eq!(
+            s.selectors().unwrap(),
+            [
+                "pod-template-hash in (5c4b,7d9f)",
+                "controller-revision-hash in (db-6f7)"
+            ]
+        );
+        // A shard with no Pod lists nothing.
+        assert_eq!(
+            ShardPods::default().selectors().unwrap(),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_pod_no_label_names_or_too_many_values_list_the_namespace_again() {
+        let mut s = ShardPods::default();
+        s.note(&pod(&[("pod-template-hash", "7d9f")]));
+        s.note(&pod(&[("app", "owned-by-a-custom-controller")]));
+        assert_eq!(s.selectors(), None);
+        let mut many = ShardPods::default();
+        for i in 0..=MAX_SELECTOR_VALUES {
+            many.note(&pod(&[("pod-template-hash", &format!("h{i}"))]));
+        }
+        assert_eq!(many.selectors(), None);
+    }
 }

@@ -11,13 +11,12 @@
 //! the issue asks for: both clusters against the slower one alone, and
 //! against the two kubectl runs one after the other.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
 use mdiag_harness::cluster::{self, Layout};
-use serde_json::{Value, json};
 
 use super::scale::{Run, timed_rss};
 
@@ -48,6 +47,9 @@ pub fn run(args: &ContextsBench) -> anyhow::Result<()> {
         let layout = Layout::at(root.join(name))?;
         if !cluster::running(&layout, "kube-apiserver") {
             cluster::up(&layout).with_context(|| format!("starting cluster {name}"))?;
+            // The load writes ModelServices.
+            let crd = crate::generate::repo_root().join("fixtures/crd/modelservice.yaml");
+            cluster::admin_kubectl(&layout, &["apply", "-f", &crd.to_string_lossy()])?;
         }
         let loaded = cluster::admin_kubectl(&layout, &["get", "ns", "-o", "name"])?
             .lines()
@@ -82,7 +84,12 @@ fn measure(
     root: &Path,
     sizes: [u32; 2],
 ) -> anyhow::Result<()> {
-    let kubeconfig = two_contexts(layouts, &root.join("two.kubeconfig"))?;
+    let kubeconfig = root.join("two.kubeconfig");
+    cluster::write_contexts(
+        &kubeconfig,
+        &[("one", &layouts[0]), ("two", &layouts[1])],
+        false,
+    )?;
     let kc = kubeconfig.to_string_lossy().to_string();
     let mdiag = super::measure::mdiag_binary()?;
     let kubectl = layouts[0].bin_dir().context("no BIN_DIR")?.join("kubectl");
@@ -129,15 +136,25 @@ fn measure(
         ("kubectl get ... -A --context two", theirs("two"), &[0]),
     ];
     let mut runs: Vec<Vec<Run>> = vec![Vec::new(); commands.len()];
+    // The machine's busy CPU seconds during each run: both control planes
+    // run here, so what they spend serving the lists is counted too.
+    let mut busy: Vec<Vec<f64>> = vec![Vec::new(); commands.len()];
     for round in 0..args.runs.max(1) {
         // Each round in another order, so no command always runs first.
         let mut order: Vec<usize> = (0..commands.len()).collect();
         order.rotate_left(round as usize % commands.len());
         for i in order {
             let (_, argv, codes) = &commands[i];
+            let before = busy_seconds()?;
             runs[i].push(timed_rss(argv, None, codes)?);
+            busy[i].push(busy_seconds()? - before);
         }
     }
+    let busy_median = |i: usize| {
+        let mut v = busy[i].clone();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
     let median = |i: usize| {
         let mut walls: Vec<Duration> = runs[i].iter().map(|r| r.wall).collect();
         let mut rss: Vec<u64> = runs[i].iter().map(|r| r.rss_kb).collect();
@@ -154,15 +171,22 @@ fn measure(
         sizes[1],
         args.runs.max(1)
     );
-    println!("| command | median wall | peak memory | runs (s) |");
-    println!("|---|---|---|---|");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "| command | median wall | peak memory | machine busy (CPU s, of {cores} cores) | runs (s) |"
+    );
+    println!("|---|---|---|---|---|");
     for (i, (what, ..)) in commands.iter().enumerate() {
         let (wall, mb) = median(i);
         let all: Vec<String> = runs[i]
             .iter()
             .map(|r| format!("{:.2}", r.wall.as_secs_f64()))
             .collect();
-        println!("| `{what}` | {wall:.3} s | {mb} MB | {} |", all.join(", "));
+        println!(
+            "| `{what}` | {wall:.3} s | {mb} MB | {:.2} | {} |",
+            busy_median(i),
+            all.join(", ")
+        );
     }
     let (both, both_mb) = median(0);
     let slower = median(1).0.max(median(2).0);
@@ -178,46 +202,30 @@ fn measure(
         both / kubectl_in_turn
     );
     println!("- peak memory, both / the larger single read: {both_mb} MB / {single_mb} MB");
+    println!(
+        "- machine busy during both: {:.2} CPU s in {both:.3} s ({:.2} of {cores} cores); alone: {:.2} + {:.2} CPU s",
+        busy_median(0),
+        busy_median(0) / both,
+        busy_median(1),
+        busy_median(2)
+    );
     Ok(())
 }
 
-/// One kubeconfig of two contexts, `one` and `two`, each cluster's admin.
-fn two_contexts(layouts: &[Layout], path: &Path) -> anyhow::Result<PathBuf> {
-    let mut merged = json!({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [],
-        "users": [],
-        "contexts": [],
-        "current-context": "one",
-    });
-    for (name, layout) in ["one", "two"].iter().zip(layouts) {
-        let file = layout.admin_kubeconfig();
-        let text = std::fs::read_to_string(&file)
-            .with_context(|| format!("reading {}", file.display()))?;
-        let k: Value =
-            serde_saphyr::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
-        let push = |key: &str, item: Value, merged: &mut Value| {
-            if let Some(list) = merged[key].as_array_mut() {
-                list.push(item);
-            }
-        };
-        push(
-            "clusters",
-            json!({"name": format!("{name}-cluster"), "cluster": k["clusters"][0]["cluster"]}),
-            &mut merged,
-        );
-        push(
-            "users",
-            json!({"name": format!("{name}-user"), "user": k["users"][0]["user"]}),
-            &mut merged,
-        );
-        push(
-            "contexts",
-            json!({"name": name, "context": {"cluster": format!("{name}-cluster"), "user": format!("{name}-user")}}),
-            &mut merged,
-        );
-    }
-    std::fs::write(path, merged.to_string())?;
-    Ok(path.to_path_buf())
+/// CPU seconds the whole machine has spent busy since boot (`/proc/stat`:
+/// user, nice, system, irq, softirq, steal).
+fn busy_seconds() -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string("/proc/stat")?;
+    let line = stat.lines().next().context("empty /proc/stat")?;
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let busy: u64 = [0, 1, 2, 5, 6, 7]
+        .iter()
+        .filter_map(|i| ticks.get(*i))
+        .sum();
+    // USER_HZ is 100 on Linux.
+    Ok(busy as f64 / 100.0)
 }
