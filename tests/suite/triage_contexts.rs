@@ -69,6 +69,19 @@ fn the_same_cause_in_two_clusters_is_one_row_naming_both_with_its_count() {
     // The next command reads the cluster of the row it names.
     let next = lines.iter().find(|l| l.starts_with("next:")).unwrap();
     assert!(next.ends_with("--context prod-eu"), "{out}");
+    // In Chinese, mdiag's own words are Chinese: the column, the count.
+    let zh = table(
+        &t,
+        &[],
+        false,
+        &Style {
+            lang: Lang::Zh,
+            ..style(now)
+        },
+    );
+    assert!(zh.starts_with("2 个上下文中的 4 个工作负载"), "{zh}");
+    assert!(zh.lines().nth(1).unwrap().starts_with("上下文"), "{zh}");
+    assert!(!zh.contains("contexts") && !zh.contains("CONTEXT"), "{zh}");
 }
 
 #[test]
