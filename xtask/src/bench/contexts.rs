@@ -18,7 +18,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use mdiag_harness::cluster::{self, Layout};
 
-use super::scale::{Run, timed_rss};
+use super::measure::{Run, timed_rss};
 
 #[derive(Args)]
 pub struct ContextsBench {

@@ -2,7 +2,7 @@
 //! of a command, alternating pairs, medians and how a pair is reported.
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -99,4 +99,46 @@ pub(crate) fn report_pair(
         "ratio mdiag/kubectl: {:.2}",
         m.as_secs_f64() / k.as_secs_f64()
     );
+}
+
+/// One run: wall time and max RSS in KiB.
+#[derive(Clone, Copy)]
+pub(crate) struct Run {
+    pub(crate) wall: Duration,
+    pub(crate) rss_kb: u64,
+}
+
+/// Runs `argv` under `/usr/bin/time`, its output thrown away; fails on an
+/// exit code outside `codes`.
+pub(crate) fn timed_rss(
+    argv: &[String],
+    env: Option<(&str, &str)>,
+    codes: &[i32],
+) -> anyhow::Result<Run> {
+    let mut cmd = Command::new("/usr/bin/time");
+    cmd.args(["-f", "maxrss_kb=%M"])
+        .args(argv)
+        .stdout(Stdio::null());
+    if let Some((k, v)) = env {
+        cmd.env(k, v);
+    }
+    let t = Instant::now();
+    let out = cmd.output()?;
+    let wall = t.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // /usr/bin/time exits with the command's code.
+    let code = out.status.code().unwrap_or(-1);
+    if !codes.contains(&code) {
+        bail!(
+            "{} exited {code}: {}",
+            argv[..argv.len().min(6)].join(" "),
+            stderr.lines().next().unwrap_or("")
+        );
+    }
+    let rss_kb = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("maxrss_kb="))
+        .and_then(|v| v.trim().parse().ok())
+        .context("no maxrss_kb in /usr/bin/time's output")?;
+    Ok(Run { wall, rss_kb })
 }

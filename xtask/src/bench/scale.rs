@@ -14,10 +14,11 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
+
+use super::measure::{Run, timed_rss};
 use clap::Args;
 use mdiag_harness::cluster::{self, Layout};
 
@@ -67,13 +68,6 @@ fn parse_step(text: &str) -> anyhow::Result<Step> {
         namespaces,
         runs,
     })
-}
-
-/// One run: wall time and max RSS in KiB.
-#[derive(Clone, Copy)]
-pub(super) struct Run {
-    pub(super) wall: Duration,
-    pub(super) rss_kb: u64,
 }
 
 /// Medians of one side of a pair.
@@ -359,41 +353,6 @@ pub fn run(args: &ScaleBench) -> anyhow::Result<()> {
 
 fn ratio(r: &Row) -> f64 {
     r.ours.wall.as_secs_f64() / r.theirs.wall.as_secs_f64()
-}
-
-/// Runs `argv` under `/usr/bin/time`, its output thrown away; fails on an
-/// exit code outside `codes`.
-pub(super) fn timed_rss(
-    argv: &[String],
-    env: Option<(&str, &str)>,
-    codes: &[i32],
-) -> anyhow::Result<Run> {
-    let mut cmd = Command::new("/usr/bin/time");
-    cmd.args(["-f", "maxrss_kb=%M"])
-        .args(argv)
-        .stdout(Stdio::null());
-    if let Some((k, v)) = env {
-        cmd.env(k, v);
-    }
-    let t = Instant::now();
-    let out = cmd.output()?;
-    let wall = t.elapsed();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    // /usr/bin/time exits with the command's code.
-    let code = out.status.code().unwrap_or(-1);
-    if !codes.contains(&code) {
-        bail!(
-            "{} exited {code}: {}",
-            argv[..argv.len().min(6)].join(" "),
-            stderr.lines().next().unwrap_or("")
-        );
-    }
-    let rss_kb = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("maxrss_kb="))
-        .and_then(|v| v.trim().parse().ok())
-        .context("no maxrss_kb in /usr/bin/time's output")?;
-    Ok(Run { wall, rss_kb })
 }
 
 /// Two panels side by side: wall time (log scale) and peak memory, by the
