@@ -69,6 +69,19 @@ fn the_same_cause_in_two_clusters_is_one_row_naming_both_with_its_count() {
     // The next command reads the cluster of the row it names.
     let next = lines.iter().find(|l| l.starts_with("next:")).unwrap();
     assert!(next.ends_with("--context prod-eu"), "{out}");
+    // The row's own next command (its verdict.next, in the JSON and in
+    // `trace`) reads the same cluster.
+    let lead = t
+        .items
+        .iter()
+        .find(|d| d.target.name == "chart-demo" && d.target.context.as_deref() == Some("prod-eu"))
+        .unwrap();
+    let own = lead.verdict.next.as_ref().unwrap();
+    assert_eq!(
+        &own.argv()[..3],
+        ["kubectl", "--context", "prod-eu"],
+        "{own}"
+    );
     // In Chinese, mdiag's own words are Chinese: the column, the count.
     let zh = table(
         &t,
@@ -253,6 +266,17 @@ fn clusters_that_cannot_be_reached_are_gaps_and_exit_4() {
             .collect();
         assert_eq!(read, [("prod-eu", false), ("prod-us", false)]);
         assert_eq!(json["gaps"].as_array().unwrap().len(), 2);
+        // What a cluster said goes through the redactor in every field.
+        args.extend(["--redact", "127[.]0[.]0[.]1"]);
+        let (_, out, _) = run(&args);
+        assert!(!out.contains("127.0.0.1"), "{out}");
+        let json: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert!(
+            json["contexts"][0]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("cannot reach")
+        );
     }
 }
 

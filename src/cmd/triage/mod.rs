@@ -114,6 +114,10 @@ impl Triaged {
         redactor.origin(&mut self.snapshot.origin);
         for cluster in &mut self.clusters {
             redactor.origin(&mut cluster.origin);
+            redactor.line(&mut cluster.context);
+            if let Some(reason) = &mut cluster.unread {
+                redactor.line(reason);
+            }
         }
     }
 

@@ -175,7 +175,7 @@ impl Gap {
     pub fn hides(&self, resource: &str, namespace: &str) -> bool {
         let resource_matches = self.resource == resource
             || self.resource.split('.').next() == Some(resource)
-            || self.resource == "*";
+            || self.resource == Self::EVERYTHING;
         let namespace_matches = match &self.namespace {
             None => !self.read_in.iter().any(|read| read == namespace),
             Some(ns) => ns == namespace,
