@@ -144,12 +144,13 @@ pub fn sort_object_kept(
         Kind::Pod => objects.pods.extend(planned(value, trim)?),
         Kind::Service => objects.services.extend(planned(value, trim)?),
         Kind::EndpointSlice => objects.endpoint_slices.extend(planned(value, trim)?),
-        Kind::Event if group == "events.k8s.io" => objects.events.push(EventRecord::New(Box::new(
-            typed(trimmed(value, trim, ManagedFields::Drop))?,
-        ))),
+        Kind::Event if group == "events.k8s.io" => objects.events.push(kept_event(
+            EventRecord::New(Box::new(typed(trimmed(value, trim, ManagedFields::Drop))?)),
+            trim,
+        )),
         Kind::Event => objects.events.extend(
             planned::<k8s_openapi::api::core::v1::Event>(value, trim)?
-                .map(|e| EventRecord::Core(Box::new(e))),
+                .map(|e| kept_event(EventRecord::Core(Box::new(e)), trim)),
         ),
         Kind::Node => objects.nodes.extend(planned(value, trim)?),
         Kind::Lease => objects.leases.extend(planned(value, trim)?),
@@ -164,6 +165,13 @@ pub fn sort_object_kept(
         }
     }
     Ok(())
+}
+
+/// An Event as the analysis reads it ([`EventRecord::brief`]) when the
+/// read is trimmed: such a read never writes its objects back, and a dump
+/// holds Events by the ten thousand (a brief one is a third of the size).
+fn kept_event(event: EventRecord, trim: bool) -> EventRecord {
+    if trim { event.brief() } else { event }
 }
 
 /// Files an object the analysis does not type, trimmed as `keep` says.

@@ -230,30 +230,21 @@ fn a_change_the_controller_has_not_observed_yet_is_not_a_stuck_controller() {
 #[test]
 fn a_registry_denial_is_told_apart_from_a_missing_tag() {
     let mut s = load("image-pull-not-found");
+    let denied = "Failed to pull image \"registry.example.com/modeldock/chart-demo:v2.1.0-rc0\": \
+                  failed to authorize: failed to fetch anonymous token: unexpected status: 401 Unauthorized";
+    let mut changed = 0;
     for e in &mut s.objects.events {
-        if let EventRecord::Core(ev) = e
-            && ev.reason.as_deref() == Some("Failed")
-            && ev
-                .message
-                .as_deref()
-                .is_some_and(|m| m.contains("Failed to pull image"))
-        {
-            ev.message = Some(
-                "Failed to pull image \"registry.example.com/modeldock/chart-demo:v2.1.0-rc0\": \
-                 failed to authorize: failed to fetch anonymous token: unexpected status: 401 Unauthorized"
-                    .into(),
-            );
+        if e.reason() != "Failed" || !e.message().contains("Failed to pull image") {
+            continue;
         }
-        if let EventRecord::New(ev) = e
-            && ev.reason.as_deref() == Some("Failed")
-            && ev
-                .note
-                .as_deref()
-                .is_some_and(|m| m.contains("Failed to pull image"))
-        {
-            ev.note = Some("Failed to pull image \"x\": 401 Unauthorized".into());
+        match e {
+            EventRecord::Core(ev) => ev.message = Some(denied.into()),
+            EventRecord::New(ev) => ev.note = Some(denied.into()),
+            EventRecord::Brief(ev) => ev.message = denied.into(),
         }
+        changed += 1;
     }
+    assert!(changed > 0);
     let d = diagnose(&s);
     assert!(ids(&d).contains(&"image-pull-denied"), "{:?}", ids(&d));
     assert!(!ids(&d).contains(&"image-pull-not-found"));
@@ -322,14 +313,26 @@ fn a_probe_failure_recorded_inside_the_initial_delay_is_still_evidence() {
     // 60 s delay. What it recorded wins over what we assume.
     let mut s = load("readiness-failing");
     let now = clock(&s).now;
+    let last = now - SignedDuration::from_secs(2);
+    let mut changed = 0;
     for e in &mut s.objects.events {
-        if let EventRecord::Core(core) = e
-            && core.reason.as_deref() == Some("Unhealthy")
-        {
-            core.series = None;
-            core.last_timestamp = Some(Time(now - SignedDuration::from_secs(2)));
+        if e.reason() != "Unhealthy" {
+            continue;
         }
+        match e {
+            EventRecord::Core(core) => {
+                core.series = None;
+                core.last_timestamp = Some(Time(last));
+            }
+            EventRecord::New(new) => {
+                new.series = None;
+                new.deprecated_last_timestamp = Some(Time(last));
+            }
+            EventRecord::Brief(brief) => brief.last_seen = Some(last),
+        }
+        changed += 1;
     }
+    assert!(changed > 0);
     let d = diagnose(&started_with_delay(s, 5, 60));
     assert!(ids(&d).contains(&"readiness-failing"), "{:?}", ids(&d));
 }

@@ -105,6 +105,7 @@ impl ReadingScope {
             );
         }
         crate::objects::slices_from_endpoints(&mut snapshot.objects);
+        snapshot.objects.shrink_to_fit();
         if snapshot.origin.kind == OriginKind::KubectlDump {
             let gaps = unlisted_kinds(&snapshot, &reading.listed);
             snapshot.gaps.extend(gaps);

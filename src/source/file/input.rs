@@ -73,24 +73,38 @@ pub(crate) enum Compression {
     /// Gzip when the first bytes are its magic number (standard input, a
     /// FIFO or a device: there is no name to go by).
     Sniff,
+    /// Not compressed (a regular file whose name does not say gzip).
+    None,
 }
 
 /// Opens `path` as `input` with the cap `limit`.
 pub(crate) fn open(path: &Path, input: Input, limit: u64) -> Result<Opened, SourceError> {
-    if path == Path::new(STDIN_PATH) {
-        let stdin = std::io::BufReader::with_capacity(BUFFER, std::io::stdin().lock());
-        let label = Path::new(STDIN_LABEL);
-        return Stream::new(Box::new(stdin), Compression::Sniff, label, input, limit)
-            .map(Opened::Stream);
+    match open_named(path, input)? {
+        Some(file) => open_file(file, path, input, limit),
+        None => open_stdin(input, limit),
     }
-    let io = |cause| SourceError::Io {
-        path: path.to_path_buf(),
-        input,
-        cause,
-    };
+}
+
+/// The file `path` names, opened; `None` for standard input (`-`).
+pub(crate) fn open_named(path: &Path, input: Input) -> Result<Option<std::fs::File>, SourceError> {
+    if path == Path::new(STDIN_PATH) {
+        return Ok(None);
+    }
     // Opening a FIFO waits for its writer, as `cat` does.
-    let file = std::fs::File::open(path).map_err(io)?;
-    open_file(file, path, input, limit)
+    std::fs::File::open(path)
+        .map(Some)
+        .map_err(|cause| SourceError::Io {
+            path: path.to_path_buf(),
+            input,
+            cause,
+        })
+}
+
+/// Standard input as `input` with the cap `limit`.
+pub(crate) fn open_stdin(input: Input, limit: u64) -> Result<Opened, SourceError> {
+    let stdin = std::io::BufReader::with_capacity(BUFFER, std::io::stdin());
+    let label = Path::new(STDIN_LABEL);
+    Stream::new(Box::new(stdin), Compression::Sniff, label, input, limit).map(Opened::Stream)
 }
 
 /// [`open`] for a file the caller has already opened (and checked): `path`
@@ -148,7 +162,7 @@ pub(crate) fn open_file(
 /// An input read as it arrives: inflated when it is gzip, counted, and
 /// stopped at the cap.
 pub(crate) struct Stream<'a> {
-    capped: Capped<Box<dyn Read + 'a>>,
+    capped: Capped<Box<dyn Read + Send + 'a>>,
     path: PathBuf,
     input: Input,
     limit: u64,
@@ -157,7 +171,7 @@ pub(crate) struct Stream<'a> {
 
 impl<'a> Stream<'a> {
     pub(crate) fn new(
-        mut raw: Box<dyn BufRead + 'a>,
+        mut raw: Box<dyn BufRead + Send + 'a>,
         compression: Compression,
         path: &Path,
         input: Input,
@@ -165,6 +179,7 @@ impl<'a> Stream<'a> {
     ) -> Result<Stream<'a>, SourceError> {
         let gzip = match compression {
             Compression::Gzip => true,
+            Compression::None => false,
             Compression::Sniff => {
                 let head = raw.fill_buf().map_err(|cause| SourceError::Io {
                     path: path.to_path_buf(),
@@ -174,7 +189,7 @@ impl<'a> Stream<'a> {
                 head.starts_with(&[0x1f, 0x8b])
             }
         };
-        let inner: Box<dyn Read + 'a> = if gzip {
+        let inner: Box<dyn Read + Send + 'a> = if gzip {
             Box::new(flate2::bufread::MultiGzDecoder::new(raw))
         } else {
             Box::new(raw)
@@ -200,37 +215,51 @@ impl<'a> Stream<'a> {
 
     /// The text as it arrives: it fails once past the cap (or when the
     /// gzip or the read below fails); [`Stream::finish`] says which.
-    pub(crate) fn reader(&mut self) -> impl BufRead + '_ {
+    pub(crate) fn reader(&mut self) -> impl BufRead + Send + '_ {
         std::io::BufReader::with_capacity(BUFFER, &mut self.capped)
+    }
+
+    /// Why the stream's reader stopped before the end, when it did: past
+    /// the cap, or the gzip or the read below it failed. Reading the same
+    /// input again would stop the same way.
+    pub(crate) fn stopped(mut self) -> Option<SourceError> {
+        self.stop_cause()
+    }
+
+    fn stop_cause(&mut self) -> Option<SourceError> {
+        if self.capped.over {
+            return Some(SourceError::TooLarge {
+                path: self.path.clone(),
+                input: self.input,
+                limit: self.limit,
+                inflated: self.gzip,
+            });
+        }
+        let cause = self.capped.failure.take()?;
+        Some(if self.gzip {
+            SourceError::Gzip {
+                path: self.path.clone(),
+                cause,
+            }
+        } else {
+            SourceError::Io {
+                path: self.path.clone(),
+                input: self.input,
+                cause,
+            }
+        })
     }
 
     /// What the stream's reader stopped on decides the error: the cap,
     /// then the gzip or the read below it, and only then `result` (what
     /// the consumer made of the text).
     pub(crate) fn finish<T>(mut self, result: Result<T, SourceError>) -> Result<T, SourceError> {
-        if self.capped.over {
-            return Err(SourceError::TooLarge {
-                path: self.path,
-                input: self.input,
-                limit: self.limit,
-                inflated: self.gzip,
-            });
-        }
-        if let Some(cause) = self.capped.failure.take()
-            && result.is_err()
+        // A failure below the cap that the consumer read past (it had
+        // what it needed) is not an error.
+        if (self.capped.over || result.is_err())
+            && let Some(stop) = self.stop_cause()
         {
-            return Err(if self.gzip {
-                SourceError::Gzip {
-                    path: self.path,
-                    cause,
-                }
-            } else {
-                SourceError::Io {
-                    path: self.path,
-                    input: self.input,
-                    cause,
-                }
-            });
+            return Err(stop);
         }
         result
     }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::decode::{Document, ReadingScope};
 use super::error::{SourceError, json_error, yaml_error};
-use super::input::{self, Input, MAX_SNAPSHOT_BYTES, Opened, Stream};
+use super::input::{self, Compression, Input, MAX_SNAPSHOT_BYTES, Opened, Stream};
 use super::yaml;
 use crate::objects::Keep;
 use mdiag_core::model::Snapshot;
@@ -21,11 +21,13 @@ pub fn read_snapshot_file(path: &Path) -> Result<Snapshot, SourceError> {
 
 /// [`read_snapshot_file`], keeping what `keep` says.
 ///
-/// A plain regular file is read into memory (parsing from memory is
-/// several times faster than from a reader) and parsed one list item at a
-/// time, so the whole document is never built as a tree. A compressed
-/// file, standard input, a FIFO and a device are parsed as they stream,
-/// and the bytes they give (inflated) are counted: past
+/// A big YAML List in a regular file, gzip or not, is cut into pieces as
+/// it is read and parsed on every core, never held whole (`yaml::pieces`).
+/// Any other plain regular file is read into memory (parsing from memory
+/// is several times faster than from a reader) and parsed one list item
+/// at a time, so the whole document is never built as a tree. A
+/// compressed file, standard input, a FIFO and a device are parsed as they
+/// stream, and the bytes they give (inflated) are counted: past
 /// [`MAX_SNAPSHOT_BYTES`] the read stops, having held no more than the
 /// parser's buffer of them (`file::input`, which alerts are read with too).
 pub fn read_snapshot_file_kept(path: &Path, keep: Keep) -> Result<Snapshot, SourceError> {
@@ -38,27 +40,96 @@ pub fn read_snapshot_file_kept(path: &Path, keep: Keep) -> Result<Snapshot, Sour
 /// checked is what is read (`mdiag mcp` confines the files it reads this
 /// way: a path swapped after the check cannot redirect the read).
 pub fn read_snapshot_opened(
-    mut file: std::fs::File,
+    file: std::fs::File,
     path: &Path,
     keep: Keep,
 ) -> Result<Snapshot, SourceError> {
-    use std::io::Seek;
-    file.rewind().map_err(|cause| SourceError::Io {
-        path: path.to_path_buf(),
-        input: Input::Snapshot,
-        cause,
-    })?;
-    match input::open_file(file, path, Input::Snapshot, MAX_SNAPSHOT_BYTES)? {
-        Opened::Whole(bytes) => parse_snapshot_bytes(&bytes, path, keep),
-        Opened::Stream(stream) => read_stream(stream, keep),
-    }
+    read_file(file, path, keep, MAX_SNAPSHOT_BYTES)
 }
 
 /// [`read_snapshot_file_kept`] with another limit (tests use a small one).
 pub(crate) fn read_limited(path: &Path, keep: Keep, limit: u64) -> Result<Snapshot, SourceError> {
-    match input::open(path, Input::Snapshot, limit)? {
-        Opened::Whole(bytes) => parse_snapshot_bytes(&bytes, path, keep),
+    match input::open_named(path, Input::Snapshot)? {
+        Some(file) => read_file(file, path, keep, limit),
+        None => match input::open_stdin(Input::Snapshot, limit)? {
+            Opened::Whole(bytes) => parse_snapshot_bytes(&bytes, path, keep),
+            Opened::Stream(stream) => read_stream(stream, keep),
+        },
+    }
+}
+
+/// Reads an opened file from its start: in pieces when it is a big YAML
+/// List, else whole or as a stream.
+fn read_file(
+    mut file: std::fs::File,
+    path: &Path,
+    keep: Keep,
+    limit: u64,
+) -> Result<Snapshot, SourceError> {
+    use std::io::Seek;
+    let rewind = |file: &mut std::fs::File| {
+        file.rewind().map_err(|cause| SourceError::Io {
+            path: path.to_path_buf(),
+            input: Input::Snapshot,
+            cause,
+        })
+    };
+    // Only a regular file can be read again from its start (a FIFO or a
+    // device streams once).
+    if file.metadata().is_ok_and(|m| m.is_file()) {
+        rewind(&mut file)?;
+        if let Some(read) = read_file_in_pieces(&file, path, keep, limit) {
+            return read;
+        }
+        // Not a List in pieces: read again from the start by one parser.
+        rewind(&mut file)?;
+    }
+    match input::open_file(file, path, Input::Snapshot, limit)? {
+        Opened::Whole(bytes) => parse_bytes(&bytes, path, keep, Pieces::Tried),
         Opened::Stream(stream) => read_stream(stream, keep),
+    }
+}
+
+/// A regular YAML file of [`yaml::PIECES_FROM_BYTES`] or more, or a
+/// gzip file, read in pieces as it streams; `None` when it is not a List
+/// that can be (JSON, several documents, pieces that do not join, not
+/// valid YAML...): nothing was kept, and the caller reads it again. A read
+/// stopped by the cap or a failed gzip is that error: a second read would
+/// stop the same way.
+fn read_file_in_pieces(
+    file: &std::fs::File,
+    path: &Path,
+    keep: Keep,
+    limit: u64,
+) -> Option<Result<Snapshot, SourceError>> {
+    let meta = file.metadata().ok()?;
+    let gzip = path.extension().is_some_and(|e| e == "gz");
+    let size_fits = (yaml::PIECES_FROM_BYTES as u64..=limit).contains(&meta.len());
+    if !meta.is_file() || !(gzip || size_fits) {
+        return None;
+    }
+    let raw = std::io::BufReader::with_capacity(input::BUFFER, file);
+    let compression = if gzip {
+        Compression::Gzip
+    } else {
+        Compression::None
+    };
+    let mut stream = Stream::new(Box::new(raw), compression, path, Input::Snapshot, limit).ok()?;
+    let mut reader = stream.reader();
+    let first = first_byte(&mut reader, path);
+    let read = match first {
+        Ok(b'{' | b'[') => return None,
+        Ok(_) => {
+            let scope = ReadingScope::start(path, keep, true);
+            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+            yaml::read_stream_in_pieces::<Document>(&mut reader, limit).then_some(scope)
+        }
+        Err(_) => None,
+    };
+    drop(reader);
+    match read {
+        Some(scope) => Some(stream.finish(scope.finish(Ok(())))),
+        None => stream.stopped().map(Err),
     }
 }
 
@@ -81,6 +152,23 @@ pub(crate) fn parse_snapshot_bytes(
     path: &Path,
     keep: Keep,
 ) -> Result<Snapshot, SourceError> {
+    parse_bytes(bytes, path, keep, Pieces::Try)
+}
+
+/// Whether a big List is worth cutting into pieces.
+#[derive(PartialEq)]
+enum Pieces {
+    Try,
+    /// They were tried as the file streamed, and did not join.
+    Tried,
+}
+
+fn parse_bytes(
+    bytes: &[u8],
+    path: &Path,
+    keep: Keep,
+    pieces: Pieces,
+) -> Result<Snapshot, SourceError> {
     let text = std::str::from_utf8(bytes).map_err(|_| SourceError::NotText {
         path: path.to_path_buf(),
     })?;
@@ -91,7 +179,7 @@ pub(crate) fn parse_snapshot_bytes(
         });
     }
     let json = trimmed.starts_with('{') || trimmed.starts_with('[');
-    if !json {
+    if !json && pieces == Pieces::Try {
         // A big List on every core; what cannot be read so is read again
         // by one parser, from a fresh start.
         let scope = ReadingScope::start(path, keep, true);
@@ -113,15 +201,30 @@ pub(crate) fn parse_snapshot_bytes(
 /// Parses a stream: the format is told from its first byte that is not a
 /// byte-order mark or white space.
 fn parse_stream(text: &mut impl BufRead, path: &Path, keep: Keep) -> Result<Snapshot, SourceError> {
-    let io = |cause| SourceError::Io {
-        path: path.to_path_buf(),
-        input: Input::Snapshot,
-        cause,
+    let first = first_byte(text, path)?;
+    let json = first == b'{' || first == b'[';
+    let scope = ReadingScope::start(path, keep, !json);
+    let parsed = if json {
+        serde_json::Deserializer::from_reader(text)
+            .into_iter::<Document>()
+            .try_for_each(|d| d.map(drop).map_err(|e| json_error(&e, path)))
+    } else {
+        yaml::read_stream::<Document>(text, MAX_SNAPSHOT_BYTES as usize)
+            .map_err(|e| yaml_error(&e, path))
     };
-    // Skip what the old whole-text reader trimmed, and look at the head:
-    // a binary file is refused as such rather than as bad syntax.
-    let first = loop {
-        let buf = text.fill_buf().map_err(io)?;
+    scope.finish(parsed)
+}
+
+/// The first byte of a stream that is not a byte-order mark or white
+/// space (what a whole text is trimmed of), the stream left at it; a
+/// binary head is refused as such rather than as bad syntax.
+fn first_byte(text: &mut impl BufRead, path: &Path) -> Result<u8, SourceError> {
+    loop {
+        let buf = text.fill_buf().map_err(|cause| SourceError::Io {
+            path: path.to_path_buf(),
+            input: Input::Snapshot,
+            cause,
+        })?;
         let Some(&byte) = buf.first() else {
             return Err(SourceError::Empty {
                 path: path.to_path_buf(),
@@ -141,19 +244,8 @@ fn parse_stream(text: &mut impl BufRead, path: &Path, keep: Keep) -> Result<Snap
                 path: path.to_path_buf(),
             });
         }
-        break byte;
-    };
-    let json = first == b'{' || first == b'[';
-    let scope = ReadingScope::start(path, keep, !json);
-    let parsed = if json {
-        serde_json::Deserializer::from_reader(text)
-            .into_iter::<Document>()
-            .try_for_each(|d| d.map(drop).map_err(|e| json_error(&e, path)))
-    } else {
-        yaml::read_stream::<Document>(text, MAX_SNAPSHOT_BYTES as usize)
-            .map_err(|e| yaml_error(&e, path))
-    };
-    scope.finish(parsed)
+        return Ok(byte);
+    }
 }
 
 /// Valid UTF-8 with no NUL, but for a character the buffer cut in two.
@@ -169,7 +261,7 @@ fn looks_like_text(head: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::input::{BUFFER, Compression};
+    use super::super::input::BUFFER;
     use super::*;
     use std::io::Read;
 
@@ -334,6 +426,70 @@ mod tests {
         drop(scope);
         assert_eq!(in_pieces.warnings.len(), 1);
         assert_eq!(format!("{in_pieces:?}"), format!("{one:?}"));
+
+        // From a file, plain and gzip, cut as it streams: the same.
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("big.yaml");
+        std::fs::write(&plain, &big).unwrap();
+        let gzip = dir.path().join("big.yaml.gz");
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut e, big.as_bytes()).unwrap();
+        std::fs::write(&gzip, e.finish().unwrap()).unwrap();
+        for path in [&plain, &gzip] {
+            let file = std::fs::File::open(path).unwrap();
+            let streamed = read_file_in_pieces(&file, path, Keep::Analysed, MAX_SNAPSHOT_BYTES)
+                .expect("read in pieces")
+                .unwrap();
+            let read = read_snapshot_file(path).unwrap();
+            for snapshot in [&streamed, &read] {
+                assert_eq!(
+                    format!("{:?}", snapshot.objects),
+                    format!("{:?}", one.objects)
+                );
+                assert_eq!(snapshot.warnings.len(), 1);
+                assert_eq!(snapshot.origin.location, path.display().to_string());
+            }
+        }
+
+        // Pieces that do not join (an alias to an item before) leave
+        // nothing behind: the file is read again by one parser.
+        let at = big.len() - tail.len();
+        let aliased = format!("{}- *first\n{tail}", &big[..at]).replacen(
+            "\n- apiVersion: v1\n",
+            "\n- &first\n  apiVersion: v1\n",
+            1,
+        );
+        let scope = ReadingScope::start(&plain, Keep::Analysed, true);
+        assert!(!yaml::read_big_str::<Document>(&aliased));
+        drop(scope);
+        let path = dir.path().join("aliased.yaml");
+        std::fs::write(&path, &aliased).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        assert!(read_file_in_pieces(&file, &path, Keep::Analysed, MAX_SNAPSHOT_BYTES).is_none());
+        let read = read_snapshot_file(&path).unwrap();
+        assert_eq!(read.objects.len(), one.objects.len() + 1);
+    }
+
+    /// A gzip file cut off mid-stream is that error, not a second read.
+    #[test]
+    fn a_broken_gzip_read_in_pieces_says_so() {
+        let items: String = (0..2000)
+            .map(|i| format!("- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: c{i}}}}}\n"))
+            .collect();
+        let text = format!("apiVersion: v1\nkind: List\nitems:\n{items}");
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut e, text.as_bytes()).unwrap();
+        let gz = e.finish().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut.yaml.gz");
+        std::fs::write(&path, &gz[..gz.len() / 2]).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let err = read_file_in_pieces(&file, &path, Keep::Analysed, MAX_SNAPSHOT_BYTES)
+            .expect("stopped by the gzip")
+            .unwrap_err();
+        assert!(matches!(err, SourceError::Gzip { .. }), "{err}");
+        let whole = read_snapshot_file(&path).unwrap_err();
+        assert_eq!(err.to_string(), whole.to_string());
     }
 
     /// A merge key gives the keys a mapping does not give itself, as

@@ -136,11 +136,33 @@ const PIECE_BYTES: usize = 128 << 10;
 /// valid): nothing it read counts, and the caller reads it with
 /// [`read_str`], which finds the true error if there is one.
 pub(crate) fn read_str_in_pieces<T: DeserializeOwned>(text: &str, piece_bytes: usize) -> bool {
-    let Some(cut) = pieces::cut(text, piece_bytes) else {
-        return false;
-    };
+    read_in_pieces::<_, T>(text.as_bytes(), piece_bytes, text.len())
+}
+
+/// [`read_str_in_pieces`] with pieces of the usual size, for a text long
+/// enough to be worth it.
+pub(crate) fn read_big_str<T: DeserializeOwned>(text: &str) -> bool {
+    text.len() >= PIECES_FROM_BYTES && read_str_in_pieces::<T>(text, PIECE_BYTES)
+}
+
+/// Reads every document of a stream as a `T`, a List's items parsed on
+/// every core as the text arrives, never held whole. `false` as for
+/// [`read_str_in_pieces`]: the caller reads the input again from its
+/// start. `input_limit` is what the stream is capped at.
+pub(crate) fn read_stream_in_pieces<T: DeserializeOwned>(
+    reader: impl BufRead + Send,
+    input_limit: usize,
+) -> bool {
+    read_in_pieces::<_, T>(reader, PIECE_BYTES, input_limit)
+}
+
+fn read_in_pieces<R: BufRead + Send, T: DeserializeOwned>(
+    reader: R,
+    piece_bytes: usize,
+    input_bytes: usize,
+) -> bool {
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8));
-    let shared = pieces::Shared::new(cut);
+    let shared = pieces::Shared::new(reader, piece_bytes);
     std::thread::scope(|scope| {
         let started = (0..workers)
             .filter(|_| {
@@ -150,18 +172,12 @@ pub(crate) fn read_str_in_pieces<T: DeserializeOwned>(text: &str, piece_bytes: u
                     .is_ok()
             })
             .count();
+        // The workers stop when the decoder does, even if it panics (the
+        // scope would otherwise wait for them for ever).
+        let _stop = pieces::StopOnDrop(&shared);
         // No thread to be had (a process limit): one parser reads it all.
-        let read =
-            started > 0 && read_all::<_, T>(pieces::Pieces::new(&shared), text.len()).is_ok();
-        shared.stop();
-        read
+        started > 0 && read_all::<_, T>(pieces::Pieces::new(&shared), input_bytes).is_ok()
     })
-}
-
-/// [`read_str_in_pieces`] with pieces of the usual size, for a text long
-/// enough to be worth it.
-pub(crate) fn read_big_str<T: DeserializeOwned>(text: &str) -> bool {
-    text.len() >= PIECES_FROM_BYTES && read_str_in_pieces::<T>(text, PIECE_BYTES)
 }
 
 /// Reads every document of a stream as a `T`, as its bytes arrive; bytes

@@ -1,20 +1,25 @@
-//! A big `kubectl get -o yaml` List read on every core: its `items` are
-//! cut into pieces at the lines where an item begins (`- ` in column 0
-//! after a top-level `items:`), each piece is tokenized on a worker thread
-//! on its own, and the pieces' events are handed to the decoder in order,
-//! stitched back into the one document they came from, lines and all.
+//! A big `kubectl get -o yaml` List read on every core, as its text
+//! arrives: its `items` are cut into pieces at the lines where an item
+//! begins (`- ` in column 0 after a top-level `items:`), each piece is
+//! tokenized on a worker thread on its own, and the pieces' events are
+//! handed to the decoder in order, stitched back into the one document
+//! they came from, lines and all. The text is never held whole: a piece
+//! is cut from the reader when a worker is free to parse it, no more than
+//! [`AHEAD`] pieces before the decoder, and dropped once its events are
+//! made (they own their text).
 //!
 //! A cut can only fall between two items of that sequence: a line in
 //! column 0 cannot continue a block scalar or a plain scalar there, and a
 //! quoted scalar or a flow collection cut in two leaves a piece that does
 //! not parse. Whenever a piece does not parse, or does not end as the cut
-//! says it must, the read is refused here and the caller reads the whole
-//! text again with one parser ([`super::read_str`]), which also gives a
-//! syntax error its true place. An alias to an anchor in another piece is
-//! such a failure too.
+//! says it must, or the text is not such a List, the read is refused here
+//! and the caller reads the whole input again with one parser, which also
+//! gives a syntax error its true place. An alias to an anchor in another
+//! piece is such a failure too.
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::io::BufRead;
 use std::sync::{Condvar, Mutex};
 
 use granit_parser::{Event, Parser, ScalarStyle, StructureStyle};
@@ -22,247 +27,387 @@ use granit_parser::{Event, Parser, ScalarStyle, StructureStyle};
 use super::{Pos, Source, YamlError};
 
 /// Pieces parsed ahead of the decoder, at most: each holds its events
-/// (120 bytes each, a few per line) until the decoder reaches it.
+/// (a hundred bytes or so each, a few per line) until the decoder reaches
+/// it.
 const AHEAD: usize = 3;
 
 /// The most text before the items, and after them, a cut allows.
 const MAX_EDGE_BYTES: usize = 1 << 20;
 
-/// How a text is cut: the part before the items, the items in pieces,
-/// and the part after them.
+/// What a piece is to the document it was cut from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Role {
+    /// Up to and with the key `items:`.
+    Head,
+    /// Whole items of the sequence.
+    Items,
+    /// What follows the items: the next keys of their mapping, or, after
+    /// a document marker (`---`, `...`), the documents after it.
+    Tail { is_document: bool },
+}
+
+/// A piece of the text, owned, with the line (from 1) it starts on.
 #[derive(Debug)]
-pub(crate) struct Cut<'t> {
-    head: &'t str,
-    /// Each piece with the line (from 1) it starts on.
-    items: Vec<(usize, &'t str)>,
-    tail: (usize, &'t str),
-    /// The items end at a document marker (`---`, `...`), not at the next
-    /// key of their mapping.
-    tail_is_document: bool,
+struct Piece {
+    role: Role,
+    first_line: usize,
+    text: String,
 }
 
-/// Where `text` can be cut into pieces of about `piece_bytes`, if it holds
-/// a top-level `items:` with more than one piece of items in column 0.
-pub(crate) fn cut(text: &str, piece_bytes: usize) -> Option<Cut<'_>> {
-    let starts_item = |line: &str| line == "-" || line.starts_with("- ");
-    // `items:` alone in column 0, then its first item (past blank lines
-    // and comments).
-    let mut at = 0;
-    let mut after_items = false;
-    let mut first_item = None;
-    for l in text.split_inclusive('\n') {
-        let content = l.trim_end();
-        if after_items {
-            let trimmed = content.trim_start();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
-                at += l.len();
-                continue;
-            }
-            if starts_item(content) {
-                first_item = Some(at);
-            }
-            break;
-        }
-        after_items = content == "items:";
-        at += l.len();
-    }
-    let first_item = first_item?;
-    let head = &text[..first_item];
-    let mut line = head.matches('\n').count() + 1;
-    let mut items = Vec::new();
-    let (mut piece_line, mut piece_at) = (line, first_item);
-    let mut at = first_item;
-    let mut end = None;
-    for l in text[first_item..].split_inclusive('\n') {
-        let content = l.trim_end();
-        let item = starts_item(content);
-        let in_column_0 = !l.starts_with([' ', '\t', '\r', '\n', '#']);
-        if in_column_0 && !item {
-            let document = content == "---" || content.starts_with("--- ") || content == "...";
-            end = Some((line, at, document));
-            break;
-        }
-        if item && at - piece_at >= piece_bytes {
-            items.push((piece_line, &text[piece_at..at]));
-            (piece_line, piece_at) = (line, at);
-        }
-        at += l.len();
-        line += 1;
-    }
-    let (tail_line, tail_at, tail_is_document) = end.unwrap_or((line, text.len(), false));
-    items.push((piece_line, &text[piece_at..tail_at]));
-    // The head and the tail are each one piece, their events held whole:
-    // a big document before or after the List (a second List) is left to
-    // the one parser, which holds no events.
-    let edges_small = head.len() <= MAX_EDGE_BYTES && text.len() - tail_at <= MAX_EDGE_BYTES;
-    if items.len() < 2 || !edges_small {
-        return None;
-    }
-    Some(Cut {
-        head,
-        items,
-        tail: (tail_line, &text[tail_at..]),
-        tail_is_document,
-    })
+/// Where the cutting is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Phase {
+    Head,
+    Items,
+    Tail { is_document: bool },
+    Done,
 }
 
-type Located<'t> = VecDeque<(Event<'t>, Pos)>;
-type Parsed<'t> = Result<Located<'t>, YamlError>;
+/// Cuts a text into [`Piece`]s as it is read, line by line.
+struct Splitter<R> {
+    reader: R,
+    phase: Phase,
+    /// Lines read so far.
+    lines: usize,
+    /// The line that starts the next piece, read already, and its number.
+    carried: (usize, Vec<u8>),
+    piece_bytes: usize,
+    /// The index the next piece gets (0 is the head).
+    next_index: usize,
+}
 
-/// The pieces' events in order, parsed by `workers` threads while the
-/// decoder reads.
-pub(crate) struct Pieces<'t, 's> {
-    shared: &'s Shared<'t>,
+fn starts_item(line: &str) -> bool {
+    line == "-" || line.starts_with("- ")
+}
+
+/// The text cannot be read in pieces; the caller reads it with one parser.
+fn not_cut(why: &str) -> YamlError {
+    YamlError::at(format!("not read in pieces: {why}"), Pos::default())
+}
+
+impl<R: BufRead> Splitter<R> {
+    fn new(reader: R, piece_bytes: usize) -> Self {
+        Splitter {
+            reader,
+            phase: Phase::Head,
+            lines: 0,
+            carried: (1, Vec::new()),
+            piece_bytes: piece_bytes.max(1),
+            next_index: 0,
+        }
+    }
+
+    /// Appends the next line to `text`; its start in `text`, or `None` at
+    /// the end. A line that is not UTF-8, or a read that fails, refuses
+    /// the cut (one parser then says why).
+    fn read_line(&mut self, text: &mut Vec<u8>) -> Result<Option<usize>, YamlError> {
+        let start = text.len();
+        match self.reader.read_until(b'\n', text) {
+            Ok(0) => Ok(None),
+            Ok(_) => {
+                std::str::from_utf8(&text[start..]).map_err(|_| not_cut("not UTF-8"))?;
+                self.lines += 1;
+                Ok(Some(start))
+            }
+            Err(_) => Err(not_cut("the read failed")),
+        }
+    }
+
+    /// The next piece; after the tail (or a refusal) there is none.
+    fn next_piece(&mut self) -> Result<Option<Piece>, YamlError> {
+        let piece = match self.phase {
+            Phase::Head => self.head(),
+            Phase::Items => self.items(),
+            Phase::Tail { is_document } => self.tail(is_document),
+            Phase::Done => return Ok(None),
+        };
+        if !matches!(
+            piece,
+            Ok(Piece {
+                role: Role::Head | Role::Items,
+                ..
+            })
+        ) {
+            self.phase = Phase::Done;
+        }
+        piece.map(Some)
+    }
+
+    /// Everything before the first item: `items:` alone in column 0, then
+    /// its first item (past blank lines and comments).
+    fn head(&mut self) -> Result<Piece, YamlError> {
+        let mut text = Vec::new();
+        let mut after_items = false;
+        loop {
+            let Some(start) = self.read_line(&mut text)? else {
+                return Err(not_cut("no `items:` in column 0"));
+            };
+            let content = as_str(&text[start..]).trim_end();
+            if after_items {
+                let trimmed = content.trim_start();
+                if !(trimmed.is_empty() || trimmed.starts_with('#')) {
+                    if !starts_item(content) {
+                        return Err(not_cut("`items:` is not followed by items in column 0"));
+                    }
+                    self.carried = (self.lines, text.split_off(start));
+                    self.phase = Phase::Items;
+                    return Ok(Piece {
+                        role: Role::Head,
+                        first_line: 1,
+                        text: into_string(text),
+                    });
+                }
+            } else {
+                after_items = content == "items:";
+            }
+            if text.len() > MAX_EDGE_BYTES {
+                return Err(not_cut("too much before the items"));
+            }
+        }
+    }
+
+    /// Whole items, from the carried line that starts one, until a piece
+    /// is long enough and the next item begins, or the items end.
+    fn items(&mut self) -> Result<Piece, YamlError> {
+        let (first_line, mut text) = std::mem::take(&mut self.carried);
+        let piece = |text| Piece {
+            role: Role::Items,
+            first_line,
+            text: into_string(text),
+        };
+        loop {
+            let Some(start) = self.read_line(&mut text)? else {
+                self.carried = (self.lines + 1, Vec::new());
+                self.phase = Phase::Tail { is_document: false };
+                return Ok(piece(text));
+            };
+            let line = as_str(&text[start..]);
+            let content = line.trim_end();
+            let item = starts_item(content);
+            let in_column_0 = !line.starts_with([' ', '\t', '\r', '\n', '#']);
+            if in_column_0 && !item {
+                let is_document =
+                    content == "---" || content.starts_with("--- ") || content == "...";
+                self.carried = (self.lines, text.split_off(start));
+                self.phase = Phase::Tail { is_document };
+                return Ok(piece(text));
+            }
+            if item && start >= self.piece_bytes {
+                self.carried = (self.lines, text.split_off(start));
+                return Ok(piece(text));
+            }
+        }
+    }
+
+    /// The rest of the text, as one piece: its events are held whole, so a
+    /// big document after the List (a second List) is left to one parser.
+    fn tail(&mut self, is_document: bool) -> Result<Piece, YamlError> {
+        let (first_line, mut text) = std::mem::take(&mut self.carried);
+        while self.read_line(&mut text)?.is_some() {
+            if text.len() > MAX_EDGE_BYTES {
+                return Err(not_cut("too much after the items"));
+            }
+        }
+        Ok(Piece {
+            role: Role::Tail { is_document },
+            first_line,
+            text: into_string(text),
+        })
+    }
+}
+
+/// A line [`Splitter::read_line`] checked.
+fn as_str(line: &[u8]) -> &str {
+    std::str::from_utf8(line).unwrap_or_default()
+}
+
+/// Lines [`Splitter::read_line`] checked, each whole.
+fn into_string(text: Vec<u8>) -> String {
+    String::from_utf8(text).unwrap_or_default()
+}
+
+type Located = VecDeque<(Event<'static>, Pos)>;
+type Parsed = Result<(Role, Located), YamlError>;
+
+/// The pieces' events in order, parsed by the workers while the decoder
+/// reads.
+pub(crate) struct Pieces<'s, R> {
+    shared: &'s Shared<R>,
     /// The events of the piece being read.
-    current: VecDeque<(Event<'t>, Pos)>,
-    /// The next piece to read (0 is the head, then the items, then the tail).
+    current: Located,
+    /// The next piece to read (0 is the head).
     next: usize,
-    count: usize,
-    failed: bool,
+    /// The tail was read, or a piece failed.
+    ended: bool,
 }
 
 /// What the workers and the decoder share.
-pub(crate) struct Shared<'t> {
-    cut: Cut<'t>,
-    claimed: AtomicUsize,
-    state: Mutex<State<'t>>,
+pub(crate) struct Shared<R> {
+    /// Taken by the worker that cuts the next piece.
+    splitter: Mutex<Splitter<R>>,
+    state: Mutex<State>,
     changed: Condvar,
     /// Event buffers the decoder is done with, for the next pieces: a
     /// piece's buffer is megabytes, and a fresh one each time costs page
     /// faults and leaves the allocator's arenas fragmented.
-    spare: Mutex<Vec<Located<'t>>>,
+    spare: Mutex<Vec<Located>>,
 }
 
-struct State<'t> {
+#[derive(Default)]
+struct State {
     /// Parsed pieces not yet read, by index.
-    done: Vec<Option<Parsed<'t>>>,
-    /// The pieces the decoder has finished with.
+    done: HashMap<usize, Parsed>,
+    /// The piece the decoder reads now (those before it are done with).
     read: usize,
     /// The decoder stopped: workers stop too.
     stopped: bool,
 }
 
-impl<'t> Shared<'t> {
-    pub(crate) fn new(cut: Cut<'t>) -> Self {
-        let count = cut.items.len() + 2;
+fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A worker that panicked cannot leave the state half-changed: each
+    // change is one assignment.
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl<R: BufRead> Shared<R> {
+    /// Pieces of about `piece_bytes` cut from `reader`.
+    pub(crate) fn new(reader: R, piece_bytes: usize) -> Self {
         Shared {
-            cut,
-            claimed: AtomicUsize::new(0),
-            state: Mutex::new(State {
-                done: (0..count).map(|_| None).collect(),
-                read: 0,
-                stopped: false,
-            }),
+            splitter: Mutex::new(Splitter::new(reader, piece_bytes)),
+            state: Mutex::new(State::default()),
             changed: Condvar::new(),
             spare: Mutex::new(Vec::new()),
         }
     }
 
-    fn count(&self) -> usize {
-        self.cut.items.len() + 2
-    }
-
-    /// A worker: parses pieces as they are claimed, never more than
-    /// [`AHEAD`] past what the decoder has read.
+    /// A worker: cuts the next piece and parses it, never more than
+    /// [`AHEAD`] pieces past what the decoder reads.
     pub(crate) fn work(&self) {
         loop {
-            let index = self.claimed.fetch_add(1, Ordering::Relaxed);
-            if index >= self.count() {
-                return;
-            }
-            {
-                let mut state = self.state.lock().expect("no worker panics holding it");
-                while !state.stopped && index >= state.read + AHEAD {
-                    state = self
-                        .changed
-                        .wait(state)
-                        .expect("no worker panics holding it");
-                }
-                if state.stopped {
+            let (index, piece) = {
+                let mut splitter = locked(&self.splitter);
+                if splitter.phase == Phase::Done {
                     return;
                 }
-            }
-            let parsed = self.parse(index);
-            let mut state = self.state.lock().expect("no worker panics holding it");
-            state.done[index] = Some(parsed);
+                let index = splitter.next_index;
+                {
+                    let mut state = locked(&self.state);
+                    while !state.stopped && index >= state.read + AHEAD {
+                        state = self
+                            .changed
+                            .wait(state)
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    }
+                    if state.stopped {
+                        return;
+                    }
+                }
+                splitter.next_index += 1;
+                (index, splitter.next_piece())
+            };
+            let parsed = match piece {
+                Ok(Some(piece)) => self.parse(index, piece),
+                Ok(None) => return,
+                Err(e) => Err(e),
+            };
+            let mut state = locked(&self.state);
+            state.done.insert(index, parsed);
             self.changed.notify_all();
         }
     }
 
     /// Tells the workers to stop (the decoder is done or failed).
     pub(crate) fn stop(&self) {
-        let mut state = self.state.lock().expect("no worker panics holding it");
+        let mut state = locked(&self.state);
         state.stopped = true;
         self.changed.notify_all();
     }
 
-    /// One piece's events, with their lines as in the whole text.
-    fn parse(&self, index: usize) -> Parsed<'t> {
-        let (first_line, text) = match index {
-            0 => (1, self.cut.head),
-            i if i <= self.cut.items.len() => self.cut.items[i - 1],
-            _ => self.cut.tail,
-        };
-        let mut parser = Parser::new_from_str_with_options(text, super::options());
+    /// One piece's events, with their lines as in the whole text, cut to
+    /// what they stand for in the whole document.
+    fn parse(&self, index: usize, piece: Piece) -> Parsed {
+        let mut parser = Parser::new_from_str_with_options(&piece.text, super::options());
         // An alias into another piece is this parser's "unknown anchor",
         // and the whole text is read again. Each piece numbers its anchors
         // from its own offset (128 KiB cannot hold a million anchors).
         parser.set_anchor_offset(index.saturating_mul(1 << 20));
-        let mut events = self
-            .spare
-            .lock()
-            .expect("no thread panics holding it")
-            .pop()
-            .unwrap_or_default();
+        let mut events = locked(&self.spare).pop().unwrap_or_default();
         // About one event in twelve bytes of a kubectl List.
-        events.reserve(text.len() / 10);
+        events.reserve(piece.text.len() / 10);
         for event in parser {
             let (event, span) = event.map_err(|e| YamlError::scan(&e))?;
-            events.push_back((event, Pos::of(&span.start).down(first_line - 1)));
+            let event = owned(event).ok_or_else(mismatch)?;
+            events.push_back((event, Pos::of(&span.start).down(piece.first_line - 1)));
         }
-        Ok(events)
+        let events = match piece.role {
+            Role::Head => head(events),
+            Role::Items => items(events),
+            Role::Tail { is_document } => tail(events, is_document),
+        }?;
+        Ok((piece.role, events))
     }
 }
 
-impl<'t, 's> Pieces<'t, 's> {
-    pub(crate) fn new(shared: &'s Shared<'t>) -> Self {
+/// Stops the workers when dropped.
+pub(crate) struct StopOnDrop<'s, R: BufRead>(pub(crate) &'s Shared<R>);
+
+impl<R: BufRead> Drop for StopOnDrop<'_, R> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+/// An event that owns its text, so its piece's text can go (the decoder
+/// takes a scalar's text as it is, so what is copied here is not copied
+/// there). `None` for an event this reader does not know (comments are
+/// not asked for): the piece is then left to one parser.
+fn owned(event: Event<'_>) -> Option<Event<'static>> {
+    let tag = |tag: Option<Cow<'_, granit_parser::Tag>>| tag.map(|t| Cow::Owned(t.into_owned()));
+    Some(match event {
+        Event::StreamStart => Event::StreamStart,
+        Event::StreamEnd => Event::StreamEnd,
+        Event::DocumentStart(explicit, version) => Event::DocumentStart(explicit, version),
+        Event::DocumentEnd => Event::DocumentEnd,
+        Event::Alias(id) => Event::Alias(id),
+        Event::Anchor(id, name) => Event::Anchor(id, Cow::Owned(name.into_owned())),
+        Event::UnresolvedAlias(name) => Event::UnresolvedAlias(Cow::Owned(name.into_owned())),
+        Event::Scalar(text, style, anchor, t) => {
+            Event::Scalar(Cow::Owned(text.into_owned()), style, anchor, tag(t))
+        }
+        Event::SequenceStart(style, anchor, t) => Event::SequenceStart(style, anchor, tag(t)),
+        Event::SequenceEnd => Event::SequenceEnd,
+        Event::MappingStart(style, anchor, t) => Event::MappingStart(style, anchor, tag(t)),
+        Event::MappingEnd => Event::MappingEnd,
+        _ => return None,
+    })
+}
+
+impl<'s, R: BufRead> Pieces<'s, R> {
+    pub(crate) fn new(shared: &'s Shared<R>) -> Self {
         Pieces {
             shared,
             current: VecDeque::new(),
             next: 0,
-            count: shared.count(),
-            failed: false,
+            ended: false,
         }
     }
 
-    /// The events of piece `index`, waiting for a worker to parse it, cut
-    /// to what they stand for in the whole document.
-    fn take(&mut self, index: usize) -> Parsed<'t> {
-        let parsed = {
-            let mut state = self
-                .shared
-                .state
-                .lock()
-                .expect("no worker panics holding it");
-            loop {
-                if let Some(parsed) = state.done[index].take() {
-                    state.read = index;
-                    self.shared.changed.notify_all();
-                    break parsed;
-                }
-                state = self
-                    .shared
-                    .changed
-                    .wait(state)
-                    .expect("no worker panics holding it");
+    /// The events of piece `index`, waiting for a worker to parse it.
+    fn take(&mut self, index: usize) -> Parsed {
+        let mut state = locked(&self.shared.state);
+        loop {
+            if let Some(parsed) = state.done.remove(&index) {
+                state.read = index;
+                self.shared.changed.notify_all();
+                return parsed;
             }
-        };
-        let events = parsed?;
-        let last = self.count - 1;
-        match index {
-            0 => head(events),
-            i if i == last => tail(events, self.shared.cut.tail_is_document),
-            _ => items(events),
+            state = self
+                .shared
+                .changed
+                .wait(state)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
     }
 }
@@ -274,7 +419,7 @@ fn mismatch() -> YamlError {
 
 /// The head ends with the key `items` and (alone) no value: keep all but
 /// the value and what closes the document, and open the items' sequence.
-fn head(mut events: Located<'_>) -> Parsed<'_> {
+fn head(mut events: Located) -> Result<Located, YamlError> {
     let closing = [
         events.pop_back(),
         events.pop_back(),
@@ -302,7 +447,7 @@ fn head(mut events: Located<'_>) -> Parsed<'_> {
 }
 
 /// A piece of items parses as a sequence of them: keep what is inside.
-fn items(mut events: Located<'_>) -> Parsed<'_> {
+fn items(mut events: Located) -> Result<Located, YamlError> {
     let opened = matches!(
         (events.pop_front(), events.pop_front(), events.pop_front()),
         (
@@ -327,7 +472,7 @@ fn items(mut events: Located<'_>) -> Parsed<'_> {
 
 /// The tail closes the items, then goes on with their mapping (its next
 /// keys), or, after a document marker, closes it and reads on.
-fn tail(mut events: Located<'_>, is_document: bool) -> Parsed<'_> {
+fn tail(mut events: Located, is_document: bool) -> Result<Located, YamlError> {
     let at = events.front().map(|(_, span)| *span).unwrap_or_default();
     if !matches!(events.pop_front(), Some((Event::StreamStart, _))) {
         return Err(mismatch());
@@ -353,28 +498,25 @@ fn tail(mut events: Located<'_>, is_document: bool) -> Parsed<'_> {
     Ok(events)
 }
 
-impl<'t> Source<'t> for Pieces<'t, '_> {
-    fn next_event(&mut self) -> Option<Result<(Event<'t>, Pos), YamlError>> {
+impl<R: BufRead> Source<'static> for Pieces<'_, R> {
+    fn next_event(&mut self) -> Option<Result<(Event<'static>, Pos), YamlError>> {
         loop {
             if let Some(event) = self.current.pop_front() {
                 // The head's and every later piece's stream start are one.
                 return Some(Ok(event));
             }
-            if self.failed || self.next == self.count {
+            if self.ended {
                 return None;
             }
             match self.take(self.next) {
-                Ok(events) => {
+                Ok((role, events)) => {
                     let done = std::mem::replace(&mut self.current, events);
-                    self.shared
-                        .spare
-                        .lock()
-                        .expect("no thread panics holding it")
-                        .push(done);
+                    locked(&self.shared.spare).push(done);
                     self.next += 1;
+                    self.ended = matches!(role, Role::Tail { .. });
                 }
                 Err(e) => {
-                    self.failed = true;
+                    self.ended = true;
                     return Some(Err(e));
                 }
             }
@@ -453,7 +595,7 @@ mod tests {
 
     /// The same, from the pieces; `None` when they do not join.
     fn in_pieces(text: &str, piece_bytes: usize) -> Option<Vec<String>> {
-        let shared = Shared::new(cut(text, piece_bytes)?);
+        let shared = Shared::new(text.as_bytes(), piece_bytes);
         std::thread::scope(|scope| {
             for _ in 0..2 {
                 scope.spawn(|| shared.work());
@@ -475,6 +617,16 @@ mod tests {
             shared.stop();
             joined.then(|| shown_all(out))
         })
+    }
+
+    /// The pieces a text is cut into, with their roles and first lines.
+    fn cut(text: &str, piece_bytes: usize) -> Result<Vec<(Role, usize, String)>, YamlError> {
+        let mut splitter = Splitter::new(text.as_bytes(), piece_bytes);
+        let mut out = Vec::new();
+        while let Some(piece) = splitter.next_piece()? {
+            out.push((piece.role, piece.first_line, piece.text));
+        }
+        Ok(out)
     }
 
     fn fixtures() -> Vec<(String, String)> {
@@ -500,8 +652,20 @@ mod tests {
     fn every_list_fixture_in_pieces_gives_the_events_one_parser_gives() {
         let mut joined = 0;
         for (name, text) in fixtures() {
-            let Some(cut) = cut(&text, 1) else { continue };
-            assert!(cut.items.len() >= 2, "{name}");
+            let Ok(cut) = cut(&text, 1) else { continue };
+            assert!(cut.len() >= 3, "{name}");
+            // The pieces are the text, cut between lines.
+            let lines: Vec<&str> = text.split_inclusive('\n').collect();
+            for (_, first_line, piece) in &cut {
+                let from = first_line - 1;
+                let count = piece.split_inclusive('\n').count();
+                assert_eq!(lines[from..from + count].concat(), *piece, "{name}");
+            }
+            assert_eq!(
+                cut.iter().map(|(_, _, p)| p.as_str()).collect::<String>(),
+                text,
+                "{name}"
+            );
             let whole = one_parser(&text);
             let Some(pieces) = in_pieces(&text, 1) else {
                 // Only an alias to an item before may keep them apart.
@@ -570,17 +734,39 @@ mod tests {
             "items: []\n",
             "items:\n  - a\n  - b\n",
             "kind: List\nitems:\nkind: x\n",
-            "items:\n- a\n",
             "a:\n  items:\n  - a\n  - b\n",
+            "",
         ] {
-            assert!(cut(text, 1).is_none(), "{text}");
+            assert!(cut(text, 1).is_err(), "{text}");
+            assert!(in_pieces(text, 1).is_none(), "{text}");
         }
         // A second List after the first is more than a tail.
         let second: String = (0..200_000).map(|i| format!("- {i}\n")).collect();
         let two = format!("items:\n- a\n- b\n---\nitems:\n{second}");
         assert!(two.len() > MAX_EDGE_BYTES);
-        assert!(cut(&two, 1).is_none());
-        assert!(cut(&two[..two.len() - second.len() + 10], 1).is_some());
+        assert!(cut(&two, 1).is_err());
+        assert!(cut(&two[..two.len() - second.len() + 10], 1).is_ok());
+        // Bytes that are not UTF-8 are left to one parser to name.
+        let mut splitter = Splitter::new(&b"items:\n- a\n- \xff\n"[..], 1);
+        assert!(splitter.next_piece().is_ok_and(|p| p.is_some()));
+        assert!(splitter.next_piece().is_err());
+        assert!(splitter.next_piece().is_ok_and(|p| p.is_none()));
+        // So is a head that never reaches its items.
+        let long_head = format!("a: {}\nitems:\n- a\n", "x".repeat(MAX_EDGE_BYTES));
+        assert!(cut(&long_head, 1).is_err());
+        // One item is one piece between the head and an empty tail.
+        assert_eq!(
+            cut("k: v\nitems:\n# c\n- a\n", 1).unwrap(),
+            [
+                (Role::Head, 1, "k: v\nitems:\n# c\n".to_string()),
+                (Role::Items, 4, "- a\n".to_string()),
+                (Role::Tail { is_document: false }, 5, String::new()),
+            ]
+        );
+        assert_eq!(
+            in_pieces("items:\n- a\n", 1),
+            Some(one_parser("items:\n- a\n"))
+        );
     }
 
     /// A read stopped early (here by the decoder) stops the workers, however
@@ -589,7 +775,7 @@ mod tests {
     fn a_failed_read_stops_the_workers() {
         let items: String = (0..200).map(|i| format!("- a: {i}\n")).collect();
         let text = format!("items:\n{items}");
-        let shared = Shared::new(cut(&text, 1).unwrap());
+        let shared = Shared::new(text.as_bytes(), 1);
         let read = std::thread::scope(|scope| {
             scope.spawn(|| shared.work());
             let read = read_all::<_, bool>(Pieces::new(&shared), text.len());
@@ -650,8 +836,6 @@ mod tests {
             piece_bytes in 1usize..200,
         ) {
             let text = list(&items, tail);
-            // Items longer than the pieces asked for: one piece, no cut.
-            proptest::prop_assume!(cut(&text, piece_bytes).is_some());
             let whole = one_parser(&text);
             let pieces = in_pieces(&text, piece_bytes);
             proptest::prop_assert!(pieces.is_some(), "did not join:\n{}", text);
