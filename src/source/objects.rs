@@ -4,7 +4,9 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::plan::{LAST_APPLIED, ManagedFields, Planned};
+use super::plan::{
+    LAST_APPLIED, ManagedFields, Planned, UNREAD_CONTAINER_FIELDS, UNREAD_POD_SPEC_FIELDS,
+};
 use mdiag_core::catalogue::{Localized, Message};
 use mdiag_core::model::{EventRecord, Kind, Objects};
 
@@ -95,6 +97,10 @@ pub fn sort_object_kept(
             .copied()
             .find(|k| k.group() == group && k.name() == kind),
     };
+    let mut value = value;
+    if trim && let Some(kind) = typed_kind {
+        trim_unread_spec_value(&mut value, kind);
+    }
     let Some(typed_kind) = typed_kind else {
         // v1 Endpoints become EndpointSlices later (`slices_from_endpoints`):
         // kept whole, as nothing else reads them.
@@ -165,6 +171,36 @@ pub fn sort_object_kept(
         }
     }
     Ok(())
+}
+
+/// Drops what no rule reads of a Pod's spec or a controller's Pod
+/// template ([`UNREAD_POD_SPEC_FIELDS`]) before the object is typed, so it
+/// is never parsed; the same as [`super::plan::trim_unread_pod_spec`].
+pub(crate) fn trim_unread_spec_value(value: &mut Value, kind: Kind) {
+    let at = match kind {
+        Kind::Pod => "/spec",
+        Kind::Deployment | Kind::ReplicaSet | Kind::StatefulSet | Kind::DaemonSet | Kind::Job => {
+            "/spec/template/spec"
+        }
+        Kind::CronJob => "/spec/jobTemplate/spec/template/spec",
+        _ => return,
+    };
+    let Some(spec) = value.pointer_mut(at).and_then(Value::as_object_mut) else {
+        return;
+    };
+    for field in UNREAD_POD_SPEC_FIELDS {
+        spec.remove(field);
+    }
+    for list in ["containers", "initContainers", "ephemeralContainers"] {
+        let containers = spec.get_mut(list).and_then(Value::as_array_mut);
+        for container in containers.into_iter().flatten() {
+            if let Some(container) = container.as_object_mut() {
+                for field in UNREAD_CONTAINER_FIELDS {
+                    container.remove(field);
+                }
+            }
+        }
+    }
 }
 
 /// An Event as the analysis reads it ([`EventRecord::brief`]) when the
@@ -352,5 +388,72 @@ pub fn slices_from_endpoints(objects: &mut Objects) {
         if let Ok(slice) = serde_json::from_value(slice) {
             objects.endpoint_slices.push(slice);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file's objects lose, before they are typed, what a live triage
+    /// drops from its typed Pods and templates: the same fields.
+    #[test]
+    fn unread_spec_fields_go_the_same_way_typed_or_not() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let (mut specs, mut dropped) = (0, 0);
+        for file in [
+            "demo/healthy.yaml",
+            "demo/oom-killed.yaml",
+            "cases/cronjob-last-failed.yaml",
+        ] {
+            let path = root.join(file);
+            let whole = crate::file::read_snapshot_file_kept(&path, Keep::Whole).unwrap();
+            let mut typed_then_trimmed = whole.objects.clone();
+            crate::plan::trim_unread_pod_specs(&mut typed_then_trimmed);
+            let mut trimmed_then_typed = Objects::default();
+            for value in all_values(&whole.objects) {
+                let kind = Kind::ALL
+                    .iter()
+                    .copied()
+                    .find(|k| Some(k.name()) == value["kind"].as_str());
+                let mut value = value;
+                if let Some(kind) = kind {
+                    trim_unread_spec_value(&mut value, kind);
+                }
+                sort_object_kept(&mut trimmed_then_typed, value, Keep::Whole).unwrap();
+            }
+            for (a, b) in [
+                (
+                    serde_json::to_value(&typed_then_trimmed.pods).unwrap(),
+                    serde_json::to_value(&trimmed_then_typed.pods).unwrap(),
+                ),
+                (
+                    serde_json::to_value(&typed_then_trimmed.deployments).unwrap(),
+                    serde_json::to_value(&trimmed_then_typed.deployments).unwrap(),
+                ),
+                (
+                    serde_json::to_value(&typed_then_trimmed.replica_sets).unwrap(),
+                    serde_json::to_value(&trimmed_then_typed.replica_sets).unwrap(),
+                ),
+                (
+                    serde_json::to_value(&typed_then_trimmed.jobs).unwrap(),
+                    serde_json::to_value(&trimmed_then_typed.jobs).unwrap(),
+                ),
+            ] {
+                assert_eq!(a, b, "{file}");
+            }
+            // And something was there to drop.
+            let before = serde_json::to_string(&whole.objects.pods).unwrap();
+            let after = serde_json::to_string(&typed_then_trimmed.pods).unwrap();
+            dropped += before.len() - after.len();
+            let specs_after = typed_then_trimmed.pods.iter().map(|p| &p.spec);
+            let specs_after = serde_json::to_string(&specs_after.collect::<Vec<_>>()).unwrap();
+            for field in ["\"volumes\"", "\"volumeMounts\"", "\"env\""] {
+                assert!(!specs_after.contains(field), "{file}: {field}");
+            }
+            specs += typed_then_trimmed.pods.len();
+        }
+        assert!(specs > 3, "{specs}");
+        assert!(dropped > 1000, "{dropped} bytes dropped");
     }
 }

@@ -55,7 +55,7 @@ pub async fn read_namespace_in_parts<'c>(
     pods_per_shard: usize,
 ) -> Result<NamespaceParts<'c>, LiveError> {
     let not_pods_or_events = |r: &str| r != "pods" && r != "events";
-    let skeleton = read_lists_wanted(
+    let mut skeleton = read_lists_wanted(
         conn,
         common,
         Some(namespace),
@@ -63,6 +63,9 @@ pub async fn read_namespace_in_parts<'c>(
         &not_pods_or_events,
     )
     .await?;
+    // A triage judges and never writes back: its Pod templates lose what
+    // no rule reads, as its Pods do as they land ([`triaged`]).
+    crate::plan::trim_unread_pod_specs(&mut skeleton.objects);
     let count = estimated_pods(&skeleton.objects)
         .div_ceil(pods_per_shard.max(1))
         .max(1);
@@ -85,7 +88,7 @@ pub async fn read_namespace_in_parts<'c>(
     let shard_pods = Mutex::new(std::mem::take(&mut parts.shard_pods));
     let shards = &parts.shards;
     let keep_first = |mut p: Pod| {
-        if !p.keep() {
+        if !triaged(&mut p) {
             return None;
         }
         let place = shards.of_pod(&p);
@@ -248,7 +251,8 @@ impl NamespaceParts<'_> {
     /// way, else the namespace's Pods listed again and the shard's kept.
     async fn shard_pods(&self, k: usize) -> Result<Vec<Pod>, kube::Error> {
         let shards = &self.shards;
-        let keep = |mut p: Pod| (p.keep() && shards.of_pod(&p) == Place::One(k)).then_some(p);
+        let keep =
+            |mut p: Pod| (triaged(&mut p) && shards.of_pod(&p) == Place::One(k)).then_some(p);
         let path = typed_path::<Pod>(Some(&self.namespace));
         let Some(selectors) = self.shard_pods.get(k).and_then(ShardPods::selectors) else {
             return self
@@ -279,7 +283,7 @@ impl NamespaceParts<'_> {
         let path = typed_path::<Pod>(Some(&self.namespace));
         let events_path = typed_path::<CoreEvent>(Some(&self.namespace));
         let all = ListParams::default();
-        let keep_pod = |p: &mut Pod| p.keep();
+        let keep_pod = |p: &mut Pod| triaged(p);
         let take_event = |mut e: CoreEvent| e.keep().then(|| brief(e));
         tokio::join!(
             self.conn.list_pages(&path, &all, &keep_pod),
@@ -371,6 +375,16 @@ impl ShardPods {
             .collect();
         Some(selectors)
     }
+}
+
+/// A Pod as a triage holds it: trimmed as every read trims it, and
+/// without what no rule reads of its spec
+/// ([`crate::plan::UNREAD_POD_SPEC_FIELDS`]).
+fn triaged(pod: &mut Pod) -> bool {
+    if let Some(spec) = pod.spec.as_mut() {
+        crate::plan::trim_unread_pod_spec(spec);
+    }
+    pod.keep()
 }
 
 /// Triage holds the Events of a namespace (or of a shard) at once and
