@@ -60,8 +60,11 @@ pub fn sort_object(objects: &mut Objects, value: Value) -> Result<(), ObjectErro
 pub enum Keep {
     /// What the analysis reads, as a live read keeps it: managedFields only
     /// for the kinds whose rules read them, no last-applied copy, no Events
-    /// about kinds nothing reads (see [`Planned::keep`]). Trace, triage and
-    /// the gate read files this way.
+    /// about kinds nothing reads (see [`Planned::keep`]); and, as a triage
+    /// in parts keeps them, Events brief and Pod specs and templates
+    /// without what no rule reads ([`super::plan::UNREAD_POD_SPEC_FIELDS`]).
+    /// Trace, triage and the gate read files this way: none writes its
+    /// objects back.
     #[default]
     Analysed,
     /// Every field, for `mdiag snapshot --snapshot`, which writes the
