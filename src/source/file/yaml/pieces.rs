@@ -76,8 +76,10 @@ struct Splitter<R> {
     next_index: usize,
 }
 
-fn starts_item(line: &str) -> bool {
-    line == "-" || line.starts_with("- ")
+/// The lines are looked at as bytes: every mark the cut looks for is
+/// ASCII, and a piece is checked as UTF-8 once, whole ([`into_string`]).
+fn starts_item(line: &[u8]) -> bool {
+    line == b"-" || line.starts_with(b"- ")
 }
 
 /// The text cannot be read in pieces; the caller reads it with one parser.
@@ -98,14 +100,13 @@ impl<R: BufRead> Splitter<R> {
     }
 
     /// Appends the next line to `text`; its start in `text`, or `None` at
-    /// the end. A line that is not UTF-8, or a read that fails, refuses
-    /// the cut (one parser then says why).
+    /// the end. A read that fails refuses the cut (one parser then says
+    /// why).
     fn read_line(&mut self, text: &mut Vec<u8>) -> Result<Option<usize>, YamlError> {
         let start = text.len();
         match self.reader.read_until(b'\n', text) {
             Ok(0) => Ok(None),
             Ok(_) => {
-                std::str::from_utf8(&text[start..]).map_err(|_| not_cut("not UTF-8"))?;
                 self.lines += 1;
                 Ok(Some(start))
             }
@@ -142,10 +143,10 @@ impl<R: BufRead> Splitter<R> {
             let Some(start) = self.read_line(&mut text)? else {
                 return Err(not_cut("no `items:` in column 0"));
             };
-            let content = as_str(&text[start..]).trim_end();
+            let content = text[start..].trim_ascii_end();
             if after_items {
-                let trimmed = content.trim_start();
-                if !(trimmed.is_empty() || trimmed.starts_with('#')) {
+                let trimmed = content.trim_ascii_start();
+                if !(trimmed.is_empty() || trimmed.starts_with(b"#")) {
                     if !starts_item(content) {
                         return Err(not_cut("`items:` is not followed by items in column 0"));
                     }
@@ -154,11 +155,11 @@ impl<R: BufRead> Splitter<R> {
                     return Ok(Piece {
                         role: Role::Head,
                         first_line: 1,
-                        text: into_string(text),
+                        text: into_string(text)?,
                     });
                 }
             } else {
-                after_items = content == "items:";
+                after_items = content == b"items:";
             }
             if text.len() > MAX_EDGE_BYTES {
                 return Err(not_cut("too much before the items"));
@@ -170,31 +171,33 @@ impl<R: BufRead> Splitter<R> {
     /// is long enough and the next item begins, or the items end.
     fn items(&mut self) -> Result<Piece, YamlError> {
         let (first_line, mut text) = std::mem::take(&mut self.carried);
-        let piece = |text| Piece {
-            role: Role::Items,
-            first_line,
-            text: into_string(text),
+        let piece = |text| {
+            Ok(Piece {
+                role: Role::Items,
+                first_line,
+                text: into_string(text)?,
+            })
         };
         loop {
             let Some(start) = self.read_line(&mut text)? else {
                 self.carried = (self.lines + 1, Vec::new());
                 self.phase = Phase::Tail { is_document: false };
-                return Ok(piece(text));
+                return piece(text);
             };
-            let line = as_str(&text[start..]);
-            let content = line.trim_end();
+            let line = &text[start..];
+            let content = line.trim_ascii_end();
             let item = starts_item(content);
-            let in_column_0 = !line.starts_with([' ', '\t', '\r', '\n', '#']);
+            let in_column_0 = !matches!(line.first(), Some(b' ' | b'\t' | b'\r' | b'\n' | b'#'));
             if in_column_0 && !item {
                 let is_document =
-                    content == "---" || content.starts_with("--- ") || content == "...";
+                    content == b"---" || content.starts_with(b"--- ") || content == b"...";
                 self.carried = (self.lines, text.split_off(start));
                 self.phase = Phase::Tail { is_document };
-                return Ok(piece(text));
+                return piece(text);
             }
             if item && start >= self.piece_bytes {
                 self.carried = (self.lines, text.split_off(start));
-                return Ok(piece(text));
+                return piece(text);
             }
         }
     }
@@ -211,19 +214,15 @@ impl<R: BufRead> Splitter<R> {
         Ok(Piece {
             role: Role::Tail { is_document },
             first_line,
-            text: into_string(text),
+            text: into_string(text)?,
         })
     }
 }
 
-/// A line [`Splitter::read_line`] checked.
-fn as_str(line: &[u8]) -> &str {
-    std::str::from_utf8(line).unwrap_or_default()
-}
-
-/// Lines [`Splitter::read_line`] checked, each whole.
-fn into_string(text: Vec<u8>) -> String {
-    String::from_utf8(text).unwrap_or_default()
+/// A piece as text: one that is not UTF-8 refuses the cut (one parser
+/// then says where).
+fn into_string(text: Vec<u8>) -> Result<String, YamlError> {
+    String::from_utf8(text).map_err(|_| not_cut("not UTF-8"))
 }
 
 type Located = VecDeque<(Event<'static>, Pos)>;
@@ -748,8 +747,10 @@ mod tests {
         assert!(cut(&two[..two.len() - second.len() + 10], 1).is_ok());
         // Bytes that are not UTF-8 are left to one parser to name.
         let mut splitter = Splitter::new(&b"items:\n- a\n- \xff\n"[..], 1);
-        assert!(splitter.next_piece().is_ok_and(|p| p.is_some()));
-        assert!(splitter.next_piece().is_err());
+        let head = splitter.next_piece().unwrap().unwrap();
+        assert_eq!(head.role, Role::Head);
+        assert_eq!(splitter.next_piece().unwrap().unwrap().text, "- a\n");
+        assert!(splitter.next_piece().is_err(), "the piece holding the line");
         assert!(splitter.next_piece().is_ok_and(|p| p.is_none()));
         // So is a head that never reaches its items.
         let long_head = format!("a: {}\nitems:\n- a\n", "x".repeat(MAX_EDGE_BYTES));
