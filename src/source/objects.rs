@@ -451,12 +451,69 @@ mod tests {
             dropped += before.len() - after.len();
             let specs_after = typed_then_trimmed.pods.iter().map(|p| &p.spec);
             let specs_after = serde_json::to_string(&specs_after.collect::<Vec<_>>()).unwrap();
-            for field in ["\"volumes\"", "\"volumeMounts\"", "\"env\""] {
-                assert!(!specs_after.contains(field), "{file}: {field}");
+            for field in UNREAD_POD_SPEC_FIELDS
+                .iter()
+                .chain(&UNREAD_CONTAINER_FIELDS)
+            {
+                assert!(
+                    !specs_after.contains(&format!("\"{field}\"")),
+                    "{file}: {field}"
+                );
             }
             specs += typed_then_trimmed.pods.len();
         }
         assert!(specs > 3, "{specs}");
         assert!(dropped > 1000, "{dropped} bytes dropped");
+    }
+
+    /// Every field the lists name, in every kind of container, goes both
+    /// ways alike, and what the rules read stays.
+    #[test]
+    fn every_unread_field_goes_typed_or_not() {
+        let mut container = serde_json::json!({
+            "name": "c", "image": "i",
+            "readinessProbe": {"tcpSocket": {"port": 80}},
+        });
+        let samples = serde_json::json!({
+            "env": [{"name": "A", "value": "1"}],
+            "envFrom": [{"configMapRef": {"name": "m"}}],
+            "volumeMounts": [{"name": "v", "mountPath": "/v"}],
+            "volumeDevices": [{"name": "d", "devicePath": "/d"}],
+        });
+        for field in UNREAD_CONTAINER_FIELDS {
+            container[field] = samples[field].clone();
+        }
+        let mut spec = serde_json::json!({
+            "containers": [container.clone()],
+            "initContainers": [container.clone()],
+            "ephemeralContainers": [container],
+        });
+        for field in UNREAD_POD_SPEC_FIELDS {
+            spec[field] = serde_json::json!([{"name": "v", "emptyDir": {}}]);
+        }
+        let pod = serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ns"}, "spec": spec,
+        });
+        let mut untyped = pod.clone();
+        trim_unread_spec_value(&mut untyped, Kind::Pod);
+        let mut typed: k8s_openapi::api::core::v1::Pod = serde_json::from_value(pod).unwrap();
+        crate::plan::trim_unread_pod_spec(typed.spec.as_mut().unwrap());
+        assert_eq!(serde_json::to_value(&typed).unwrap(), untyped);
+        let text = untyped.to_string();
+        for field in UNREAD_POD_SPEC_FIELDS
+            .iter()
+            .chain(&UNREAD_CONTAINER_FIELDS)
+        {
+            assert!(!text.contains(&format!("\"{field}\"")), "{field}: {text}");
+        }
+        for kept in [
+            "image",
+            "readinessProbe",
+            "initContainers",
+            "ephemeralContainers",
+        ] {
+            assert!(text.contains(kept), "{kept}: {text}");
+        }
     }
 }

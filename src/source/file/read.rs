@@ -76,9 +76,14 @@ fn read_file(
     };
     // Only a regular file can be read again from its start (a FIFO or a
     // device streams once).
-    if file.metadata().is_ok_and(|m| m.is_file()) {
+    if let Some(size) = file
+        .metadata()
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+    {
         rewind(&mut file)?;
-        if let Some(read) = read_file_in_pieces(&file, path, keep, limit) {
+        if let Some(read) = read_file_in_pieces(&file, size, path, keep, limit) {
             return read;
         }
         // Not a List in pieces: read again from the start by one parser.
@@ -90,22 +95,21 @@ fn read_file(
     }
 }
 
-/// A regular YAML file of [`yaml::PIECES_FROM_BYTES`] or more, or a
-/// gzip file, read in pieces as it streams; `None` when it is not a List
-/// that can be (JSON, several documents, pieces that do not join, not
-/// valid YAML...): nothing was kept, and the caller reads it again. A read
-/// stopped by the cap or a failed gzip is that error: a second read would
-/// stop the same way.
+/// A regular YAML file (of `size` bytes) of [`yaml::PIECES_FROM_BYTES`] or
+/// more, or a gzip file, read in pieces as it streams; `None` when it is
+/// not a List that can be (JSON, several documents, pieces that do not
+/// join, not valid YAML...): nothing was kept, and the caller reads it
+/// again. A read stopped by the cap or a failed gzip is that error: a
+/// second read would stop the same way.
 fn read_file_in_pieces(
     file: &std::fs::File,
+    size: u64,
     path: &Path,
     keep: Keep,
     limit: u64,
 ) -> Option<Result<Snapshot, SourceError>> {
-    let meta = file.metadata().ok()?;
     let gzip = path.extension().is_some_and(|e| e == "gz");
-    let size_fits = (yaml::PIECES_FROM_BYTES as u64..=limit).contains(&meta.len());
-    if !meta.is_file() || !(gzip || size_fits) {
+    if !gzip && !(yaml::PIECES_FROM_BYTES as u64..=limit).contains(&size) {
         return None;
     }
     let raw = std::io::BufReader::with_capacity(input::BUFFER, file);
@@ -437,9 +441,11 @@ mod tests {
         std::fs::write(&gzip, e.finish().unwrap()).unwrap();
         for path in [&plain, &gzip] {
             let file = std::fs::File::open(path).unwrap();
-            let streamed = read_file_in_pieces(&file, path, Keep::Analysed, MAX_SNAPSHOT_BYTES)
-                .expect("read in pieces")
-                .unwrap();
+            let size = file.metadata().unwrap().len();
+            let streamed =
+                read_file_in_pieces(&file, size, path, Keep::Analysed, MAX_SNAPSHOT_BYTES)
+                    .expect("read in pieces")
+                    .unwrap();
             let read = read_snapshot_file(path).unwrap();
             for snapshot in [&streamed, &read] {
                 assert_eq!(
@@ -465,7 +471,10 @@ mod tests {
         let path = dir.path().join("aliased.yaml");
         std::fs::write(&path, &aliased).unwrap();
         let file = std::fs::File::open(&path).unwrap();
-        assert!(read_file_in_pieces(&file, &path, Keep::Analysed, MAX_SNAPSHOT_BYTES).is_none());
+        let size = aliased.len() as u64;
+        assert!(
+            read_file_in_pieces(&file, size, &path, Keep::Analysed, MAX_SNAPSHOT_BYTES).is_none()
+        );
         let read = read_snapshot_file(&path).unwrap();
         assert_eq!(read.objects.len(), one.objects.len() + 1);
     }
@@ -484,12 +493,51 @@ mod tests {
         let path = dir.path().join("cut.yaml.gz");
         std::fs::write(&path, &gz[..gz.len() / 2]).unwrap();
         let file = std::fs::File::open(&path).unwrap();
-        let err = read_file_in_pieces(&file, &path, Keep::Analysed, MAX_SNAPSHOT_BYTES)
+        let size = file.metadata().unwrap().len();
+        let err = read_file_in_pieces(&file, size, &path, Keep::Analysed, MAX_SNAPSHOT_BYTES)
             .expect("stopped by the gzip")
             .unwrap_err();
         assert!(matches!(err, SourceError::Gzip { .. }), "{err}");
         let whole = read_snapshot_file(&path).unwrap_err();
         assert_eq!(err.to_string(), whole.to_string());
+    }
+
+    /// A gzip file that inflates past the cap stops there, as a List read
+    /// in pieces and as a head of nothing but blank lines alike, once: the
+    /// error is the cap's, with no second read after it.
+    #[test]
+    fn a_gzip_file_past_the_cap_stops_at_it_in_pieces_too() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let list = [
+            &b"apiVersion: v1\nkind: List\nitems:\n"[..],
+            &b"- ~\n".repeat(1 << 19),
+        ]
+        .concat();
+        let blank = vec![b'\n'; 4 << 20];
+        for (name, text) in [("list.yaml.gz", list), ("blank.yaml.gz", blank)] {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(&text).unwrap();
+            let path = dir.path().join(name);
+            std::fs::write(&path, e.finish().unwrap()).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            let err = read_file_in_pieces(&file, 0, &path, Keep::Analysed, SMALL_LIMIT)
+                .expect("stopped by the cap")
+                .unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    SourceError::TooLarge {
+                        inflated: true,
+                        limit: SMALL_LIMIT,
+                        ..
+                    }
+                ),
+                "{name}: {err}"
+            );
+            let read = read_limited(&path, Keep::Analysed, SMALL_LIMIT).unwrap_err();
+            assert_eq!(read.to_string(), err.to_string(), "{name}");
+        }
     }
 
     /// A merge key gives the keys a mapping does not give itself, as
