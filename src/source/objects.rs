@@ -7,6 +7,8 @@ use serde_json::Value;
 use super::plan::{
     LAST_APPLIED, ManagedFields, Planned, UNREAD_CONTAINER_FIELDS, UNREAD_POD_SPEC_FIELDS,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+use mdiag_core::analysis::keep_written_paths_only;
 use mdiag_core::catalogue::{Localized, Message};
 use mdiag_core::model::{EventRecord, Kind, Objects};
 
@@ -242,11 +244,18 @@ fn trimmed(mut value: Value, trim: bool, managed: ManagedFields) -> Value {
             _ => {
                 let entries = meta.get_mut("managedFields").and_then(Value::as_array_mut);
                 for entry in entries.into_iter().flatten() {
-                    let subresource = entry["subresource"].as_str();
-                    if !managed.keeps_fields_of(subresource)
-                        && let Some(entry) = entry.as_object_mut()
-                    {
+                    let keeps = managed.keeps_fields_of(entry["subresource"].as_str());
+                    let Some(entry) = entry.as_object_mut() else {
+                        continue;
+                    };
+                    if !keeps {
                         entry.remove("fieldsV1");
+                    } else if let Some(fields) = entry.get_mut("fieldsV1") {
+                        // Judged, never written back: the paths are all the
+                        // rules read of the tree.
+                        let mut kept = FieldsV1(fields.take());
+                        keep_written_paths_only(&mut kept);
+                        *fields = kept.0;
                     }
                 }
             }
@@ -515,5 +524,57 @@ mod tests {
         ] {
             assert!(text.contains(kept), "{kept}: {text}");
         }
+    }
+
+    /// A Deployment's field owners, read to judge, keep only their leaf
+    /// paths, before typing (a file) or after (a live triage), and the
+    /// rules read the same paths as from the whole tree.
+    #[test]
+    fn field_owners_keep_the_same_paths_as_the_tree() {
+        use mdiag_core::analysis::written_paths;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut compared = 0;
+        for file in [
+            "cases/managed-edited.yaml",
+            "cases/field-conflict.yaml",
+            "cases/managed-rollout-undo.yaml",
+        ] {
+            let path = root.join(file);
+            let whole = crate::file::read_snapshot_file_kept(&path, Keep::Whole).unwrap();
+            let analysed = crate::file::read_snapshot_file_kept(&path, Keep::Analysed).unwrap();
+            let mut typed_then_trimmed = whole.objects.clone();
+            crate::plan::trim_judged(&mut typed_then_trimmed);
+            let deployments = whole.objects.deployments.iter().zip(
+                analysed
+                    .objects
+                    .deployments
+                    .iter()
+                    .zip(&typed_then_trimmed.deployments),
+            );
+            for (tree, (untyped, typed)) in deployments {
+                let entries = |d: &k8s_openapi::api::apps::v1::Deployment| {
+                    let all = d.metadata.managed_fields.iter().flatten();
+                    all.filter(|m| m.subresource.as_deref() != Some("status"))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                };
+                let (tree, untyped, typed) = (entries(tree), entries(untyped), entries(typed));
+                assert_eq!(tree.len(), untyped.len(), "{file}");
+                for ((tree, untyped), typed) in tree.iter().zip(&untyped).zip(&typed) {
+                    let paths = written_paths(tree);
+                    assert!(tree.fields_v1.as_ref().is_some_and(|f| f.0.is_object()));
+                    for kept in [untyped, typed] {
+                        assert!(kept.fields_v1.as_ref().is_some_and(|f| f.0.is_array()));
+                        assert_eq!(written_paths(kept), paths, "{file}");
+                        assert_eq!(
+                            (&kept.manager, kept.time.as_ref()),
+                            (&tree.manager, tree.time.as_ref())
+                        );
+                    }
+                    compared += usize::from(!paths.is_empty());
+                }
+            }
+        }
+        assert!(compared >= 4, "{compared} entries with paths compared");
     }
 }

@@ -172,6 +172,21 @@ pub fn trim_unread_pod_spec(spec: &mut k8s_openapi::api::core::v1::PodSpec) {
     }
 }
 
+/// What a read that judges and never writes back drops of objects
+/// already typed: what [`trim_unread_pod_specs`] drops, and each kept
+/// managedFields tree in favour of its leaf paths
+/// ([`mdiag_core::analysis::keep_written_paths_only`]). A file read
+/// with `Keep::Analysed` does the same before typing.
+pub fn trim_judged(objects: &mut Objects) {
+    trim_unread_pod_specs(objects);
+    let metas = objects.deployments.iter_mut().map(|d| &mut d.metadata);
+    for entry in metas.flat_map(|m| m.managed_fields.iter_mut().flatten()) {
+        if let Some(fields) = entry.fields_v1.as_mut() {
+            mdiag_core::analysis::keep_written_paths_only(fields);
+        }
+    }
+}
+
 /// [`trim_unread_pod_spec`] for every Pod and Pod template of `objects`.
 pub fn trim_unread_pod_specs(objects: &mut Objects) {
     let pods = objects.pods.iter_mut().filter_map(|p| p.spec.as_mut());

@@ -6,7 +6,7 @@ pub mod contents;
 pub mod crashes;
 mod facts;
 pub mod groups;
-pub use facts::{chain_spec_floor, snapshot_spec_floor};
+pub use facts::{chain_spec_floor, keep_written_paths_only, snapshot_spec_floor, written_paths};
 pub mod gate;
 pub mod jobs;
 mod ladder;

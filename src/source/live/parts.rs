@@ -63,9 +63,10 @@ pub async fn read_namespace_in_parts<'c>(
         &not_pods_or_events,
     )
     .await?;
-    // A triage judges and never writes back: its Pod templates lose what
-    // no rule reads, as its Pods do as they land ([`triaged`]).
-    crate::plan::trim_unread_pod_specs(&mut skeleton.objects);
+    // A triage judges and never writes back: its Pod templates and
+    // Deployments' field owners lose what no rule reads, as its Pods do as
+    // they land ([`triaged`]).
+    crate::plan::trim_judged(&mut skeleton.objects);
     let count = estimated_pods(&skeleton.objects)
         .div_ceil(pods_per_shard.max(1))
         .max(1);

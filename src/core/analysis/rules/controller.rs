@@ -526,10 +526,9 @@ fn expected_manager(manager: &str, controller: &str) -> bool {
 }
 
 fn owns_spec(entry: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry) -> bool {
-    entry
-        .fields_v1
-        .as_ref()
-        .is_some_and(|f| f.0.get("f:spec").is_some())
+    facts::written_paths(entry)
+        .iter()
+        .any(|path| facts::top_field(path) == "spec")
 }
 
 pub fn managed_deployment_edited(ctx: &Ctx) -> Vec<Finding> {
@@ -572,11 +571,7 @@ pub fn managed_deployment_edited(ctx: &Ctx) -> Vec<Finding> {
             .arg("who", Arg::list(who, "sep.comma")),
     );
     for m in editors {
-        let fields = m
-            .fields_v1
-            .as_ref()
-            .map(|f| leaf_paths(&f.0).join(", "))
-            .unwrap_or_default();
+        let fields = facts::written_paths(m).join(", ");
         f = f.evidence(
             Evidence::new(
                 ctx.chain.deployment_ref(name),
@@ -591,50 +586,6 @@ pub fn managed_deployment_edited(ctx: &Ctx) -> Vec<Finding> {
     }
     f.vars = ctx.base_vars();
     vec![f]
-}
-
-/// The leaf field paths of a fieldsV1 tree (`spec.replicas`,
-/// `spec.template.spec.containers[name=server].image`).
-pub fn leaf_paths(fields: &serde_json::Value) -> Vec<String> {
-    fn walk(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
-        let Some(map) = v.as_object() else { return };
-        let children: Vec<_> = map.iter().filter(|(k, _)| k.as_str() != ".").collect();
-        if children.is_empty() {
-            if !prefix.is_empty() {
-                out.push(prefix.to_string());
-            }
-            return;
-        }
-        for (key, child) in children {
-            let part = if let Some(field) = key.strip_prefix("f:") {
-                if prefix.is_empty() {
-                    field.to_string()
-                } else {
-                    format!("{prefix}.{field}")
-                }
-            } else if let Some(k) = key.strip_prefix("k:") {
-                let k: serde_json::Value = serde_json::from_str(k).unwrap_or_default();
-                let text = k
-                    .as_object()
-                    .map(|m| {
-                        m.iter()
-                            .map(|(a, b)| {
-                                format!("{a}={}", b.as_str().map_or(b.to_string(), str::to_string))
-                            })
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    })
-                    .unwrap_or_default();
-                format!("{prefix}[{text}]")
-            } else {
-                format!("{prefix}[{key}]")
-            };
-            walk(child, &part, out);
-        }
-    }
-    let mut out = Vec::new();
-    walk(fields, "", &mut out);
-    out
 }
 
 pub fn field_conflict(ctx: &Ctx) -> Vec<Finding> {
@@ -653,12 +604,7 @@ pub fn field_conflict(ctx: &Ctx) -> Vec<Finding> {
                 .arg("subresource", s),
             None => Message::new("quote").arg("text", who),
         };
-        for path in m
-            .fields_v1
-            .as_ref()
-            .map(|f| leaf_paths(&f.0))
-            .unwrap_or_default()
-        {
+        for path in facts::written_paths(m) {
             if path.starts_with("spec.") {
                 let list = owners.entry(path).or_default();
                 if !list.contains(&manager) {
