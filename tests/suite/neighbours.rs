@@ -9,7 +9,7 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{ContainerState, ContainerStateTerminated, ContainerStatus, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use mdiag_core::catalogue::Severity;
-use mdiag_core::model::{EventRecord, Gap, Snapshot};
+use mdiag_core::model::{EventRecord, EventText, Gap, Snapshot};
 
 fn statuses(pod: &mut Pod) -> &mut Vec<ContainerStatus> {
     pod.status
@@ -240,7 +240,7 @@ fn a_registry_denial_is_told_apart_from_a_missing_tag() {
         match e {
             EventRecord::Core(ev) => ev.message = Some(denied.into()),
             EventRecord::New(ev) => ev.note = Some(denied.into()),
-            EventRecord::Brief(ev) => ev.message = denied.into(),
+            EventRecord::Brief(ev) => ev.set(EventText::Message, denied),
         }
         changed += 1;
     }

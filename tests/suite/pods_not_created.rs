@@ -12,7 +12,7 @@ use mdiag_core::analysis::crashes::CrashHistory;
 use mdiag_core::analysis::gate::GatePolicy;
 use mdiag_core::analysis::{Diagnosis, Finding, Step};
 use mdiag_core::catalogue::Severity;
-use mdiag_core::model::{EventRecord, Snapshot};
+use mdiag_core::model::{EventRecord, EventText, Snapshot};
 
 const NEW_RS: &str = "chart-demo-mcvj9xnw6c";
 const QUOTA_ERROR: &str = r#"pods "chart-demo-mcvj9xnw6c-sf67f" is forbidden: exceeded quota: pods-per-namespace, requested: pods=1, used: pods=2, limited: pods=2"#;
@@ -84,7 +84,7 @@ fn refuse_with(s: &mut Snapshot, error: &str) {
             match e {
                 EventRecord::Core(e) => e.message = Some(text),
                 EventRecord::New(e) => e.note = Some(text),
-                EventRecord::Brief(e) => e.message = text,
+                EventRecord::Brief(e) => e.set(EventText::Message, &text),
             }
         }
     }

@@ -9,7 +9,7 @@ use crate::common::{self, diagnose, ids};
 use k8s_openapi::api::core::v1::PodResourceClaim;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use mdiag_core::analysis::Diagnosis;
-use mdiag_core::model::{EventRecord, Gap, Snapshot};
+use mdiag_core::model::{EventRecord, EventText, Gap, Snapshot};
 
 fn demo() -> Snapshot {
     common::load("unschedulable")
@@ -111,7 +111,7 @@ fn a_dra_claim_the_scheduler_cannot_allocate_is_named() {
         match e {
             EventRecord::Core(c) => c.message = Some(words.into()),
             EventRecord::New(n) => n.note = Some(words.into()),
-            EventRecord::Brief(b) => b.message = words.into(),
+            EventRecord::Brief(b) => b.set(EventText::Message, words),
         }
     }
     for pod in &mut s.objects.pods {

@@ -4,7 +4,7 @@
 //! workload and allows no disruption. Pure, like the rest of the analysis:
 //! the objects in, one row per object with its findings out.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Service;
@@ -64,7 +64,10 @@ pub struct Covered {
     services: HashSet<(String, String)>,
     /// (namespace, kind, name) of every judged workload and its parents.
     targets: HashSet<(String, String, String)>,
-    pod_labels: Vec<(String, std::collections::BTreeMap<String, String>)>,
+    /// By namespace, each set of labels a judged Pod carried, once: the
+    /// Pods of one ReplicaSet share theirs, so a namespace of 10,000 Pods
+    /// holds about as many sets as it has workloads.
+    pod_labels: HashMap<String, HashSet<std::collections::BTreeMap<String, String>>>,
     pods: HashSet<(String, String)>,
     /// UIDs of the judged ModelServices (an HPA they own is theirs).
     owners: HashSet<String>,
@@ -108,7 +111,10 @@ impl Covered {
             self.pods
                 .insert((ns.clone(), name(&p.pod.metadata).to_string()));
             if let Some(labels) = &p.pod.metadata.labels {
-                self.pod_labels.push((ns.clone(), labels.clone()));
+                let sets = self.pod_labels.entry(ns.clone()).or_default();
+                if !sets.contains(labels) {
+                    sets.insert(labels.clone());
+                }
             }
         }
     }
@@ -119,7 +125,9 @@ impl Covered {
     pub fn merge(&mut self, other: Covered) {
         self.services.extend(other.services);
         self.targets.extend(other.targets);
-        self.pod_labels.extend(other.pod_labels);
+        for (ns, sets) in other.pod_labels {
+            self.pod_labels.entry(ns).or_default().extend(sets);
+        }
         self.pods.extend(other.pods);
         self.owners.extend(other.owners);
     }
@@ -193,8 +201,9 @@ pub fn judge(
     for pdb in snapshot.objects.pdbs.iter().filter(|p| wanted(&p.metadata)) {
         let ns = namespace(&pdb.metadata);
         let selector = pdb.spec.as_ref().and_then(|s| s.selector.as_ref());
-        let protects_a_workload = covered.pod_labels.iter().any(|(pod_ns, labels)| {
-            pod_ns == ns && selector.is_some_and(|sel| label_selector_matches(sel, Some(labels)))
+        let protects_a_workload = covered.pod_labels.get(ns).is_some_and(|sets| {
+            sets.iter()
+                .any(|labels| selector.is_some_and(|sel| label_selector_matches(sel, Some(labels))))
         });
         // A PDB that expects no Pod protects nothing: no row. One its
         // controller could not compute counts none but blocks every

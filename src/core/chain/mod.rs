@@ -36,8 +36,8 @@ pub(crate) use owners::{
     REVISION_ANNOTATION, ordinal, pod_revision_hash, revision_of,
 };
 pub use owners::{
-    SERVICE_NAME_LABEL, generation_observed, label_selector_matches, observed_generation,
-    revision_matches, selector_matches,
+    SERVICE_NAME_LABEL, generation_observed, label_selector_matches, map_selector_matches,
+    observed_generation, revision_matches, selector_matches,
 };
 pub use platforms::{
     INFERENCE_SERVICE, KNATIVE_SERVICE, LEADER_WORKER_SET, MODEL_SERVICE, PLATFORMS, Platform,

@@ -178,6 +178,15 @@ pub fn selector_matches(
     let Some(selector) = service.spec.as_ref().and_then(|s| s.selector.as_ref()) else {
         return false;
     };
+    map_selector_matches(selector, labels)
+}
+
+/// Whether a Service's selector (a plain map) selects the labels; an empty
+/// one selects nothing.
+pub fn map_selector_matches(
+    selector: &std::collections::BTreeMap<String, String>,
+    labels: Option<&std::collections::BTreeMap<String, String>>,
+) -> bool {
     if selector.is_empty() {
         return false;
     }

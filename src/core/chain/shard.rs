@@ -19,9 +19,9 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
-use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::core::v1::Pod;
 
-use super::{Chain, controller_ref, name, ns_of, selector_matches, uid};
+use super::{Chain, controller_ref, map_selector_matches, name, ns_of, uid};
 use crate::model::{EventRecord, Objects, Snapshot, TargetKind};
 
 /// Where a Pod or an Event goes.
@@ -230,6 +230,14 @@ impl Selected {
     }
 }
 
+/// A Service as [`PodFacts`] tests Pods against it.
+#[derive(Debug)]
+struct SelectingService {
+    namespace: String,
+    name: String,
+    selector: std::collections::BTreeMap<String, String>,
+}
+
 /// What needs every Pod of the namespace, gathered as they stream by (each
 /// Pod noted once, so a list restarted from its first page notes nothing
 /// twice).
@@ -242,24 +250,27 @@ pub struct PodFacts {
     /// By Service namespace and name: what its selector selects.
     selected: HashMap<(String, String), Selected>,
     /// The Services by one pair of their selector, to test a Pod against
-    /// only those that may select it.
-    services_by_pair: HashMap<(String, String), Vec<Service>>,
+    /// only those that may select it: each one's namespace, name and
+    /// whole selector (not a second copy of the Service).
+    services_by_pair: HashMap<(String, String), Vec<SelectingService>>,
 }
 
 impl PodFacts {
     pub fn new(skeleton: &Objects) -> PodFacts {
-        let mut services_by_pair: HashMap<(String, String), Vec<Service>> = HashMap::new();
+        let mut services_by_pair: HashMap<(String, String), Vec<SelectingService>> = HashMap::new();
         for s in &skeleton.services {
-            let pair = s
-                .spec
-                .as_ref()
-                .and_then(|spec| spec.selector.as_ref())
-                .and_then(|sel| sel.iter().next());
-            if let Some((k, v)) = pair {
+            let selector = s.spec.as_ref().and_then(|spec| spec.selector.as_ref());
+            if let Some(selector) = selector
+                && let Some((k, v)) = selector.iter().next()
+            {
                 services_by_pair
                     .entry((k.clone(), v.clone()))
                     .or_default()
-                    .push(s.clone());
+                    .push(SelectingService {
+                        namespace: ns_of(&s.metadata).to_string(),
+                        name: name(&s.metadata).to_string(),
+                        selector: selector.clone(),
+                    });
             }
         }
         PodFacts {
@@ -283,10 +294,10 @@ impl PodFacts {
                 continue;
             };
             for s in services {
-                if ns_of(&s.metadata) == ns && selector_matches(s, labels) {
+                if s.namespace == ns && map_selector_matches(&s.selector, labels) {
                     let entry = self
                         .selected
-                        .entry((ns.to_string(), name(&s.metadata).to_string()))
+                        .entry((ns.to_string(), s.name.clone()))
                         .or_default();
                     entry
                         .first

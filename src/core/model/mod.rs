@@ -20,7 +20,7 @@ mod snapshot;
 mod targets;
 
 pub use as_of::as_of;
-pub use events::{BriefEvent, EventRecord, EventSubject};
+pub use events::{BriefEvent, EventRecord, EventSubject, Text as EventText};
 pub use gaps::{Gap, Redaction};
 pub use kinds::Kind;
 pub use rollout::{
