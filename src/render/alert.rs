@@ -12,7 +12,7 @@ use super::report::{RunInfo, SCHEMA, TraceReport, trace_report};
 use crate::words::step_id;
 use mdiag_core::alert::Alert;
 use mdiag_core::analysis::{Diagnosis, Step, format_duration};
-use mdiag_core::catalogue::{Arg, Lang, Message};
+use mdiag_core::catalogue::{Arg, Args, Lang, Message};
 use mdiag_core::inert::inert;
 
 /// One traced workload and the alerts (indexes) about it.
@@ -48,8 +48,8 @@ pub struct ReportAlert {
     /// The message `note` is made from and its arguments.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note_id: Option<&'static str>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub note_args: BTreeMap<&'static str, Arg>,
+    #[serde(skip_serializing_if = "Args::is_empty")]
+    pub note_args: Args,
 }
 
 #[derive(Debug, Serialize)]

@@ -134,7 +134,7 @@ pub struct ReportStep {
     pub note: String,
     /// The message `note` is made from and its arguments.
     pub note_id: &'static str,
-    pub note_args: std::collections::BTreeMap<&'static str, mdiag_core::catalogue::Arg>,
+    pub note_args: mdiag_core::catalogue::Args,
 }
 
 #[derive(Debug, Serialize)]
@@ -209,7 +209,7 @@ pub struct ReportFinding {
     /// The message `detail` is made from and its arguments, for tools that
     /// word it themselves (`messages.yaml` holds the templates).
     pub detail_id: &'static str,
-    pub detail_args: std::collections::BTreeMap<&'static str, mdiag_core::catalogue::Arg>,
+    pub detail_args: mdiag_core::catalogue::Args,
     /// Other Pods with the same finding (0 when it is about one object).
     pub others: usize,
     pub evidence: Vec<ReportEvidence>,

@@ -5,7 +5,7 @@
 mod ids;
 mod message;
 pub use ids::FindingId;
-pub use message::{Arg, Message, Template, messages};
+pub use message::{Arg, Args, Message, Template, messages};
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
