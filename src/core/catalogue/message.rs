@@ -477,7 +477,7 @@ mod tests {
     /// name order would; setting one again replaces it.
     #[test]
     fn args_behave_as_a_map_in_name_order() {
-        let m = Message::new("restarts")
+        let m = Message::new("quote")
             .arg("n", 3)
             .arg("container", "server")
             .arg("n", 2)
