@@ -15,8 +15,12 @@ use mdiag_core::catalogue::{Arg, Lang, Message, Severity};
 use mdiag_core::command::Command;
 use mdiag_core::model::Gap;
 
+/// `Items` is the list of trace reports: built ([`report_with_gaps`], for
+/// the views that read it back) or [`TracedItems`], made one at a time as
+/// the report is written ([`streamed_report`]), so a triage of thousands of
+/// workloads never holds every item's report at once.
 #[derive(Debug, Serialize)]
-pub struct TriageReport {
+pub struct TriageReport<Items = Vec<TraceReport>> {
     pub schema: &'static str,
     pub kind: &'static str,
     pub clock: ReportClock,
@@ -24,7 +28,7 @@ pub struct TriageReport {
     pub total: usize,
     pub healthy: usize,
     /// Every workload, worst first, each as `trace -o json` reports it.
-    pub items: Vec<TraceReport>,
+    pub items: Items,
     /// What fails outside every workload (a Service with no ready endpoint,
     /// an HPA whose target is missing, a PDB allowing no disruption), worst
     /// first.
@@ -84,17 +88,94 @@ pub struct OutsideReport {
 
 /// The report, with the gaps of the whole read (also those no item carries).
 pub fn report_with_gaps(t: &Triage, gaps: &[Gap], run: &RunInfo, lang: Lang) -> TriageReport {
-    report_of(t, gaps, run, &|_| run, lang)
+    streamed_report(t, gaps, run, lang).built()
+}
+
+/// [`report_with_gaps`] with its items made as they are written.
+pub fn streamed_report<'a>(
+    t: &'a Triage,
+    gaps: &[Gap],
+    run: &'a RunInfo<'a>,
+    lang: Lang,
+) -> TriageReport<TracedItems<'a>> {
+    report_of(t, gaps, run, RunOf::One(run), lang)
+}
+
+/// Every workload's trace report, made when serialized and dropped once
+/// written.
+pub struct TracedItems<'a> {
+    diagnoses: &'a [Diagnosis],
+    run_of: RunOf<'a>,
+    lang: Lang,
+}
+
+/// Which run's source an item reports: the one read, or (several
+/// clusters) the cluster its target was read in, else `run`.
+#[derive(Clone, Copy)]
+enum RunOf<'a> {
+    One(&'a RunInfo<'a>),
+    Clusters(&'a RunInfo<'a>, &'a [ClusterInfo<'a>]),
+}
+
+impl<'a> RunOf<'a> {
+    fn of(self, d: &Diagnosis) -> &'a RunInfo<'a> {
+        match self {
+            RunOf::One(run) => run,
+            RunOf::Clusters(run, clusters) => clusters
+                .iter()
+                .find(|c| d.target.context.as_deref() == Some(c.context))
+                .map_or(run, |c| &c.run),
+        }
+    }
+}
+
+impl TracedItems<'_> {
+    fn each(&self) -> impl Iterator<Item = TraceReport> + '_ {
+        self.diagnoses
+            .iter()
+            .map(|d| trace_report(d, self.run_of.of(d), self.lang))
+    }
+}
+
+impl std::fmt::Debug for TracedItems<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TracedItems({} diagnoses)", self.diagnoses.len())
+    }
+}
+
+impl Serialize for TracedItems<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.each())
+    }
+}
+
+impl TriageReport<TracedItems<'_>> {
+    /// The same report with every item made (for the views that read
+    /// items back: HTML, a snapshot summary, `mdiag mcp`).
+    pub fn built(self) -> TriageReport {
+        let items = self.items.each().collect();
+        TriageReport {
+            schema: self.schema,
+            kind: self.kind,
+            clock: self.clock,
+            total: self.total,
+            healthy: self.healthy,
+            items,
+            outside: self.outside,
+            gaps: self.gaps,
+            contexts: self.contexts,
+        }
+    }
 }
 
 /// The report, each item traced with the run `run_of` gives it.
-fn report_of<'r>(
-    t: &Triage,
+fn report_of<'a>(
+    t: &'a Triage,
     gaps: &[Gap],
     run: &RunInfo,
-    run_of: &dyn Fn(&Diagnosis) -> &'r RunInfo<'r>,
+    run_of: RunOf<'a>,
     lang: Lang,
-) -> TriageReport {
+) -> TriageReport<TracedItems<'a>> {
     TriageReport {
         schema: SCHEMA,
         kind: "Triage",
@@ -104,11 +185,11 @@ fn report_of<'r>(
         },
         total: t.items.len(),
         healthy: t.items.iter().filter(|d| d.healthy).count(),
-        items: t
-            .items
-            .iter()
-            .map(|d| trace_report(d, run_of(d), lang))
-            .collect(),
+        items: TracedItems {
+            diagnoses: &t.items,
+            run_of,
+            lang,
+        },
         outside: t
             .outside
             .iter()
@@ -137,13 +218,18 @@ pub fn clusters_report(
     clusters: &[ClusterInfo],
     lang: Lang,
 ) -> TriageReport {
-    let run_of = |d: &Diagnosis| {
-        clusters
-            .iter()
-            .find(|c| d.target.context.as_deref() == Some(c.context))
-            .map_or(run, |c| &c.run)
-    };
-    let mut report = report_of(t, gaps, run, &run_of, lang);
+    streamed_clusters_report(t, gaps, run, clusters, lang).built()
+}
+
+/// [`clusters_report`] with its items made as they are written.
+pub fn streamed_clusters_report<'a>(
+    t: &'a Triage,
+    gaps: &[Gap],
+    run: &'a RunInfo<'a>,
+    clusters: &'a [ClusterInfo<'a>],
+    lang: Lang,
+) -> TriageReport<TracedItems<'a>> {
+    let mut report = report_of(t, gaps, run, RunOf::Clusters(run, clusters), lang);
     report.contexts = clusters
         .iter()
         .map(|c| {

@@ -24,7 +24,7 @@ use mdiag_core::model::{Clock, LabelFilter};
 use mdiag_core::model::{Gap, Snapshot};
 use mdiag_render::Style;
 use mdiag_render::report::RunInfo;
-use mdiag_render::triage::TriageReport;
+use mdiag_render::triage::{TracedItems, TriageReport};
 use mdiag_source::live::{self, Connection, LiveError, TraceRead};
 use mdiag_source::redact::Redactor;
 
@@ -45,7 +45,10 @@ pub async fn run(request: &TriageRequest) -> anyhow::Result<Exit> {
     let lang = request.lang;
     if let Some(encoding) = request.output.encoding() {
         // Streamed: the text of a big triage is never held whole.
-        mdiag_render::write_encoded_stdout(&judged.report(lang), encoding)
+        judged
+            .with_streamed_report(lang, |report| {
+                mdiag_render::write_encoded_stdout(&report, encoding)
+            })
             .map_err(|e| crate::error::Failed::new("error.stdout", e))?;
         judged.print_timings();
         let exit = judged.exit();
@@ -164,16 +167,30 @@ impl Triaged {
         );
     }
 
-    /// The `mdiag/v1` report `triage -o json` prints. Several clusters:
-    /// each row's source is its own cluster's.
+    /// The `mdiag/v1` report `triage -o json` prints, every item made
+    /// (for the views that read items back).
     pub fn report(&self, lang: Lang) -> TriageReport {
+        self.with_streamed_report(lang, |report| report.built())
+    }
+
+    /// Calls `f` with the report whose items are made one at a time as it
+    /// is written: what the JSON and YAML of a big triage are written from,
+    /// so every item's report is never held at once. Several clusters:
+    /// each row's source is its own cluster's.
+    pub fn with_streamed_report<R>(
+        &self,
+        lang: Lang,
+        f: impl FnOnce(TriageReport<TracedItems<'_>>) -> R,
+    ) -> R {
+        let run = self.run_info();
+        let gaps = self.gaps();
         if self.clusters.is_empty() {
-            return mdiag_render::triage::report_with_gaps(
+            return f(mdiag_render::triage::streamed_report(
                 &self.items,
-                &self.gaps(),
-                &self.run_info(),
+                &gaps,
+                &run,
                 lang,
-            );
+            ));
         }
         let runs: Vec<mdiag_render::triage::ClusterInfo> = self
             .clusters
@@ -188,13 +205,13 @@ impl Triaged {
                 unread: c.unread.as_deref(),
             })
             .collect();
-        mdiag_render::triage::clusters_report(
+        f(mdiag_render::triage::streamed_clusters_report(
             &self.items,
-            &self.gaps(),
-            &self.run_info(),
+            &gaps,
+            &run,
             &runs,
             lang,
-        )
+        ))
     }
 }
 
