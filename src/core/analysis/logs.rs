@@ -87,13 +87,13 @@ fn tail_evidence(
         log_field(&log.container, log.previous),
         tail.last().cloned().unwrap_or_default(),
     );
-    e.log = Some(LogTail {
+    e.log = Some(Box::new(LogTail {
         container: log.container.clone(),
         previous: log.previous,
         total_lines: lines.len(),
         truncated: log.truncated,
         lines: tail,
-    });
+    }));
     Some(e)
 }
 

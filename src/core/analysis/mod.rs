@@ -132,7 +132,8 @@ pub struct Evidence {
     pub value: String,
     pub at: Option<Timestamp>,
     /// The last lines of a container log, when the evidence is one.
-    pub log: Option<logs::LogTail>,
+    /// Boxed: few evidence lines are logs, and every one would hold its room.
+    pub log: Option<Box<logs::LogTail>>,
     /// The value in mdiag's own words, when it is not the cluster's: the
     /// views render it in their language (`value` keeps the English).
     pub said: Option<Message>,
@@ -458,6 +459,13 @@ fn analyze_indexed(analyzer: &Analyzer, chain: &Chain, now: Timestamp) -> Diagno
     diagnosis.target.context = snapshot.origin.named_context.clone();
     // Last, once every rule has read the cluster's words whole.
     quote::bound_diagnosis(&mut diagnosis);
+    // A triage keeps thousands of these to its end: no room beyond what
+    // they hold (merged evidence and the steps grow by doubling).
+    for finding in &mut diagnosis.findings {
+        finding.evidence.shrink_to_fit();
+    }
+    diagnosis.findings.shrink_to_fit();
+    diagnosis.steps.shrink_to_fit();
     diagnosis
 }
 
