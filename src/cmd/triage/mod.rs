@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 
 mod fleet;
+mod memory;
 mod read;
 
 pub use fleet::ClusterRun;

@@ -14,8 +14,9 @@ pub(super) fn pods_per_shard() -> usize {
         .unwrap_or(live::PODS_PER_SHARD)
 }
 
-/// Namespaces read and judged at once by a live `triage -A`: what bounds
-/// its memory (their objects are dropped once judged).
+/// The most namespaces read and judged at once by a live `triage -A`
+/// (their objects are dropped once judged); fewer while the memory held
+/// is over a budget (memory.rs).
 pub(super) const NAMESPACES_AT_ONCE: usize = 3;
 
 /// Reads and analyzes. A live `-A` goes a namespace at a time when the
@@ -162,8 +163,9 @@ pub fn summary_of(snapshot: Snapshot, at: Option<Timestamp>) -> (Contents, Triag
 pub(super) type OneNamespace = (Triage, Vec<Gap>, usize, Duration);
 
 /// A live `triage -A`, a namespace at a time: the common objects once, then
-/// [`NAMESPACES_AT_ONCE`] namespaces read (each one's lists at once),
-/// judged and dropped. The gaps are the common ones, then each namespace's
+/// up to [`NAMESPACES_AT_ONCE`] namespaces read (each one's lists at once),
+/// judged and dropped; only one while the process holds more than its
+/// memory budget (memory.rs). The gaps are the common ones, then each namespace's
 /// own, in the namespaces' order; the diagnoses are ranked once at the end.
 pub(super) async fn by_namespace(
     conn: Connection,
@@ -172,61 +174,86 @@ pub(super) async fn by_namespace(
     selector: Option<&str>,
     filter: Option<&LabelFilter>,
 ) -> anyhow::Result<Triaged> {
-    use futures::stream::{self, StreamExt};
+    use futures::FutureExt;
+    use futures::stream::{FuturesUnordered, StreamExt};
     let t_load = Instant::now();
     let common = live::read_common(&conn, read).await?;
     let clock = Clock::choose(&common.origin, None, Timestamp::now());
-    let results: Vec<Result<OneNamespace, LiveError>> = stream::iter(names)
-        .map(|ns| {
-            let (conn, common) = (&conn, &common);
-            async move {
-                // In parts: a namespace of 10,000 Pods is judged a shard at a
-                // time (source::live::parts), the whole when it fits one.
-                let parts =
-                    live::read_namespace_in_parts(conn, common, ns, selector, pods_per_shard())
-                        .await?;
-                let mut items = Triage::default();
-                let mut covered = Covered::default();
-                let mut own_gaps: Vec<Gap> = Vec::new();
-                let mut took = Duration::ZERO;
-                let objects = parts
-                    .judge_each(|part, snapshot, (shards, facts)| {
-                        let t = Instant::now();
-                        let mut judged = triage::triage_part(
-                            snapshot,
-                            ns,
-                            filter,
-                            read.controller,
-                            clock.now,
-                            (shards, facts, part),
-                            &mut covered,
-                        );
-                        took += t.elapsed();
-                        items.items.append(&mut judged.items);
-                        items.outside.append(&mut judged.outside);
-                        items.checked.add(judged.checked);
-                        for gap in &snapshot.gaps[common.gaps.len()..] {
-                            if !own_gaps.contains(gap) {
-                                own_gaps.push(gap.clone());
-                            }
+    let judge = |ns| {
+        let (conn, common) = (&conn, &common);
+        async move {
+            // In parts: a namespace of 10,000 Pods is judged a shard at a
+            // time (source::live::parts), the whole when it fits one.
+            let parts =
+                live::read_namespace_in_parts(conn, common, ns, selector, pods_per_shard()).await?;
+            let mut items = Triage::default();
+            let mut covered = Covered::default();
+            let mut own_gaps: Vec<Gap> = Vec::new();
+            let mut took = Duration::ZERO;
+            let objects = parts
+                .judge_each(|part, snapshot, (shards, facts)| {
+                    let t = Instant::now();
+                    let mut judged = triage::triage_part(
+                        snapshot,
+                        ns,
+                        filter,
+                        read.controller,
+                        clock.now,
+                        (shards, facts, part),
+                        &mut covered,
+                    );
+                    took += t.elapsed();
+                    items.items.append(&mut judged.items);
+                    items.outside.append(&mut judged.outside);
+                    items.checked.add(judged.checked);
+                    for gap in &snapshot.gaps[common.gaps.len()..] {
+                        if !own_gaps.contains(gap) {
+                            own_gaps.push(gap.clone());
                         }
-                    })
-                    .await?;
-                Ok((items, own_gaps, objects, took))
-            }
-        })
-        .buffered(NAMESPACES_AT_ONCE)
-        .collect()
-        .await;
+                    }
+                })
+                .await?;
+            // Held until the end: no room for more rows than it has.
+            items.items.shrink_to_fit();
+            Ok((items, own_gaps, objects, took))
+        }
+    };
+    // Up to NAMESPACES_AT_ONCE, while the memory held leaves room
+    // (memory.rs); the results in the namespaces' order.
+    let budget = memory::budget_mib();
+    let mut waiting = names.iter().enumerate();
+    let mut reading = FuturesUnordered::new();
+    let mut results: Vec<Option<Result<OneNamespace, LiveError>>> =
+        names.iter().map(|_| None).collect();
+    loop {
+        while memory::room_for_another(reading.len(), memory::resident_mib(), budget) {
+            let Some((i, ns)) = waiting.next() else { break };
+            reading.push(judge(ns).map(move |result| (i, result)));
+        }
+        let Some((i, result)) = reading.next().await else {
+            break;
+        };
+        results[i] = Some(result);
+    }
+    drop(reading);
     let mut snapshot = Snapshot {
         origin: common.origin.clone(),
         gaps: common.gaps.clone(),
         ..Snapshot::default()
     };
     let mut items = Triage::default();
+    // A diagnosis is over a kilobyte: a list grown by doubling would hold
+    // room for up to as many again, to the end of the run.
+    let rows = results
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|(t, ..)| t.items.len())
+        .sum();
+    items.items.reserve_exact(rows);
     let mut objects = common.object_count();
     let mut analysis_time = Duration::ZERO;
-    for result in results {
+    for result in results.into_iter().flatten() {
         let (judged, gaps, read, took) = result?;
         items.append(judged);
         snapshot.gaps.extend(gaps);
