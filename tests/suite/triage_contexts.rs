@@ -12,7 +12,10 @@ use mdiag_core::catalogue::Lang;
 use mdiag_core::model::{Gap, OriginKind};
 use mdiag_render::Style;
 use mdiag_render::report::RunInfo;
-use mdiag_render::triage::{ClusterInfo, clusters_report, table};
+use mdiag_render::triage::{
+    ClusterInfo, clusters_report, report_with_gaps, streamed_clusters_report, streamed_report,
+    table,
+};
 
 use crate::common::{clock, load, mdiag};
 
@@ -184,6 +187,75 @@ fn a_cluster_not_read_is_a_gap_and_never_all_healthy() {
     assert_eq!(json["contexts"][1]["reason"], "cannot reach the cluster");
     assert_eq!(json["gaps"][0]["resource"], "*");
     assert_eq!(json["gaps"][0]["contexts"][0], "prod-us");
+}
+
+/// `triage -o json|yaml` writes its items as it makes them; HTML and
+/// `mdiag mcp` build them first: both are the same bytes, for one cluster
+/// and for several (each item's source its own cluster's).
+#[test]
+fn the_report_written_item_by_item_is_the_report_built() {
+    let (eu, snap_eu) = judged_in("crash-loop", "prod-eu");
+    let (us, snap_us) = judged_in("image-pull-not-found", "prod-us");
+    let encodings = [mdiag_render::Encoding::Json, mdiag_render::Encoding::Yaml];
+    let gaps: Vec<Gap> = Vec::new();
+    let one = run_of(&snap_eu, 7);
+    for encoding in encodings {
+        let built = report_with_gaps(&eu, &gaps, &one, Lang::Zh);
+        let streamed = streamed_report(&eu, &gaps, &one, Lang::Zh);
+        let built = mdiag_render::encode(&built, encoding).unwrap();
+        assert!(built.contains("crash-loop"), "{built}");
+        assert_eq!(mdiag_render::encode(&streamed, encoding).unwrap(), built);
+    }
+    let t = fleet(vec![eu, us], &["prod-eu", "prod-us"]);
+    let clusters = [
+        ClusterInfo {
+            context: "prod-eu",
+            run: run_of(&snap_eu, 12),
+            unread: None,
+        },
+        ClusterInfo {
+            context: "prod-us",
+            run: run_of(&snap_us, 30),
+            unread: None,
+        },
+    ];
+    let whole = run_of(&snap_eu, 42);
+    for encoding in encodings {
+        let built = clusters_report(&t, &gaps, &whole, &clusters, Lang::En);
+        let streamed = streamed_clusters_report(&t, &gaps, &whole, &clusters, Lang::En);
+        let built = mdiag_render::encode(&built, encoding).unwrap();
+        assert_eq!(mdiag_render::encode(&streamed, encoding).unwrap(), built);
+    }
+    // Each item's source is its own cluster's, streamed as built.
+    let streamed = streamed_clusters_report(&t, &gaps, &whole, &clusters, Lang::En);
+    let json = serde_json::to_value(&streamed).unwrap();
+    let requests: Vec<_> = json["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["target"]["context"].clone(),
+                i["source"]["requests"].clone(),
+            )
+        })
+        .collect();
+    assert!(
+        requests.contains(&("prod-eu".into(), 12.into())),
+        "{requests:?}"
+    );
+    assert!(
+        requests.contains(&("prod-us".into(), 30.into())),
+        "{requests:?}"
+    );
+}
+
+fn run_of(snap: &mdiag_core::model::Snapshot, requests: u32) -> RunInfo<'_> {
+    RunInfo {
+        origin: &snap.origin,
+        clock: clock(snap),
+        requests: Some(requests),
+    }
 }
 
 /// A kubeconfig of two contexts whose servers do not answer: one refuses
