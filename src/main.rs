@@ -5,9 +5,10 @@ use mdiag::cli::Cli;
 use mdiag::exit;
 use mdiag_core::catalogue;
 
-/// jemalloc, not the system's allocator: a triage of 50,000 Pods ran in
-/// 35 s instead of 42 and a 50 MB YAML dump in 1.5 s instead of 1.8,
-/// with no more memory (docs/benchmarks.md, "jemalloc").
+/// jemalloc, not the system's allocator: a triage of 50,000 Pods took
+/// 39 s instead of 42 and 151 MB instead of 159, a 50 MB YAML dump 1.5 s
+/// instead of 1.8 (docs/benchmarks.md, "jemalloc"); configured in
+/// .cargo/config.toml.
 #[cfg(all(unix, not(target_os = "openbsd")))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
